@@ -1,0 +1,330 @@
+//! The one error type of snowmint, and its stable codes.
+
+use core::fmt;
+
+use crate::layout::FieldName;
+
+/// Everything that can go wrong in snowmint.
+///
+/// Each variant has a stable snake_case [`code`](Error::code). The code is the
+/// contract that every language binding shares (Python's `.code`, a JS error's
+/// `code`, the C status); the message text is for people and may change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// The layout or its JSON descriptor is not acceptable.
+    InvalidLayout(LayoutProblem),
+    /// No preset has this name.
+    UnknownPreset,
+    /// A node value was given for a field the layout does not have
+    /// (or for `timestamp`/`sequence`, which are not node fields).
+    UnknownField {
+        /// The name as given, cut to [`FieldName::MAX_LEN`] bytes.
+        name: FieldName,
+    },
+    /// The layout has this node field but no value was given for it.
+    MissingNode {
+        /// The field without a value.
+        field: FieldName,
+    },
+    /// A value does not fit its field (a node value, a sequence, a count).
+    NodeOutOfRange {
+        /// The field that is too narrow.
+        field: FieldName,
+        /// The value given.
+        value: u64,
+        /// The largest value the field holds.
+        max: u64,
+    },
+    /// A generator option (policy string, count, seed) is not acceptable.
+    InvalidOption(OptionProblem),
+    /// A time is before the layout's epoch.
+    TimeBeforeEpoch {
+        /// The time, Unix milliseconds.
+        time_ms: u64,
+        /// The layout's epoch, Unix milliseconds.
+        epoch_ms: u64,
+    },
+    /// A time is at or past the end of the layout's time field.
+    TimeOverflow {
+        /// The time, Unix milliseconds.
+        time_ms: u64,
+        /// The first instant the time field cannot hold, Unix milliseconds.
+        end_ms: u64,
+    },
+    /// The clock reads earlier than the last ID issued, by more than the
+    /// clock policy tolerates.
+    ClockMovedBackwards {
+        /// The clock reading, Unix milliseconds.
+        now_ms: u64,
+        /// The start of the time unit of the last ID issued, Unix milliseconds.
+        last_ms: u64,
+    },
+    /// A string or number is not a valid ID (for this layout).
+    InvalidId(IdProblem),
+    /// This generator was created before `fork()` and is used in the child
+    /// process, where it could repeat the parent's IDs.
+    ProcessForked,
+}
+
+/// Why a layout was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LayoutProblem {
+    /// The fields add up to more than 64 bits.
+    TooWide {
+        /// The total width of the fields.
+        bits: u32,
+    },
+    /// More than [`crate::MAX_FIELDS`] fields.
+    TooManyFields,
+    /// A field of width zero.
+    ZeroWidth {
+        /// The field.
+        field: FieldName,
+    },
+    /// Two fields with one name.
+    DuplicateField {
+        /// The repeated name.
+        field: FieldName,
+    },
+    /// A field name that is empty, too long, or not `[a-z][a-z0-9_]*`.
+    BadFieldName,
+    /// No `timestamp` field.
+    MissingTimestamp,
+    /// No `sequence` field.
+    MissingSequence,
+    /// The `timestamp` field is not the most significant one.
+    TimestampNotFirst,
+    /// The time unit is zero milliseconds.
+    ZeroTimeUnit,
+    /// The time field would reach past 2^53 ms after the Unix epoch (year
+    /// 287396), beyond what every language can hold exactly.
+    TimeRangeTooLarge,
+    /// The epoch is later than the current time.
+    EpochInFuture {
+        /// The layout's epoch, Unix milliseconds.
+        epoch_ms: u64,
+        /// The current time, Unix milliseconds.
+        now_ms: u64,
+    },
+    /// The JSON descriptor is malformed at this byte offset.
+    Json {
+        /// Byte offset of the problem.
+        offset: u32,
+    },
+}
+
+/// Why a generator option was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OptionProblem {
+    /// Not a known clock-backwards policy (`fail`, `wait:N`, `borrow:N`).
+    ClockPolicy,
+    /// Not a known sequence-exhausted policy (`wait`, `borrow:N`).
+    ExhaustedPolicy,
+    /// Not a known sequence-start policy (`zero`, `random:N`, `cycle:N`; N >= 1).
+    StartPolicy,
+    /// A count that must be positive was zero, or a count is too large.
+    Count,
+    /// The `resume_after` ID does not belong to this layout.
+    ResumeAfter,
+}
+
+/// Why an ID was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IdProblem {
+    /// The string is empty.
+    Empty,
+    /// A character that the format does not use, at this byte offset.
+    BadChar {
+        /// Byte offset of the character.
+        at: u32,
+    },
+    /// The string has the wrong length for a fixed-length format.
+    WrongLength {
+        /// The length given.
+        len: u32,
+        /// The length the format needs.
+        expected: u32,
+    },
+    /// The value is 2^64 or more.
+    Overflow,
+    /// The value is negative.
+    Negative,
+    /// A number that is not an integer, or (in JavaScript) not a safe
+    /// integer, so it may already have been rounded.
+    NotExact,
+    /// The ID has bits set above the layout's width.
+    TooWideForLayout {
+        /// The layout's width in bits.
+        layout_bits: u32,
+    },
+    /// Not a known string format name (`decimal`, `base32`, `base62`).
+    UnknownFormat,
+}
+
+/// A `Result` with snowmint's [`Error`].
+pub type Result<T> = core::result::Result<T, Error>;
+
+impl Error {
+    /// The stable, cross-language code of this error.
+    ///
+    /// ```
+    /// let err = snowmint::Layout::preset("nope").unwrap_err();
+    /// assert_eq!(err.code(), "unknown_preset");
+    /// ```
+    pub const fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidLayout(_) => "invalid_layout",
+            Error::UnknownPreset => "unknown_preset",
+            Error::UnknownField { .. } => "unknown_field",
+            Error::MissingNode { .. } => "missing_node",
+            Error::NodeOutOfRange { .. } => "node_out_of_range",
+            Error::InvalidOption(_) => "invalid_option",
+            Error::TimeBeforeEpoch { .. } => "time_before_epoch",
+            Error::TimeOverflow { .. } => "time_overflow",
+            Error::ClockMovedBackwards { .. } => "clock_moved_backwards",
+            Error::InvalidId(_) => "invalid_id",
+            Error::ProcessForked => "process_forked",
+        }
+    }
+
+    /// Every code, in a fixed order. Bindings test that they map all of them.
+    pub const ALL_CODES: [&'static str; 11] = [
+        "invalid_layout",
+        "unknown_preset",
+        "unknown_field",
+        "missing_node",
+        "node_out_of_range",
+        "invalid_option",
+        "time_before_epoch",
+        "time_overflow",
+        "clock_moved_backwards",
+        "invalid_id",
+        "process_forked",
+    ];
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidLayout(p) => write!(f, "invalid layout: {p}")?,
+            Error::UnknownPreset => f.write_str(
+                "unknown preset (known: twitter, discord, instagram, sonyflake, sonyflake-v2, \
+                 shardingsphere, leaf, baidu, tsid, mastodon)",
+            )?,
+            Error::UnknownField { name } => {
+                write!(f, "the layout has no node field named '{name}'")?
+            }
+            Error::MissingNode { field } => {
+                write!(f, "no value given for node field '{field}'")?
+            }
+            Error::NodeOutOfRange { field, value, max } => write!(
+                f,
+                "value {value} does not fit field '{field}' (0..={max})"
+            )?,
+            Error::InvalidOption(p) => write!(f, "invalid option: {p}")?,
+            Error::TimeBeforeEpoch { time_ms, epoch_ms } => write!(
+                f,
+                "time {time_ms} ms is before the layout's epoch {epoch_ms} ms"
+            )?,
+            Error::TimeOverflow { time_ms, end_ms } => write!(
+                f,
+                "time {time_ms} ms is past the end of the layout's time field ({end_ms} ms)"
+            )?,
+            Error::ClockMovedBackwards { now_ms, last_ms } => write!(
+                f,
+                "clock moved backwards: now {now_ms} ms, last ID at {last_ms} ms ({} ms behind)",
+                last_ms.saturating_sub(*now_ms)
+            )?,
+            Error::InvalidId(p) => write!(f, "invalid id: {p}")?,
+            Error::ProcessForked => f.write_str(
+                "this generator was created before fork(); in the child process create a new \
+                 generator with a node value no other process uses",
+            )?,
+        }
+        write!(f, " [{}]", self.code())
+    }
+}
+
+impl fmt::Display for LayoutProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayoutProblem::TooWide { bits } => write!(
+                f,
+                "the fields add up to {bits} bits; at most 64 fit in an ID"
+            ),
+            LayoutProblem::TooManyFields => {
+                write!(f, "more than {} fields", crate::MAX_FIELDS)
+            }
+            LayoutProblem::ZeroWidth { field } => write!(f, "field '{field}' has width 0"),
+            LayoutProblem::DuplicateField { field } => {
+                write!(f, "field '{field}' appears twice")
+            }
+            LayoutProblem::BadFieldName => f.write_str(
+                "a field name must be 1 to 24 characters of [a-z0-9_], starting with a letter",
+            ),
+            LayoutProblem::MissingTimestamp => f.write_str("no 'timestamp' field"),
+            LayoutProblem::MissingSequence => f.write_str("no 'sequence' field"),
+            LayoutProblem::TimestampNotFirst => {
+                f.write_str("'timestamp' must be the first (most significant) field")
+            }
+            LayoutProblem::ZeroTimeUnit => f.write_str("the time unit must be at least 1 ms"),
+            LayoutProblem::TimeRangeTooLarge => f.write_str(
+                "the time field reaches past 2^53 ms after the Unix epoch; use fewer time bits",
+            ),
+            LayoutProblem::EpochInFuture { epoch_ms, now_ms } => write!(
+                f,
+                "the epoch {epoch_ms} ms is in the future (now {now_ms} ms)"
+            ),
+            LayoutProblem::Json { offset } => {
+                write!(f, "malformed layout descriptor at byte {offset}")
+            }
+        }
+    }
+}
+
+impl fmt::Display for OptionProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            OptionProblem::ClockPolicy => {
+                "clock_backwards must be 'fail', 'wait:N' or 'borrow:N'"
+            }
+            OptionProblem::ExhaustedPolicy => "sequence_exhausted must be 'wait' or 'borrow:N'",
+            OptionProblem::StartPolicy => {
+                "sequence_start must be 'zero', 'random:N' or 'cycle:N' with N >= 1"
+            }
+            OptionProblem::Count => "the count must be between 1 and 2^32",
+            OptionProblem::ResumeAfter => "resume_after is not a valid ID of this layout",
+        })
+    }
+}
+
+impl fmt::Display for IdProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IdProblem::Empty => f.write_str("empty string"),
+            IdProblem::BadChar { at } => write!(f, "unexpected character at offset {at}"),
+            IdProblem::WrongLength { len, expected } => {
+                write!(f, "length {len}, expected {expected}")
+            }
+            IdProblem::Overflow => f.write_str("value is 2^64 or more"),
+            IdProblem::Negative => f.write_str("value is negative"),
+            IdProblem::NotExact => f.write_str(
+                "not an exact integer (a JavaScript number above 2^53 may already be rounded; \
+                 pass a bigint or a decimal string)",
+            ),
+            IdProblem::TooWideForLayout { layout_bits } => {
+                write!(f, "the ID has bits set above the layout's {layout_bits} bits")
+            }
+            IdProblem::UnknownFormat => {
+                f.write_str("unknown format (known: decimal, base32, base62)")
+            }
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}

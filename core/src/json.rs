@@ -1,0 +1,157 @@
+//! A small, allocation-free reader for the layout descriptor.
+//!
+//! The descriptor has one fixed shape, so a full JSON library (and the
+//! allocator it needs) would buy nothing here; this reader accepts exactly that
+//! shape with standard JSON whitespace and rejects everything else with the
+//! byte offset of the first problem.
+
+use crate::error::{Error, LayoutProblem, Result};
+use crate::layout::{Layout, LayoutBuilder};
+
+struct Reader<'a> {
+    s: &'a [u8],
+    pos: usize,
+}
+
+fn fail<T>(pos: usize) -> Result<T> {
+    Err(Error::InvalidLayout(LayoutProblem::Json {
+        offset: pos.min(u32::MAX as usize) as u32,
+    }))
+}
+
+impl<'a> Reader<'a> {
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.s.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.s.get(self.pos).copied()
+    }
+
+    fn expect(&mut self, c: u8) -> Result<()> {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            fail(self.pos)
+        }
+    }
+
+    /// A string without escapes (names and keys never need them).
+    fn string(&mut self) -> Result<&'a str> {
+        self.expect(b'"')?;
+        let start = self.pos;
+        loop {
+            match self.s.get(self.pos) {
+                Some(b'"') => break,
+                Some(b'\\') | None => return fail(self.pos),
+                Some(c) if *c < 0x20 => return fail(self.pos),
+                Some(_) => self.pos += 1,
+            }
+        }
+        let out = core::str::from_utf8(&self.s[start..self.pos]).or(fail(start))?;
+        self.pos += 1;
+        Ok(out)
+    }
+
+    /// A non-negative integer without sign, fraction or exponent.
+    fn uint(&mut self) -> Result<u64> {
+        self.ws();
+        let start = self.pos;
+        let mut v: u64 = 0;
+        while let Some(c @ b'0'..=b'9') = self.s.get(self.pos) {
+            v = match v.checked_mul(10).and_then(|v| v.checked_add((c - b'0') as u64)) {
+                Some(v) => v,
+                None => return fail(start),
+            };
+            self.pos += 1;
+        }
+        let digits = self.pos - start;
+        if digits == 0 || (digits > 1 && self.s[start] == b'0') {
+            return fail(start);
+        }
+        if let Some(b'.' | b'e' | b'E') = self.s.get(self.pos) {
+            return fail(self.pos);
+        }
+        Ok(v)
+    }
+}
+
+pub(crate) fn parse_layout(json: &str) -> Result<Layout> {
+    let mut r = Reader {
+        s: json.as_bytes(),
+        pos: 0,
+    };
+    if r.peek() == Some(b'"') {
+        let name = r.string()?;
+        end(&mut r)?;
+        return Layout::preset(name);
+    }
+    let mut b = LayoutBuilder::new(0, 1);
+    let (mut epoch, mut unit, mut fields) = (false, false, false);
+    r.expect(b'{')?;
+    if r.peek() == Some(b'}') {
+        return fail(r.pos);
+    }
+    loop {
+        let key_at = r.pos;
+        let key = r.string()?;
+        r.expect(b':')?;
+        match key {
+            "epoch_ms" if !epoch => {
+                epoch = true;
+                b.set_epoch(r.uint()?);
+            }
+            "time_unit_ms" if !unit => {
+                unit = true;
+                b.set_unit(r.uint()?);
+            }
+            "fields" if !fields => {
+                fields = true;
+                r.expect(b'[')?;
+                if r.peek() != Some(b']') {
+                    loop {
+                        r.expect(b'[')?;
+                        let name = r.string()?;
+                        r.expect(b',')?;
+                        let bits_at = r.pos;
+                        let bits = r.uint()?;
+                        if bits > 64 {
+                            return fail(bits_at);
+                        }
+                        b.push(name, bits as u32)?;
+                        r.expect(b']')?;
+                        if r.peek() == Some(b',') {
+                            r.pos += 1;
+                        } else {
+                            break;
+                        }
+                    }
+                }
+                r.expect(b']')?;
+            }
+            _ => return fail(key_at),
+        }
+        if r.peek() == Some(b',') {
+            r.pos += 1;
+        } else {
+            break;
+        }
+    }
+    r.expect(b'}')?;
+    end(&mut r)?;
+    if !epoch || !fields {
+        return fail(json.len());
+    }
+    b.finish()
+}
+
+fn end(r: &mut Reader<'_>) -> Result<()> {
+    match r.peek() {
+        None => Ok(()),
+        Some(_) => fail(r.pos),
+    }
+}

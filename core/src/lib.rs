@@ -1,0 +1,66 @@
+//! snowmint: Snowflake-style 64-bit IDs.
+//!
+//! IDs are unique across machines (each generator has its own node values),
+//! ordered by time (good for B-tree inserts), 64 bits wide (a `BIGINT`), and
+//! made without a round trip to a server.
+//!
+//! - [`Layout`]: which bits hold the time, the sequence and node fields, with
+//!   ten presets (`twitter`, `discord`, `sonyflake`, ...), a JSON descriptor,
+//!   compose/decompose, ID bounds for range queries and lifetime reports.
+//! - [`Generator`]: the pure state machine. The caller passes the time; it
+//!   returns the next ID, an error, or when to retry. `no_std`, no allocation.
+//! - [`SyncGenerator`] (`std`): thread-safe and lock-free, on the system clock,
+//!   sharing state with every generator of the process that has the same node
+//!   values, and refusing to run in a child process after `fork()`.
+//! - [`Id`] and [`Format`]: decimal, Crockford base32 and base62 string forms.
+//! - [`Error`]: one error type whose [`code`](Error::code) is the contract
+//!   shared by the Python, Node, C and WebAssembly bindings.
+//!
+//! The semantics are written down in `docs/SEMANTICS.md` and pinned by the
+//! test vectors in `vectors/`, which every binding's test suite runs.
+//!
+//! # Cargo Features
+//!
+//! - `std` (default): the system clock, [`SyncGenerator`], the process-wide
+//!   registry, fork detection, and `std::error::Error` for [`Error`]. Without
+//!   it the crate is `no_std` and allocates nothing; it builds for bare-metal
+//!   targets such as `thumbv7em-none-eabihf`.
+//!
+//! # Example
+//!
+//! ```
+//! use snowmint::{Layout, Options, SyncGenerator};
+//! let layout = Layout::preset("twitter")?;
+//! let nodes = layout.nodes_from_pairs([("datacenter", 1), ("worker", 3)])?;
+//! let generator = SyncGenerator::new(layout, nodes, Options::default())?;
+//! let id = generator.next_id()?;
+//! let parts = layout.decompose(id.get())?;
+//! assert_eq!(parts.nodes(), &[1, 3]);
+//! # Ok::<(), snowmint::Error>(())
+//! ```
+#![cfg_attr(not(feature = "std"), no_std)]
+#![deny(missing_docs)]
+#![forbid(unsafe_op_in_unsafe_fn)]
+
+mod clock;
+mod error;
+mod generator;
+mod id;
+mod json;
+mod layout;
+#[cfg(feature = "std")]
+mod sync;
+
+pub use clock::Clock;
+#[cfg(feature = "std")]
+pub use clock::SystemClock;
+pub use error::{Error, IdProblem, LayoutProblem, OptionProblem, Result};
+pub use generator::{
+    ClockBackwards, Config, Generator, Next, Options, SequenceExhausted, SequenceStart,
+};
+pub use id::{Format, Id, MAX_STR_LEN};
+pub use layout::{
+    Field, FieldKind, FieldName, Layout, Nodes, Parts, MAX_FIELDS, MAX_NODES, MAX_TIME_END_MS,
+};
+#[cfg(feature = "std")]
+pub use sync::{ManualClock, SyncGenerator};

@@ -1,0 +1,415 @@
+//! The thread-safe generator, the process-wide registry, and fork detection.
+
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Once, Weak};
+use std::vec::Vec;
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::{Error, OptionProblem, Result};
+use crate::generator::{Config, Next, Options, Step, FRESH};
+use crate::id::Id;
+use crate::layout::{Layout, Nodes};
+
+/// The one mutable word of a generator, shared by every generator of the
+/// process with the same ID space.
+struct Shared {
+    #[cfg(target_has_atomic = "64")]
+    state: AtomicU64,
+    #[cfg(not(target_has_atomic = "64"))]
+    state: std::sync::Mutex<u64>,
+}
+
+impl Shared {
+    fn new(state: u64) -> Shared {
+        Shared {
+            #[cfg(target_has_atomic = "64")]
+            state: AtomicU64::new(state),
+            #[cfg(not(target_has_atomic = "64"))]
+            state: std::sync::Mutex::new(state),
+        }
+    }
+
+    #[inline(always)]
+    fn load(&self) -> u64 {
+        #[cfg(target_has_atomic = "64")]
+        return self.state.load(Ordering::Acquire);
+        #[cfg(not(target_has_atomic = "64"))]
+        return *self.state.lock().unwrap_or_else(|e| e.into_inner());
+    }
+
+    /// Replaces `current` by `new`; false if another thread got there first.
+    #[inline(always)]
+    fn swap_from(&self, current: u64, new: u64) -> bool {
+        #[cfg(target_has_atomic = "64")]
+        return self
+            .state
+            .compare_exchange(current, new, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        #[cfg(not(target_has_atomic = "64"))]
+        {
+            let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            if *s == current {
+                *s = new;
+                true
+            } else {
+                false
+            }
+        }
+    }
+
+    /// Moves the state to at least `floor` (used by `resume_after`).
+    fn raise_to(&self, floor: u64) {
+        if floor == FRESH {
+            return;
+        }
+        loop {
+            let cur = self.load();
+            if cur != FRESH && cur >= floor {
+                return;
+            }
+            if self.swap_from(cur, floor) {
+                return;
+            }
+        }
+    }
+}
+
+/// What makes two generators' IDs collide: the time encoding, where the
+/// sequence sits, and the node bits. Layout and field names do not matter, so
+/// `twitter` with datacenter 1, worker 0 and `leaf` with worker 32 (the same
+/// bits) share one state too.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Key {
+    epoch_ms: u64,
+    unit_ms: u64,
+    total_bits: u32,
+    time_bits: u32,
+    seq_bits: u32,
+    seq_shift: u32,
+    node_bits: u64,
+}
+
+impl Key {
+    fn of(cfg: &Config) -> Key {
+        let l = cfg.layout();
+        Key {
+            epoch_ms: l.epoch_ms(),
+            unit_ms: l.time_unit_ms(),
+            total_bits: l.total_bits(),
+            time_bits: l.timestamp().bits(),
+            seq_bits: l.sequence().bits(),
+            seq_shift: l.sequence().shift(),
+            node_bits: cfg.nodes().bits(),
+        }
+    }
+}
+
+struct Entry {
+    key: Key,
+    fork_gen: u64,
+    shared: Weak<Shared>,
+}
+
+/// The registry. Its lock is a spin lock rather than a `Mutex` so that the
+/// fork handlers can take it before `fork()` and release it on both sides:
+/// a child forked while another thread held a `Mutex` would deadlock on it.
+struct Registry {
+    locked: AtomicBool,
+    entries: UnsafeCell<Vec<Entry>>,
+}
+
+// SAFETY: `entries` is only touched while `locked` is held (see `with`).
+unsafe impl Sync for Registry {}
+
+static REGISTRY: Registry = Registry {
+    locked: AtomicBool::new(false),
+    entries: UnsafeCell::new(Vec::new()),
+};
+
+/// Increased in the child process after every `fork()`.
+static FORK_GEN: AtomicU64 = AtomicU64::new(0);
+
+impl Registry {
+    fn lock(&self) {
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+    }
+
+    fn unlock(&self) {
+        self.locked.store(false, Ordering::Release);
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Vec<Entry>) -> T) -> T {
+        self.lock();
+        struct Unlock<'a>(&'a Registry);
+        impl Drop for Unlock<'_> {
+            fn drop(&mut self) {
+                self.0.unlock();
+            }
+        }
+        let _guard = Unlock(self);
+        // SAFETY: the lock is held until `_guard` drops.
+        f(unsafe { &mut *self.entries.get() })
+    }
+
+    /// The shared state for `key`, created with `initial` if there is none.
+    fn join(&self, key: Key, initial: u64) -> (Arc<Shared>, u64) {
+        let fork_gen = FORK_GEN.load(Ordering::Acquire);
+        self.with(|entries| {
+            // Entries from before a fork belong to the parent's generators.
+            entries.retain(|e| e.fork_gen == fork_gen && e.shared.strong_count() > 0);
+            if let Some(shared) = entries
+                .iter()
+                .find(|e| e.key == key)
+                .and_then(|e| e.shared.upgrade())
+            {
+                shared.raise_to(initial);
+                return (shared, fork_gen);
+            }
+            let shared = Arc::new(Shared::new(initial));
+            entries.push(Entry {
+                key,
+                fork_gen,
+                shared: Arc::downgrade(&shared),
+            });
+            (shared, fork_gen)
+        })
+    }
+}
+
+fn install_fork_handlers() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        #[cfg(unix)]
+        {
+            extern "C" fn prepare() {
+                REGISTRY.lock();
+            }
+            extern "C" fn parent() {
+                REGISTRY.unlock();
+            }
+            extern "C" fn child() {
+                FORK_GEN.fetch_add(1, Ordering::AcqRel);
+                crate::clock::after_fork_in_child();
+                REGISTRY.unlock();
+            }
+            // SAFETY: the handlers only touch atomics; registering can only
+            // fail for lack of memory, and then forks go undetected, as
+            // without this crate.
+            unsafe {
+                libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
+            }
+        }
+    });
+}
+
+fn os_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    h.finish() | 1
+}
+
+/// The thread-safe generator: reads its clock, waits when a policy says so,
+/// and shares its state with every other generator of the process that has
+/// the same layout and node values, so that "a new generator per request" or
+/// one generator per worker thread can never repeat an ID.
+///
+/// Lock-free (one compare-and-swap per ID) where the target has 64-bit
+/// atomics. After `fork()`, a generator created in the parent fails in the
+/// child with `process_forked`.
+///
+/// ```
+/// use snowmint::{Layout, Options, SyncGenerator};
+/// let layout = Layout::preset("twitter").unwrap();
+/// let nodes = layout.nodes_from_pairs([("datacenter", 1), ("worker", 3)]).unwrap();
+/// let g = SyncGenerator::new(layout, nodes, Options::default()).unwrap();
+/// let a = g.next_id().unwrap();
+/// let b = g.next_id().unwrap();
+/// assert!(b > a);
+/// let mut batch = [0u64; 1000];
+/// g.next_ids(&mut batch).unwrap();
+/// assert!(batch.windows(2).all(|w| w[0] < w[1]) && batch[0] > b.get());
+/// ```
+pub struct SyncGenerator<C: Clock = SystemClock> {
+    cfg: Config,
+    shared: Arc<Shared>,
+    fork_gen: u64,
+    clock: C,
+}
+
+impl SyncGenerator<SystemClock> {
+    /// A generator on the system clock.
+    pub fn new(layout: Layout, nodes: Nodes, options: Options) -> Result<Self> {
+        Self::with_clock(layout, nodes, options, SystemClock)
+    }
+}
+
+impl<C: Clock> SyncGenerator<C> {
+    /// A generator on `clock`. Fails with `invalid_layout` if the layout's
+    /// epoch is later than the clock's reading. A seed of 0 is replaced with
+    /// one from the operating system.
+    pub fn with_clock(layout: Layout, nodes: Nodes, mut options: Options, clock: C) -> Result<Self> {
+        if options.seed == 0 {
+            options.seed = os_seed();
+        }
+        let cfg = Config::new(layout, nodes, options)?;
+        layout.check_epoch(clock.now_ms())?;
+        install_fork_handlers();
+        let (shared, fork_gen) = REGISTRY.join(Key::of(&cfg), cfg.initial_state());
+        Ok(SyncGenerator {
+            cfg,
+            shared,
+            fork_gen,
+            clock,
+        })
+    }
+
+    /// The configuration (layout, nodes, options with the seed in use).
+    pub fn config(&self) -> &Config {
+        &self.cfg
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// True when both generators draw from one shared state.
+    pub fn shares_state_with<D: Clock>(&self, other: &SyncGenerator<D>) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
+    #[inline(always)]
+    fn check_fork(&self) -> Result<()> {
+        if FORK_GEN.load(Ordering::Relaxed) != self.fork_gen {
+            return Err(Error::ProcessForked);
+        }
+        Ok(())
+    }
+
+    /// The next ID if one can be issued now, or when to ask again. Never
+    /// blocks (bindings use it to release their interpreter lock only when
+    /// they must wait).
+    #[inline]
+    pub fn try_next_id(&self) -> Result<Next> {
+        self.check_fork()?;
+        loop {
+            // Load the state before reading the clock: a reading taken first
+            // could be older than an ID another thread issues in between,
+            // which would look like the clock moving backwards.
+            let state = self.shared.load();
+            let now = self.clock.now_ms();
+            match self.cfg.step(state, now)? {
+                Step::Issue { state: new, id } => {
+                    if self.shared.swap_from(state, new) {
+                        return Ok(Next::Id(Id::new(id)));
+                    }
+                }
+                Step::RetryAt(at) => return Ok(Next::RetryAt(at)),
+            }
+        }
+    }
+
+    /// The next ID, waiting (sleeping) when a policy says to wait.
+    #[inline]
+    pub fn next_id(&self) -> Result<Id> {
+        loop {
+            match self.try_next_id()? {
+                Next::Id(id) => return Ok(id),
+                Next::RetryAt(at) => self.clock.wait_until(at),
+            }
+        }
+    }
+
+    /// Fills `out` with increasing IDs, claiming each time unit's run of
+    /// sequence values with one compare-and-swap. Waits when a policy says to.
+    /// On error, IDs already claimed are skipped (never reissued).
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
+        self.check_fork()?;
+        let mut done = 0;
+        while done < out.len() {
+            let state = self.shared.load();
+            let now = self.clock.now_ms();
+            let (new, n, stop) = self.cfg.fill(state, now, &mut out[done..]);
+            if n > 0 {
+                if !self.shared.swap_from(state, new) {
+                    continue;
+                }
+                done += n;
+            }
+            match stop {
+                None => {}
+                Some(Ok(at)) => self.clock.wait_until(at),
+                Some(Err(e)) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// How many IDs a batch may ask for at most (2^32): bindings refuse
+    /// larger counts with `invalid_option` before allocating.
+    pub const MAX_BATCH: u64 = 1 << 32;
+
+    /// Checks a batch size requested from another language.
+    pub fn check_batch(n: u64) -> Result<usize> {
+        if n > Self::MAX_BATCH {
+            return Err(Error::InvalidOption(OptionProblem::Count));
+        }
+        Ok(n as usize)
+    }
+}
+
+impl<C: Clock> core::fmt::Debug for SyncGenerator<C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SyncGenerator")
+            .field("config", &self.cfg)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A clock set by hand, for tests and for driving a [`SyncGenerator`] from
+/// an outside time source. Waiting on it returns at once (a test advances it).
+#[derive(Debug, Default)]
+pub struct ManualClock {
+    now: AtomicU64,
+}
+
+impl ManualClock {
+    /// A clock reading `now_ms`.
+    pub const fn new(now_ms: u64) -> Self {
+        ManualClock {
+            now: AtomicU64::new(now_ms),
+        }
+    }
+    /// Sets the reading (it may go backwards, to test policies).
+    pub fn set(&self, now_ms: u64) {
+        self.now.store(now_ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.now.load(Ordering::SeqCst)
+    }
+    fn wait_until(&self, ms: u64) {
+        // Nobody else moves a manual clock in the middle of a call: jump.
+        self.now.fetch_max(ms, Ordering::SeqCst);
+    }
+}
+
+impl<C: Clock + ?Sized> Clock for &C {
+    fn now_ms(&self) -> u64 {
+        (**self).now_ms()
+    }
+    fn wait_until(&self, ms: u64) {
+        (**self).wait_until(ms)
+    }
+}
