@@ -19,9 +19,9 @@ pub trait Clock {
 }
 
 #[cfg(feature = "std")]
-pub use self::system::SystemClock;
-#[cfg(feature = "std")]
 pub(crate) use self::system::after_fork_in_child;
+#[cfg(feature = "std")]
+pub use self::system::SystemClock;
 
 #[cfg(feature = "std")]
 mod system {

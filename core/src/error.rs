@@ -83,6 +83,12 @@ pub enum LayoutProblem {
         /// The field.
         field: FieldName,
     },
+    /// A field wider than 53 bits: its values would not all be exact in
+    /// JavaScript, and no useful layout needs one.
+    FieldTooWide {
+        /// The field.
+        field: FieldName,
+    },
     /// Two fields with one name.
     DuplicateField {
         /// The repeated name.
@@ -218,13 +224,10 @@ impl fmt::Display for Error {
             Error::UnknownField { name } => {
                 write!(f, "the layout has no node field named '{name}'")?
             }
-            Error::MissingNode { field } => {
-                write!(f, "no value given for node field '{field}'")?
+            Error::MissingNode { field } => write!(f, "no value given for node field '{field}'")?,
+            Error::NodeOutOfRange { field, value, max } => {
+                write!(f, "value {value} does not fit field '{field}' (0..={max})")?
             }
-            Error::NodeOutOfRange { field, value, max } => write!(
-                f,
-                "value {value} does not fit field '{field}' (0..={max})"
-            )?,
             Error::InvalidOption(p) => write!(f, "invalid option: {p}")?,
             Error::TimeBeforeEpoch { time_ms, epoch_ms } => write!(
                 f,
@@ -260,6 +263,10 @@ impl fmt::Display for LayoutProblem {
                 write!(f, "more than {} fields", crate::MAX_FIELDS)
             }
             LayoutProblem::ZeroWidth { field } => write!(f, "field '{field}' has width 0"),
+            LayoutProblem::FieldTooWide { field } => write!(
+                f,
+                "field '{field}' is wider than 53 bits (its values must be exact in every language)"
+            ),
             LayoutProblem::DuplicateField { field } => {
                 write!(f, "field '{field}' appears twice")
             }
@@ -289,9 +296,7 @@ impl fmt::Display for LayoutProblem {
 impl fmt::Display for OptionProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            OptionProblem::ClockPolicy => {
-                "clock_backwards must be 'fail', 'wait:N' or 'borrow:N'"
-            }
+            OptionProblem::ClockPolicy => "clock_backwards must be 'fail', 'wait:N' or 'borrow:N'",
             OptionProblem::ExhaustedPolicy => "sequence_exhausted must be 'wait' or 'borrow:N'",
             OptionProblem::StartPolicy => {
                 "sequence_start must be 'zero', 'random:N' or 'cycle:N' with N >= 1"
@@ -317,7 +322,10 @@ impl fmt::Display for IdProblem {
                  pass a bigint or a decimal string)",
             ),
             IdProblem::TooWideForLayout { layout_bits } => {
-                write!(f, "the ID has bits set above the layout's {layout_bits} bits")
+                write!(
+                    f,
+                    "the ID has bits set above the layout's {layout_bits} bits"
+                )
             }
             IdProblem::UnknownFormat => {
                 f.write_str("unknown format (known: decimal, base32, base62)")

@@ -167,6 +167,37 @@ impl Default for Options {
     }
 }
 
+impl Options {
+    /// Options from the policy strings the bindings pass through unchanged
+    /// (`None` keeps the default): `clock_backwards` (`fail`, `wait:N`,
+    /// `borrow:N`), `sequence_exhausted` (`wait`, `borrow:N`), `sequence_start`
+    /// (`zero`, `random:N`, `cycle:N`).
+    ///
+    /// ```
+    /// use snowmint::{ClockBackwards, Options};
+    /// let o = Options::from_policies(Some("borrow:10"), None, Some("zero")).unwrap();
+    /// assert_eq!(o.clock_backwards, ClockBackwards::Borrow { max_units: 10 });
+    /// assert_eq!(Options::from_policies(Some("sometimes"), None, None).unwrap_err().code(), "invalid_option");
+    /// ```
+    pub fn from_policies(
+        clock_backwards: Option<&str>,
+        sequence_exhausted: Option<&str>,
+        sequence_start: Option<&str>,
+    ) -> Result<Options> {
+        let mut o = Options::default();
+        if let Some(s) = clock_backwards {
+            o.clock_backwards = ClockBackwards::parse(s)?;
+        }
+        if let Some(s) = sequence_exhausted {
+            o.sequence_exhausted = SequenceExhausted::parse(s)?;
+        }
+        if let Some(s) = sequence_start {
+            o.sequence_start = SequenceStart::parse(s)?;
+        }
+        Ok(o)
+    }
+}
+
 /// The result of one step of the generator.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Next {
@@ -220,7 +251,12 @@ impl Config {
         if nodes.values().len() != layout.node_count() {
             return Err(Error::MissingNode {
                 field: layout
-                    .node(nodes.values().len().min(layout.node_count().saturating_sub(1)))
+                    .node(
+                        nodes
+                            .values()
+                            .len()
+                            .min(layout.node_count().saturating_sub(1)),
+                    )
                     .map(|f| f.field_name())
                     .unwrap_or(layout.sequence().field_name()),
             });

@@ -213,7 +213,10 @@ impl Id {
                     if !c.is_ascii_digit() {
                         return bad_char(i);
                     }
-                    v = match v.checked_mul(10).and_then(|v| v.checked_add((c - b'0') as u64)) {
+                    v = match v
+                        .checked_mul(10)
+                        .and_then(|v| v.checked_add((c - b'0') as u64))
+                    {
                         Some(v) => v,
                         None => {
                             // Report a bad character later in the string before the overflow.

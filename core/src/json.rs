@@ -63,7 +63,10 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         let mut v: u64 = 0;
         while let Some(c @ b'0'..=b'9') = self.s.get(self.pos) {
-            v = match v.checked_mul(10).and_then(|v| v.checked_add((c - b'0') as u64)) {
+            v = match v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add((c - b'0') as u64))
+            {
                 Some(v) => v,
                 None => return fail(start),
             };

@@ -16,6 +16,10 @@ pub const MAX_NODES: usize = MAX_FIELDS - 2;
 /// `number` included.
 pub const MAX_TIME_END_MS: u64 = 1 << 53;
 
+/// The widest a field may be, so that every field value is exact in every
+/// language (a JavaScript `number` holds integers up to 2^53 exactly).
+pub const MAX_FIELD_BITS: u32 = 53;
+
 /// A field name: 1 to 24 bytes of `[a-z0-9_]`, starting with a letter.
 ///
 /// Stored inline (no allocation) so that layouts and errors are `Copy`.
@@ -237,9 +241,7 @@ impl Layout {
     }
     /// The node fields, most significant first.
     pub fn nodes(&self) -> impl Iterator<Item = &Field> + '_ {
-        self.fields()
-            .iter()
-            .filter(|f| f.kind == FieldKind::Node)
+        self.fields().iter().filter(|f| f.kind == FieldKind::Node)
     }
     /// How many node fields there are.
     pub fn node_count(&self) -> usize {
@@ -443,7 +445,9 @@ impl Layout {
     /// Builds an ID from values already known to fit.
     #[inline(always)]
     pub(crate) const fn compose_raw(&self, tick: u64, seq: u64, node_bits: u64) -> u64 {
-        (tick << self.fields[0].shift) | (seq << self.fields[self.seq_index as usize].shift) | node_bits
+        (tick << self.fields[0].shift)
+            | (seq << self.fields[self.seq_index as usize].shift)
+            | node_bits
     }
 
     /// Splits an ID into its parts. Fails with `invalid_id` when the ID has
@@ -541,12 +545,22 @@ impl Layout {
             "twitter" => (
                 1288834974657,
                 1,
-                &[("timestamp", 41), ("datacenter", 5), ("worker", 5), ("sequence", 12)],
+                &[
+                    ("timestamp", 41),
+                    ("datacenter", 5),
+                    ("worker", 5),
+                    ("sequence", 12),
+                ],
             ),
             "discord" => (
                 1420070400000,
                 1,
-                &[("timestamp", 42), ("worker", 5), ("process", 5), ("sequence", 12)],
+                &[
+                    ("timestamp", 42),
+                    ("worker", 5),
+                    ("process", 5),
+                    ("sequence", 12),
+                ],
             ),
             "instagram" => (
                 1314220021721,
@@ -612,6 +626,22 @@ impl Layout {
     /// ```
     pub fn from_json(json: &str) -> Result<Layout> {
         crate::json::parse_layout(json)
+    }
+
+    /// A layout from what a user typed: a JSON descriptor (starting with `{`
+    /// or `"`, after any whitespace) or else a preset name. Every binding
+    /// accepts layouts through this one function.
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    /// assert_eq!(Layout::parse("discord").unwrap(), Layout::preset("discord").unwrap());
+    /// assert_eq!(Layout::parse(" \"tsid\"").unwrap(), Layout::preset("tsid").unwrap());
+    /// ```
+    pub fn parse(s: &str) -> Result<Layout> {
+        match s.trim_start().as_bytes().first() {
+            Some(b'{' | b'"') => Layout::from_json(s),
+            _ => Layout::preset(s),
+        }
     }
 
     /// Writes the canonical JSON descriptor (no spaces, keys in the order
@@ -721,12 +751,15 @@ impl LayoutBuilder {
             if b == 0 {
                 return bad(LayoutProblem::ZeroWidth { field: *n });
             }
+            if b > MAX_FIELD_BITS {
+                return bad(LayoutProblem::FieldTooWide { field: *n });
+            }
         }
         if self.unit_ms == 0 {
             return bad(LayoutProblem::ZeroTimeUnit);
         }
-        // The time field has at most 63 bits (the sequence takes at least one),
-        // so 2^bits fits; the product and sum are checked against 2^53.
+        // The time field has at most 53 bits, so 2^bits fits; the product and
+        // sum are checked against 2^53.
         let span = (1u128 << self.bits[0]) * self.unit_ms as u128;
         if self.epoch_ms as u128 + span > MAX_TIME_END_MS as u128 {
             return bad(LayoutProblem::TimeRangeTooLarge);

@@ -60,7 +60,8 @@ pub use generator::{
 };
 pub use id::{Format, Id, MAX_STR_LEN};
 pub use layout::{
-    Field, FieldKind, FieldName, Layout, Nodes, Parts, MAX_FIELDS, MAX_NODES, MAX_TIME_END_MS,
+    Field, FieldKind, FieldName, Layout, Nodes, Parts, MAX_FIELDS, MAX_FIELD_BITS, MAX_NODES,
+    MAX_TIME_END_MS,
 };
 #[cfg(feature = "std")]
 pub use sync::{ManualClock, SyncGenerator};

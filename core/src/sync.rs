@@ -256,7 +256,12 @@ impl<C: Clock> SyncGenerator<C> {
     /// A generator on `clock`. Fails with `invalid_layout` if the layout's
     /// epoch is later than the clock's reading. A seed of 0 is replaced with
     /// one from the operating system.
-    pub fn with_clock(layout: Layout, nodes: Nodes, mut options: Options, clock: C) -> Result<Self> {
+    pub fn with_clock(
+        layout: Layout,
+        nodes: Nodes,
+        mut options: Options,
+        clock: C,
+    ) -> Result<Self> {
         if options.seed == 0 {
             options.seed = os_seed();
         }

@@ -1,0 +1,852 @@
+//! Builds the shared test vectors (`vectors/*.json`) from the core.
+//!
+//! The inputs are written here by hand; the expected outputs are computed by
+//! the core, except for the facts checked against the outside world first
+//! (`known_facts`), which the builder asserts before writing anything. Every
+//! language's test suite then runs these files, so all bindings agree with
+//! the core and with each other.
+
+use serde_json::{json, Map, Value};
+use snowmint::{Format, Generator, Id, Layout, Next, Options};
+
+/// The command that rewrites the files; stale-file errors print it.
+pub const REGEN: &str = "cargo run -p snowmint-vectors";
+
+/// Every vector file: (file name, contents).
+pub fn all() -> Vec<(&'static str, Value)> {
+    known_facts();
+    vec![
+        ("layouts.json", layouts()),
+        ("ids.json", ids()),
+        ("strings.json", strings()),
+        ("generate.json", generate()),
+        ("codes.json", codes()),
+    ]
+}
+
+/// The file's text as written to disk.
+pub fn render(v: &Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).expect("JSON values always serialize");
+    s.push('\n');
+    s
+}
+
+fn layout_of(spec: &str) -> Layout {
+    Layout::parse(spec).unwrap_or_else(|e| panic!("vector layout {spec}: {e}"))
+}
+
+fn nodes_json(layout: &Layout, values: &[u64]) -> Value {
+    let mut m = Map::new();
+    for (f, v) in layout.nodes().zip(values) {
+        m.insert(f.name().to_string(), json!(v));
+    }
+    Value::Object(m)
+}
+
+/// Facts from outside snowmint, checked before anything is written: if the
+/// core disagreed with them, the vectors would pin a wrong answer.
+fn known_facts() {
+    // Discord's documentation decodes 175928847299117063 as 2016-04-30
+    // 11:18:25.796 UTC, worker 1, process 0, increment 7.
+    let d = Layout::preset("discord").unwrap();
+    let p = d.decompose(175928847299117063).unwrap();
+    assert_eq!(p.timestamp_ms(), 1462015105796);
+    assert_eq!(p.nodes(), &[1, 0]);
+    assert_eq!(p.sequence(), 7);
+    // A tweet of 2022-06-28 16:07:40.105 UTC.
+    let t = Layout::preset("twitter").unwrap();
+    assert_eq!(
+        t.decompose(1541815603606036480).unwrap().timestamp_ms(),
+        1656432460105
+    );
+    // 41 bits of ms last 69.7 years: Twitter's run out on 2080-07-10.
+    assert_eq!(t.time_end_ms(), 1288834974657 + (1u64 << 41));
+    // ShardingSphere: from 2016-11-01 "until 2086".
+    let s = Layout::preset("shardingsphere").unwrap();
+    assert_eq!(s.time_end_ms(), 3676981655552); // 2086-07-08T15:47:35.552Z
+                                                // Baidu's 28 bits of seconds from 2016-05-20 ended on 2024-11-20.
+    let b = Layout::preset("baidu").unwrap();
+    assert_eq!(b.time_end_ms(), 1732109056000); // 2024-11-20T13:24:16Z
+                                                // Sonyflake: 39 bits of 10 ms last 174 years.
+    let y = Layout::preset("sonyflake").unwrap();
+    assert_eq!((y.time_end_ms() - y.epoch_ms()) / (365 * 86_400_000), 174);
+}
+
+fn layout_info(l: &Layout) -> Value {
+    let fields: Vec<Value> = l
+        .fields()
+        .iter()
+        .map(|f| {
+            json!({
+                "name": f.name(),
+                "bits": f.bits(),
+                "shift": f.shift(),
+                "kind": match f.kind() {
+                    snowmint::FieldKind::Timestamp => "timestamp",
+                    snowmint::FieldKind::Sequence => "sequence",
+                    snowmint::FieldKind::Node => "node",
+                },
+            })
+        })
+        .collect();
+    json!({
+        "json": l.to_json(),
+        "epoch_ms": l.epoch_ms(),
+        "time_unit_ms": l.time_unit_ms(),
+        "total_bits": l.total_bits(),
+        "max_id": l.max_id().to_string(),
+        "time_end_ms": l.time_end_ms(),
+        "i64_end_ms": l.i64_end_ms(),
+        "js_safe_end_ms": l.js_safe_end_ms(),
+        "fields": fields,
+        "preset_name": l.preset_name(),
+    })
+}
+
+fn layouts() -> Value {
+    let mut cases = Vec::new();
+    for name in Layout::PRESETS {
+        let l = Layout::preset(name).unwrap();
+        cases.push(
+            json!({"name": format!("preset {name}"), "layout": name, "expect": layout_info(&l)}),
+        );
+    }
+    let valid = [
+        (
+            "game server layout that fits: 41 ms + 12 server + 10 sequence",
+            r#"{"epoch_ms":1700000000000,"time_unit_ms":1,"fields":[["timestamp",41],["server",12],["sequence",10]]}"#,
+        ),
+        (
+            "spaces, key order, default unit",
+            r#" { "fields" : [ ["timestamp", 44], ["region", 4], ["sequence", 16] ], "epoch_ms" : 1600000000000 } "#,
+        ),
+        (
+            "64 bits: IDs outgrow BIGINT before the time field ends",
+            r#"{"epoch_ms":1600000000000,"fields":[["timestamp",44],["shard",8],["sequence",12]]}"#,
+        ),
+        (
+            "1 second units, sequence before node",
+            r#"{"epoch_ms":1600000000000,"time_unit_ms":1000,"fields":[["timestamp",32],["sequence",20],["node",11]]}"#,
+        ),
+        (
+            "tiny: 30 bits, always a JS safe integer",
+            r#"{"epoch_ms":1700000000000,"time_unit_ms":60000,"fields":[["timestamp",20],["sequence",6],["node",4]]}"#,
+        ),
+        ("preset name as a JSON string", r#""sonyflake""#),
+        (
+            "many node fields",
+            r#"{"epoch_ms":0,"fields":[["timestamp",43],["a",1],["b",1],["c",1],["d",1],["e",1],["f",1],["sequence",14]]}"#,
+        ),
+    ];
+    for (name, desc) in valid {
+        cases.push(json!({"name": name, "layout": desc, "expect": layout_info(&layout_of(desc))}));
+    }
+    let invalid: &[(&str, &str)] = &[
+        (
+            "the seed article's 37 + 20 + 16 = 73 bits",
+            r#"{"epoch_ms":0,"fields":[["timestamp",37],["server",20],["sequence",16]]}"#,
+        ),
+        (
+            "65 bits",
+            r#"{"epoch_ms":0,"fields":[["timestamp",42],["worker",11],["sequence",12]]}"#,
+        ),
+        (
+            "zero-width sequence",
+            r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",10],["sequence",0]]}"#,
+        ),
+        (
+            "zero-width time",
+            r#"{"epoch_ms":0,"fields":[["timestamp",0],["sequence",12]]}"#,
+        ),
+        (
+            "zero-width node",
+            r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",0],["sequence",12]]}"#,
+        ),
+        (
+            "duplicate field",
+            r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",5],["worker",5],["sequence",12]]}"#,
+        ),
+        (
+            "no timestamp",
+            r#"{"epoch_ms":0,"fields":[["worker",10],["sequence",12]]}"#,
+        ),
+        (
+            "timestamp not first",
+            r#"{"epoch_ms":0,"fields":[["sequence",12],["timestamp",41]]}"#,
+        ),
+        (
+            "no sequence",
+            r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",10]]}"#,
+        ),
+        (
+            "time unit 0",
+            r#"{"epoch_ms":0,"time_unit_ms":0,"fields":[["timestamp",41],["sequence",12]]}"#,
+        ),
+        (
+            "nine fields",
+            r#"{"epoch_ms":0,"fields":[["timestamp",40],["a",1],["b",1],["c",1],["d",1],["e",1],["f",1],["g",1],["sequence",12]]}"#,
+        ),
+        (
+            "upper-case name",
+            r#"{"epoch_ms":0,"fields":[["timestamp",41],["Worker",10],["sequence",12]]}"#,
+        ),
+        (
+            "name starting with a digit",
+            r#"{"epoch_ms":0,"fields":[["timestamp",41],["1worker",10],["sequence",12]]}"#,
+        ),
+        (
+            "a node field wider than 53 bits",
+            r#"{"epoch_ms":0,"fields":[["timestamp",8],["node",54],["sequence",2]]}"#,
+        ),
+        (
+            "time range past 2^53 ms",
+            r#"{"epoch_ms":0,"time_unit_ms":1000,"fields":[["timestamp",44],["sequence",12]]}"#,
+        ),
+        ("not JSON", "{epoch_ms: 0}"),
+        (
+            "trailing comma",
+            r#"{"epoch_ms":0,"fields":[["timestamp",41],["sequence",12]],}"#,
+        ),
+        (
+            "negative epoch",
+            r#"{"epoch_ms":-1,"fields":[["timestamp",41],["sequence",12]]}"#,
+        ),
+        (
+            "fractional epoch",
+            r#"{"epoch_ms":1.5,"fields":[["timestamp",41],["sequence",12]]}"#,
+        ),
+        (
+            "unknown key",
+            r#"{"epoch_ms":0,"name":"x","fields":[["timestamp",41],["sequence",12]]}"#,
+        ),
+        ("missing fields", r#"{"epoch_ms":0}"#),
+        (
+            "missing epoch",
+            r#"{"fields":[["timestamp",41],["sequence",12]]}"#,
+        ),
+        (
+            "trailing garbage",
+            r#"{"epoch_ms":0,"fields":[["timestamp",41],["sequence",12]]} x"#,
+        ),
+        ("empty", ""),
+        ("unknown preset", "snowflake"),
+        ("unknown preset as JSON string", r#""nope""#),
+    ];
+    for (name, desc) in invalid {
+        let err = Layout::parse(desc).expect_err(name);
+        cases.push(json!({"name": name, "layout": desc, "error": err.code()}));
+    }
+    // The epoch check needs a clock reading: generators refuse a future epoch.
+    let future = r#"{"epoch_ms":1900000000000,"fields":[["timestamp",41],["sequence",12]]}"#;
+    let err = layout_of(future).check_epoch(1763812800000).unwrap_err();
+    cases.push(json!({"name": "epoch in the future (checked against now_ms)", "layout": future, "now_ms": 1763812800000u64, "error": err.code()}));
+    let ok = layout_of(future).check_epoch(1900000000000);
+    assert!(ok.is_ok());
+    json!({
+        "_comment": "Layouts. Each case has `layout`: a preset name or a JSON descriptor, read with the same \
+            function every binding uses (Layout.parse: a string starting with `{` or `\"` is JSON, anything \
+            else a preset name). Then either `error`: the error code reading it must give, or `expect`: \
+            `json` (the canonical descriptor, which must also read back to the same layout), `epoch_ms`, \
+            `time_unit_ms`, `total_bits`, `max_id` (decimal string), `time_end_ms` (first Unix ms the time \
+            field cannot hold), `i64_end_ms` (first Unix ms from which IDs may not fit a signed 64-bit \
+            integer), `js_safe_end_ms` (the same for 2^53), `fields` (most significant first: name, bits, \
+            shift of the lowest bit, kind timestamp|sequence|node) and `preset_name` (the preset equal to the \
+            layout, or null). A case with `now_ms` checks the epoch against that clock reading instead \
+            (generators refuse an epoch in the future).",
+        "cases": cases,
+    })
+}
+
+fn decode_case(l: &Layout, spec: &str, id: u64) -> Value {
+    match l.decompose(id) {
+        Ok(p) => {
+            let (lo, hi) = l.id_bounds(p.timestamp_ms()).unwrap();
+            let mut b = [0u8; 20];
+            json!({
+                "layout": spec,
+                "id": id.to_string(),
+                "expect": {
+                    "timestamp_ms": p.timestamp_ms(),
+                    "sequence": p.sequence(),
+                    "nodes": nodes_json(l, p.nodes()),
+                    "base32": Id::new(id).encode(Format::Base32, &mut b).to_string(),
+                    "bounds": [lo.to_string(), hi.to_string()],
+                }
+            })
+        }
+        Err(e) => json!({"layout": spec, "id": id.to_string(), "error": e.code()}),
+    }
+}
+
+fn ids() -> Value {
+    let mut decode = vec![
+        decode_case(&layout_of("discord"), "discord", 175928847299117063),
+        decode_case(&layout_of("twitter"), "twitter", 1541815603606036480),
+    ];
+    let mut compose = Vec::new();
+    let mut bounds = Vec::new();
+    let nowish = 1763812800000u64; // 2025-11-22T12:00:00Z
+    for name in Layout::PRESETS {
+        let l = layout_of(name);
+        let maxes: Vec<u64> = l.nodes().map(|f| f.max()).collect();
+        let ones: Vec<u64> = l.nodes().map(|f| 1.min(f.max())).collect();
+        let t = if l.time_end_ms() <= nowish {
+            1700000000000
+        } else {
+            nowish.max(l.epoch_ms())
+        };
+        let last = l.time_end_ms() - l.time_unit_ms();
+        let plan: [(u64, u64, &[u64]); 4] = [
+            (l.epoch_ms(), 0, &ones),
+            (t + 7, 5, &ones),
+            (t + 1234, l.sequence().max(), &maxes),
+            (last, l.sequence().max(), &maxes),
+        ];
+        for (time, seq, nodes) in plan {
+            let n = l.nodes_from_values(nodes).unwrap();
+            let id = l.compose(time, seq, &n).unwrap();
+            compose.push(json!({"layout": name, "timestamp_ms": time, "sequence": seq, "nodes": nodes_json(&l, nodes), "expect": id.to_string()}));
+            decode.push(decode_case(&l, name, id));
+        }
+        // Errors.
+        let n = l.nodes_from_values(&ones).unwrap();
+        let e = l.compose(l.epoch_ms().wrapping_sub(1), 0, &n);
+        if l.epoch_ms() > 0 {
+            compose.push(json!({"layout": name, "timestamp_ms": l.epoch_ms() - 1, "sequence": 0, "nodes": nodes_json(&l, &ones), "error": e.unwrap_err().code()}));
+        }
+        let e = l.compose(l.time_end_ms(), 0, &n).unwrap_err();
+        compose.push(json!({"layout": name, "timestamp_ms": l.time_end_ms(), "sequence": 0, "nodes": nodes_json(&l, &ones), "error": e.code()}));
+        let e = l.compose(t, l.sequence().max() + 1, &n).unwrap_err();
+        compose.push(json!({"layout": name, "timestamp_ms": t, "sequence": l.sequence().max() + 1, "nodes": nodes_json(&l, &ones), "error": e.code()}));
+        if let Some(f) = l.node(0) {
+            let mut m = nodes_json(&l, &ones);
+            m[f.name()] = json!(f.max() + 1);
+            compose.push(json!({"layout": name, "timestamp_ms": t, "sequence": 0, "nodes": m, "error": "node_out_of_range"}));
+            let mut m = nodes_json(&l, &ones);
+            m.as_object_mut().unwrap().remove(f.name());
+            compose.push(json!({"layout": name, "timestamp_ms": t, "sequence": 0, "nodes": m, "error": "missing_node"}));
+        }
+        let mut m = nodes_json(&l, &ones);
+        m["bogus"] = json!(1);
+        compose.push(json!({"layout": name, "timestamp_ms": t, "sequence": 0, "nodes": m, "error": "unknown_field"}));
+        if l.total_bits() < 64 {
+            decode.push(decode_case(&l, name, l.max_id() + 1));
+            decode.push(decode_case(&l, name, u64::MAX));
+        }
+        for time in [l.epoch_ms(), t, t + 999, last] {
+            let (lo, hi) = l.id_bounds(time).unwrap();
+            bounds.push(json!({"layout": name, "timestamp_ms": time, "expect": [lo.to_string(), hi.to_string()]}));
+        }
+        if l.epoch_ms() > 0 {
+            let e = l.id_bounds(l.epoch_ms() - 1).unwrap_err();
+            bounds
+                .push(json!({"layout": name, "timestamp_ms": l.epoch_ms() - 1, "error": e.code()}));
+        }
+        let e = l.id_bounds(l.time_end_ms()).unwrap_err();
+        bounds.push(json!({"layout": name, "timestamp_ms": l.time_end_ms(), "error": e.code()}));
+    }
+    // "Which layout fits?": presets under which an ID decodes to a time
+    // between the epoch and a day after now_ms.
+    let mut fits = Vec::new();
+    for id in [
+        175928847299117063u64,
+        1541815603606036480,
+        7234567890123456789,
+        115740947451117568,
+    ] {
+        let names: Vec<&str> = Layout::PRESETS
+            .iter()
+            .copied()
+            .filter(|n| layout_of(n).is_plausible(id, nowish))
+            .collect();
+        fits.push(json!({"id": id.to_string(), "now_ms": nowish, "expect": names}));
+    }
+    json!({
+        "_comment": "Compose, decompose, ID bounds and plausibility. IDs are decimal strings (JSON numbers lose \
+            precision above 2^53 in JavaScript); times are Unix ms. `layout` is read as in layouts.json. \
+            `decode`: decompose `id`; `expect` has `timestamp_ms` (start of the ID's time unit), `sequence`, \
+            `nodes` (node field name -> value), `base32` (the ID's base32 form) and `bounds` (the smallest and \
+            largest IDs of the same time unit, as decimal strings); or `error` is the code. `compose`: build an \
+            ID from `timestamp_ms`, `sequence` and `nodes` (by name); `expect` is the ID or `error` the code. \
+            `bounds`: the smallest and largest IDs whose time unit contains `timestamp_ms`, or `error`. \
+            `fits`: the presets, in preset order, under which `id` decodes to a time between the layout's \
+            epoch and `now_ms` plus one day (the decoder page's \"which layout fits?\").",
+        "decode": decode,
+        "compose": compose,
+        "bounds": bounds,
+        "fits": fits,
+    })
+}
+
+fn strings() -> Value {
+    let mut encode = Vec::new();
+    for id in [
+        0u64,
+        1,
+        31,
+        32,
+        61,
+        62,
+        1 << 53,
+        (1 << 53) - 1,
+        (1 << 63) - 1,
+        1 << 63,
+        u64::MAX,
+        175928847299117063,
+        1541815603606036480,
+    ] {
+        let mut m = Map::new();
+        m.insert("id".into(), json!(id.to_string()));
+        for f in Format::ALL {
+            let mut b = [0u8; 20];
+            m.insert(f.name().into(), json!(Id::new(id).encode(f, &mut b)));
+        }
+        encode.push(Value::Object(m));
+    }
+    let parse_inputs: &[(&str, &str)] = &[
+        ("decimal", "0"),
+        ("decimal", "00042"),
+        ("decimal", "18446744073709551615"),
+        ("decimal", "18446744073709551616"),
+        ("decimal", "99999999999999999999999"),
+        ("decimal", ""),
+        ("decimal", "-1"),
+        ("decimal", "+1"),
+        ("decimal", " 1"),
+        ("decimal", "1 "),
+        ("decimal", "1e5"),
+        ("decimal", "0x10"),
+        ("decimal", "12.0"),
+        ("decimal", "١٢٣"),
+        ("base32", "1ASD13XH1F800"),
+        ("base32", "1asd13xh1f800"),
+        ("base32", "0000000000001"),
+        ("base32", "OOOOOOOOOOOOI"),
+        ("base32", "000000000000l"),
+        ("base32", "FZZZZZZZZZZZZ"),
+        ("base32", "G000000000000"),
+        ("base32", "ZZZZZZZZZZZZZ"),
+        ("base32", "000000000000U"),
+        ("base32", "1ASD13XH1F80"),
+        ("base32", "1ASD13XH1F8000"),
+        ("base32", ""),
+        ("base32", "1ASD13XH1F80-"),
+        ("base62", "00000000001"),
+        ("base62", "LygHa16AHYF"),
+        ("base62", "LygHa16AHYG"),
+        ("base62", "zzzzzzzzzzz"),
+        ("base62", "0000000000"),
+        ("base62", "0000000000_"),
+        ("hex", "ff"),
+    ];
+    let mut parse = Vec::new();
+    for (fmt, input) in parse_inputs {
+        let r = Format::from_name(fmt).and_then(|f| Id::parse(input, f));
+        parse.push(match r {
+            Ok(id) => json!({"format": fmt, "input": input, "expect": id.get().to_string()}),
+            Err(e) => json!({"format": fmt, "input": input, "error": e.code()}),
+        });
+    }
+    let numbers: &[f64] = &[
+        0.0,
+        42.0,
+        9007199254740991.0,
+        9007199254740992.0,
+        1e300,
+        -1.0,
+        1.5,
+        f64::NAN,
+        f64::INFINITY,
+    ];
+    let mut js_numbers = Vec::new();
+    for &n in numbers {
+        let label = if n.is_nan() {
+            "NaN".to_string()
+        } else if n.is_infinite() {
+            "Infinity".to_string()
+        } else {
+            format!("{n}")
+        };
+        js_numbers.push(match Id::from_f64(n) {
+            Ok(id) => json!({"number": label, "expect": id.get().to_string()}),
+            Err(e) => json!({"number": label, "error": e.code()}),
+        });
+    }
+    json!({
+        "_comment": "String forms. `encode`: for each `id` (decimal string), its `decimal`, `base32` (Crockford, \
+            13 characters, upper case) and `base62` (11 characters, 0-9A-Za-z) forms. `parse`: reading `input` \
+            in `format` gives `expect` (decimal string) or `error` (code); an unknown format name is an error \
+            too. `js_numbers`: what the JavaScript bindings do with a `number` argument, written as JavaScript \
+            source text (`NaN`, `Infinity`, `1e+300`): only safe integers are IDs, anything that may already \
+            have been rounded is an error.",
+        "encode": encode,
+        "parse": parse,
+        "js_numbers": js_numbers,
+    })
+}
+
+struct Script {
+    name: &'static str,
+    layout: &'static str,
+    nodes: Vec<(&'static str, u64)>,
+    policies: [Option<&'static str>; 3],
+    seed: u64,
+    resume_after: Option<u64>,
+    times: Vec<u64>,
+}
+
+fn run_script(s: &Script) -> Value {
+    let l = layout_of(s.layout);
+    let mut options = json!({});
+    for (key, v) in ["clock_backwards", "sequence_exhausted", "sequence_start"]
+        .iter()
+        .zip(s.policies)
+    {
+        if let Some(v) = v {
+            options[*key] = json!(v);
+        }
+    }
+    options["seed"] = json!(s.seed.to_string());
+    if let Some(r) = s.resume_after {
+        options["resume_after"] = json!(r.to_string());
+    }
+    let mut nodes = Map::new();
+    for (k, v) in &s.nodes {
+        nodes.insert(k.to_string(), json!(v));
+    }
+    let mut case = json!({"name": s.name, "layout": s.layout, "nodes": nodes, "options": options});
+    let built = l.nodes_from_pairs(s.nodes.iter().copied()).and_then(|n| {
+        let mut o = Options::from_policies(s.policies[0], s.policies[1], s.policies[2])?;
+        o.seed = s.seed;
+        o.resume_after = s.resume_after;
+        Generator::new(l, n, o)
+    });
+    let mut g = match built {
+        Ok(g) => g,
+        Err(e) => {
+            case["error"] = json!(e.code());
+            return case;
+        }
+    };
+    let steps: Vec<Value> = s
+        .times
+        .iter()
+        .map(|&now| match g.next(now) {
+            Ok(Next::Id(id)) => json!({"now_ms": now, "id": id.get().to_string()}),
+            Ok(Next::RetryAt(at)) => json!({"now_ms": now, "retry_at": at}),
+            Err(e) => json!({"now_ms": now, "error": e.code()}),
+        })
+        .collect();
+    case["steps"] = json!(steps);
+    case
+}
+
+fn generate() -> Value {
+    const T: u64 = 1763812800000; // 2025-11-22T12:00:00Z
+    const H: u64 = 3_600_000;
+    let tw = || vec![("datacenter", 1), ("worker", 3)];
+    // 2 sequence bits: 4 IDs per unit, so exhaustion shows in a few steps.
+    const SMALL: &str =
+        r#"{"epoch_ms":1700000000000,"fields":[["timestamp",41],["node",4],["sequence",2]]}"#;
+    // A layout whose time field ends soon after its epoch (16 units of 1 s).
+    const SHORT: &str = r#"{"epoch_ms":1700000000000,"time_unit_ms":1000,"fields":[["timestamp",4],["sequence",2]]}"#;
+    let zero = [Some("fail"), Some("wait"), Some("zero")];
+    // The last ID of a previous run: 3 ms after the times of the steps below.
+    let twitter = layout_of("twitter");
+    let resume = twitter
+        .compose(
+            T + 10_000_003,
+            7,
+            &twitter.nodes_from_values(&[1, 3]).unwrap(),
+        )
+        .unwrap();
+    let scripts = vec![
+        Script {
+            name: "twitter: same ms counts up, new ms restarts at 0",
+            layout: "twitter",
+            nodes: tw(),
+            policies: zero,
+            seed: 0,
+            resume_after: None,
+            times: vec![T, T, T, T + 1, T + 5, T + 5],
+        },
+        Script {
+            name: "exhausted, wait: retry at the next unit",
+            layout: SMALL,
+            nodes: vec![("node", 9)],
+            policies: zero,
+            seed: 0,
+            resume_after: None,
+            times: vec![T, T, T, T, T, T, T + 1, T + 1],
+        },
+        Script {
+            name: "exhausted, borrow:2: runs up to 2 units ahead, then waits",
+            layout: SMALL,
+            nodes: vec![("node", 9)],
+            policies: [Some("fail"), Some("borrow:2"), Some("zero")],
+            seed: 0,
+            resume_after: None,
+            times: vec![T; 14]
+                .into_iter()
+                .chain([T + 1, T + 1, T + 3])
+                .collect(),
+        },
+        Script {
+            name: "clock back 1 ms, fail",
+            layout: "twitter",
+            nodes: tw(),
+            policies: zero,
+            seed: 0,
+            resume_after: None,
+            times: vec![T, T - 1, T, T],
+        },
+        Script {
+            name: "clock back 3 ms, wait:5: retry at the last ID's ms",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [Some("wait:5"), Some("wait"), Some("zero")],
+            seed: 0,
+            resume_after: None,
+            times: vec![T + 3, T, T + 2, T + 3, T + 4],
+        },
+        Script {
+            name: "clock back 6 ms, wait:5: fails",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [Some("wait:5"), Some("wait"), Some("zero")],
+            seed: 0,
+            resume_after: None,
+            times: vec![T + 6, T, T + 1, T + 6],
+        },
+        Script {
+            name: "clock back an hour, wait:5: fails until the clock catches up",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [Some("wait:5"), Some("wait"), Some("zero")],
+            seed: 0,
+            resume_after: None,
+            times: vec![T, T - H, T - 5, T + 1],
+        },
+        Script {
+            name: "clock back 3 ms, borrow:10: keeps issuing on the last ms",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [Some("borrow:10"), Some("wait"), Some("zero")],
+            seed: 0,
+            resume_after: None,
+            times: vec![T + 3, T, T + 1, T + 4],
+        },
+        Script {
+            name: "clock back, borrow:2 with 4 IDs per unit: borrows units, then waits, then fails",
+            layout: SMALL,
+            nodes: vec![("node", 1)],
+            policies: [Some("borrow:2"), Some("wait"), Some("zero")],
+            seed: 0,
+            resume_after: None,
+            times: vec![
+                T + 2,
+                T + 2,
+                T + 1,
+                T + 1,
+                T + 1,
+                T + 1,
+                T + 1,
+                T + 1,
+                T + 1,
+                T + 1,
+                T + 1,
+                T + 1,
+                T - 5,
+            ],
+        },
+        Script {
+            name: "clock back an hour, borrow:10: fails",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [Some("borrow:10"), Some("wait"), Some("zero")],
+            seed: 0,
+            resume_after: None,
+            times: vec![T, T - H],
+        },
+        Script {
+            name: "random:16 start, seed 42",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [Some("fail"), Some("wait"), Some("random:16")],
+            seed: 42,
+            resume_after: None,
+            times: vec![T, T, T + 1, T + 2, T + 3, T + 4, T + 5, T + 6, T + 7],
+        },
+        Script {
+            name: "random:100 start (Leaf's bound), seed 7",
+            layout: "leaf",
+            nodes: vec![("worker", 5)],
+            policies: [Some("fail"), Some("wait"), Some("random:100")],
+            seed: 7,
+            resume_after: None,
+            times: vec![T, T + 1, T + 2, T + 3, T + 3],
+        },
+        Script {
+            name: "random bound above the sequence range is capped",
+            layout: SMALL,
+            nodes: vec![("node", 2)],
+            policies: [Some("fail"), Some("wait"), Some("random:1000")],
+            seed: 3,
+            resume_after: None,
+            times: vec![T, T + 1, T + 2, T + 3, T + 4],
+        },
+        Script {
+            name: "cycle:2 start (vibration)",
+            layout: "shardingsphere",
+            nodes: vec![("worker", 7)],
+            policies: [Some("fail"), Some("wait"), Some("cycle:2")],
+            seed: 0,
+            resume_after: None,
+            times: vec![T, T + 1, T + 2, T + 3, T + 3],
+        },
+        Script {
+            name: "default options, seed 1",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [None, None, None],
+            seed: 1,
+            resume_after: None,
+            times: vec![T, T, T + 1, T - 2, T + 1],
+        },
+        Script {
+            name: "sonyflake: 10 ms units, machine last, retry at unit boundary",
+            layout: "sonyflake",
+            nodes: vec![("machine", 513)],
+            policies: zero,
+            seed: 0,
+            resume_after: None,
+            times: vec![T + 3, T + 9, T + 10, T + 25, T + 12],
+        },
+        Script {
+            name: "baidu ran out on 2024-11-20: time_overflow",
+            layout: "baidu",
+            nodes: vec![("worker", 1)],
+            policies: zero,
+            seed: 0,
+            resume_after: None,
+            times: vec![T, 1732109055999, 1732109056000],
+        },
+        Script {
+            name: "before the epoch",
+            layout: "sonyflake-v2",
+            nodes: vec![("machine", 1)],
+            policies: zero,
+            seed: 0,
+            resume_after: None,
+            times: vec![1735689599999, 1735689600000],
+        },
+        Script {
+            name: "short layout: last unit, then overflow; exhaustion in the last unit overflows",
+            layout: SHORT,
+            nodes: vec![],
+            policies: [Some("fail"), Some("borrow:5"), Some("zero")],
+            seed: 0,
+            resume_after: None,
+            times: vec![
+                1700000014000,
+                1700000015999,
+                1700000015999,
+                1700000015999,
+                1700000015999,
+                1700000015999,
+                1700000016000,
+            ],
+        },
+        Script {
+            name: "resume_after: continue above the last run's ID",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [Some("wait:5"), Some("wait"), Some("zero")],
+            seed: 0,
+            resume_after: Some(resume),
+            times: vec![T + 10_000_000, T + 10_000_003, T + 10_000_010],
+        },
+        Script {
+            name: "node out of range",
+            layout: "twitter",
+            nodes: vec![("datacenter", 32), ("worker", 3)],
+            policies: zero,
+            seed: 0,
+            resume_after: None,
+            times: vec![],
+        },
+        Script {
+            name: "missing node",
+            layout: "twitter",
+            nodes: vec![("worker", 3)],
+            policies: zero,
+            seed: 0,
+            resume_after: None,
+            times: vec![],
+        },
+        Script {
+            name: "unknown node field",
+            layout: "twitter",
+            nodes: vec![("datacenter", 1), ("worker", 3), ("rack", 1)],
+            policies: zero,
+            seed: 0,
+            resume_after: None,
+            times: vec![],
+        },
+        Script {
+            name: "bad policy: wait without N",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [Some("wait"), None, None],
+            seed: 0,
+            resume_after: None,
+            times: vec![],
+        },
+        Script {
+            name: "bad policy: random:0",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [None, None, Some("random:0")],
+            seed: 0,
+            resume_after: None,
+            times: vec![],
+        },
+        Script {
+            name: "bad policy: borrow:-1",
+            layout: "twitter",
+            nodes: tw(),
+            policies: [None, Some("borrow:-1"), None],
+            seed: 0,
+            resume_after: None,
+            times: vec![],
+        },
+        Script {
+            name: "resume_after wider than the layout",
+            layout: "twitter",
+            nodes: tw(),
+            policies: zero,
+            seed: 0,
+            resume_after: Some(1 << 63),
+            times: vec![],
+        },
+    ];
+    let cases: Vec<Value> = scripts.iter().map(run_script).collect();
+    json!({
+        "_comment": "Generation scripts for the pure generator (the clock is injected). Build a generator from \
+            `layout` (as in layouts.json), `nodes` (field name -> value) and `options`: `clock_backwards`, \
+            `sequence_exhausted`, `sequence_start` (policy strings; an absent key means the default), `seed` \
+            (decimal string; the pure generator uses it as given, 0 included) and `resume_after` (decimal \
+            string, optional). If the case has `error`, building must fail with that code. Otherwise feed each \
+            step's `now_ms` (Unix ms) in order and expect exactly one of: `id` (decimal string), `retry_at` \
+            (no ID before that Unix ms; the state is unchanged) or `error` (the code; the state is unchanged).",
+        "cases": cases,
+    })
+}
+
+fn codes() -> Value {
+    json!({
+        "_comment": "Every error code, in a fixed order. Each binding checks that it maps every one of them \
+            (to an exception class, an Error code, a C status).",
+        "codes": snowmint::Error::ALL_CODES,
+    })
+}
