@@ -1,0 +1,59 @@
+# Shared helpers for the scripts/test-* parts. Source it; do not run it.
+#
+# Tools are installed into the repository's ignored folders (.tools/ for cargo
+# binaries, .venv/ for Python, node_modules/ beside each package.json) unless
+# the machine already has the right version on PATH.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export ROOT
+TOOLS="$ROOT/.tools"
+export PATH="$TOOLS/bin:$HOME/.cargo/bin:$PATH"
+export CARGO_TERM_COLOR=never
+
+say() { printf '\n==> %s\n' "$*"; }
+
+# ensure_cargo_tool BINARY VERSION CRATE [extra cargo install args...]
+# Installs CRATE@VERSION into .tools/ unless BINARY --version already says VERSION.
+ensure_cargo_tool() {
+  local bin=$1 version=$2 crate=$3
+  shift 3
+  if command -v "$bin" >/dev/null 2>&1 && "$bin" --version 2>/dev/null | grep -qF "$version"; then
+    return 0
+  fi
+  say "installing $crate $version into .tools/ (cargo install)"
+  cargo install --quiet --root "$TOOLS" "$crate" --version "$version" "$@"
+}
+
+# ensure_apt PACKAGE... : installs Debian packages that are missing (needs root).
+ensure_apt() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  say "installing Debian packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  # Refresh the package lists once per run (a fresh machine has none).
+  if [ -z "${SNOWMINT_APT_UPDATED:-}" ]; then
+    $sudo apt-get update -qq
+    export SNOWMINT_APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# ensure_rust_target TRIPLE
+ensure_rust_target() {
+  rustup target list --installed 2>/dev/null | grep -qx "$1" || rustup target add "$1"
+}
+
+# ensure_venv : the build venv at .venv with maturin and pytest.
+ensure_venv() {
+  if [ ! -x "$ROOT/.venv/bin/python" ]; then
+    say "creating .venv"
+    python3 -m venv "$ROOT/.venv"
+  fi
+  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "maturin==1.16.0" "pytest==9.2.0"
+}
