@@ -48,9 +48,9 @@ mod generator;
 mod id;
 mod json;
 mod layout;
-mod time;
 #[cfg(feature = "std")]
 mod sync;
+mod time;
 
 pub use clock::Clock;
 #[cfg(feature = "std")]
@@ -60,10 +60,10 @@ pub use generator::{
     ClockBackwards, Config, Generator, Next, Options, SequenceExhausted, SequenceStart,
 };
 pub use id::{Format, Id, MAX_STR_LEN};
-pub use time::Iso8601;
 pub use layout::{
     Field, FieldKind, FieldName, Layout, Nodes, Parts, MAX_FIELDS, MAX_FIELD_BITS, MAX_NODES,
     MAX_TIME_END_MS,
 };
 #[cfg(feature = "std")]
 pub use sync::{ManualClock, SyncGenerator};
+pub use time::Iso8601;

@@ -2,7 +2,7 @@
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Once, Weak};
+use std::sync::{Arc, Once};
 use std::vec::Vec;
 
 use crate::clock::{Clock, SystemClock};
@@ -105,10 +105,15 @@ impl Key {
     }
 }
 
+/// Entries hold their state strongly and are never dropped (except in a
+/// forked child): a generator created after the last one with the same key
+/// was dropped must continue that state, or "a new generator per request"
+/// would repeat the IDs of the current time unit. One entry per distinct
+/// node configuration is a few dozen bytes.
 struct Entry {
     key: Key,
     fork_gen: u64,
-    shared: Weak<Shared>,
+    shared: Arc<Shared>,
 }
 
 /// The registry. Its lock is a spin lock rather than a `Mutex` so that the
@@ -163,20 +168,16 @@ impl Registry {
         let fork_gen = FORK_GEN.load(Ordering::Acquire);
         self.with(|entries| {
             // Entries from before a fork belong to the parent's generators.
-            entries.retain(|e| e.fork_gen == fork_gen && e.shared.strong_count() > 0);
-            if let Some(shared) = entries
-                .iter()
-                .find(|e| e.key == key)
-                .and_then(|e| e.shared.upgrade())
-            {
-                shared.raise_to(initial);
-                return (shared, fork_gen);
+            entries.retain(|e| e.fork_gen == fork_gen);
+            if let Some(e) = entries.iter().find(|e| e.key == key) {
+                e.shared.raise_to(initial);
+                return (Arc::clone(&e.shared), fork_gen);
             }
             let shared = Arc::new(Shared::new(initial));
             entries.push(Entry {
                 key,
                 fork_gen,
-                shared: Arc::downgrade(&shared),
+                shared: Arc::clone(&shared),
             });
             (shared, fork_gen)
         })
