@@ -77,22 +77,24 @@ proptest! {
         start in 0usize..3, start_n in 1u64..300,
         seed in any::<u64>(),
     ) {
-        let mut opts = Options::default();
-        opts.clock_backwards = [
+        let opts = Options {
+            clock_backwards: [
             snowmint::ClockBackwards::Fail,
             snowmint::ClockBackwards::Wait { max_units: clock_n },
             snowmint::ClockBackwards::Borrow { max_units: clock_n },
-        ][clock];
-        opts.sequence_exhausted = [
+        ][clock],
+            sequence_exhausted: [
             snowmint::SequenceExhausted::Wait,
             snowmint::SequenceExhausted::Borrow { max_units: exhausted_n },
-        ][exhausted];
-        opts.sequence_start = [
+        ][exhausted],
+            sequence_start: [
             snowmint::SequenceStart::Zero,
             snowmint::SequenceStart::Random { below: start_n },
             snowmint::SequenceStart::Cycle { period: start_n },
-        ][start];
-        opts.seed = seed;
+        ][start],
+            seed,
+            resume_after: None,
+        };
         let nodes: Vec<u64> = l.nodes().map(|f| f.max() / 2).collect();
         let n = l.nodes_from_values(&nodes).unwrap();
         let mut g = Generator::new(l, n, opts).unwrap();
