@@ -1,1 +1,365 @@
-fn main() {}
+//! `snowmint`: generate, decode and inspect Snowflake-style IDs.
+
+use std::io::{self, BufWriter, Write};
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{json, Map, Value};
+use snowmint::{Error, Format, Id, Iso8601, Layout, Options, SyncGenerator};
+
+#[derive(Parser)]
+#[command(
+    name = "snowmint",
+    version,
+    about = "Snowflake-style 64-bit IDs: generate, decode, inspect."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Mint new IDs on this machine's clock.
+    Generate {
+        #[command(flatten)]
+        layout: LayoutArg,
+        /// A node value, as NAME=VALUE (repeat for each node field of the layout).
+        #[arg(long = "node", value_name = "NAME=VALUE", value_parser = parse_node)]
+        nodes: Vec<(String, u64)>,
+        /// How many IDs.
+        #[arg(short = 'n', long, default_value_t = 1)]
+        count: u64,
+        /// Output form.
+        #[arg(long, value_enum, default_value_t = FormatArg::Decimal)]
+        format: FormatArg,
+        /// Clock-backwards policy: fail, wait:N or borrow:N (default wait:5).
+        #[arg(long)]
+        clock_backwards: Option<String>,
+        /// Sequence-exhausted policy: wait or borrow:N (default wait).
+        #[arg(long)]
+        sequence_exhausted: Option<String>,
+        /// First sequence value of each time unit: zero, random:N or cycle:N (default random:16).
+        #[arg(long)]
+        sequence_start: Option<String>,
+        /// The last ID a previous run issued: continue strictly above it.
+        #[arg(long, value_name = "ID")]
+        resume_after: Option<u64>,
+    },
+    /// Split IDs into time, sequence and node fields.
+    Decode {
+        #[command(flatten)]
+        layout: LayoutArg,
+        /// One JSON object per line: id, timestamp_ms, time, sequence and each node field.
+        #[arg(long)]
+        json: bool,
+        /// The form the IDs are written in.
+        #[arg(long = "from", value_enum, default_value_t = FormatArg::Decimal)]
+        from: FormatArg,
+        /// The IDs.
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+    },
+    /// Show a layout: fields, epoch, and when its IDs run out.
+    Layout {
+        #[command(flatten)]
+        layout: LayoutArg,
+        /// Print JSON (the descriptor and the lifetime instants).
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the preset layouts.
+    Presets,
+    /// Write IDs in a string form.
+    Encode {
+        /// Output form.
+        #[arg(long, value_enum)]
+        format: FormatArg,
+        /// Decimal IDs.
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+    },
+    /// Read IDs from a string form (prints them in decimal).
+    Parse {
+        /// Input form.
+        #[arg(long, value_enum)]
+        format: FormatArg,
+        /// The strings.
+        #[arg(required = true, value_name = "STRING")]
+        strings: Vec<String>,
+    },
+    /// The smallest and largest IDs of the time unit that contains a time (for range queries).
+    Bounds {
+        #[command(flatten)]
+        layout: LayoutArg,
+        /// Unix milliseconds.
+        time_ms: u64,
+    },
+    /// Which presets an ID could come from (those that decode it to a plausible time).
+    Fits {
+        /// Decimal IDs.
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+    },
+}
+
+#[derive(Args)]
+#[group(required = true, multiple = false)]
+struct LayoutArg {
+    /// A preset: twitter, discord, instagram, sonyflake, sonyflake-v2, shardingsphere, leaf, baidu, tsid, mastodon.
+    #[arg(long)]
+    preset: Option<String>,
+    /// A JSON layout descriptor (or @FILE to read one), e.g.
+    /// '{"epoch_ms":1288834974657,"fields":[["timestamp",41],["worker",10],["sequence",12]]}'.
+    #[arg(long)]
+    layout: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    Decimal,
+    Base32,
+    Base62,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Decimal => Format::Decimal,
+            FormatArg::Base32 => Format::Base32,
+            FormatArg::Base62 => Format::Base62,
+        }
+    }
+}
+
+fn parse_node(s: &str) -> Result<(String, u64), String> {
+    let (name, value) = s
+        .split_once('=')
+        .ok_or_else(|| format!("expected NAME=VALUE, got '{s}'"))?;
+    let value = value
+        .parse()
+        .map_err(|_| format!("'{value}' is not a non-negative integer"))?;
+    Ok((name.to_string(), value))
+}
+
+/// What can go wrong: a core error (with its code) or a file that can't be read.
+enum Failure {
+    Core(Error),
+    Io(String),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Core(e)
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Self {
+        Failure::Io(e.to_string())
+    }
+}
+
+impl LayoutArg {
+    fn resolve(&self) -> Result<Layout, Failure> {
+        match (&self.preset, &self.layout) {
+            (Some(p), _) => Ok(Layout::preset(p)?),
+            (None, Some(l)) => match l.strip_prefix('@') {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|e| Failure::Io(format!("{path}: {e}")))?;
+                    Ok(Layout::parse(&text)?)
+                }
+                None => Ok(Layout::parse(l)?),
+            },
+            // clap's group makes one of the two required.
+            (None, None) => Ok(Layout::preset("twitter")?),
+        }
+    }
+}
+
+fn encode(id: u64, format: Format) -> String {
+    let mut buf = [0u8; snowmint::MAX_STR_LEN];
+    Id::new(id).encode(format, &mut buf).to_string()
+}
+
+fn parse_decimal(s: &str) -> Result<u64, Failure> {
+    Ok(Id::parse(s, Format::Decimal)?.get())
+}
+
+fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
+    match cli.command {
+        Command::Generate {
+            layout,
+            nodes,
+            count,
+            format,
+            clock_backwards,
+            sequence_exhausted,
+            sequence_start,
+            resume_after,
+        } => {
+            let layout = layout.resolve()?;
+            let nodes = layout.nodes_from_pairs(nodes.iter().map(|(k, v)| (k.as_str(), *v)))?;
+            let mut options = Options::from_policies(
+                clock_backwards.as_deref(),
+                sequence_exhausted.as_deref(),
+                sequence_start.as_deref(),
+            )?;
+            options.resume_after = resume_after;
+            let generator = SyncGenerator::new(layout, nodes, options)?;
+            let mut batch =
+                vec![0u64; SyncGenerator::<snowmint::SystemClock>::check_batch(count)?.min(65_536)];
+            let mut left = count as usize;
+            let format = Format::from(format);
+            while left > 0 {
+                let chunk = &mut batch[..left.min(65_536)];
+                generator.next_ids(chunk)?;
+                for &id in chunk.iter() {
+                    writeln!(out, "{}", encode(id, format))?;
+                }
+                left -= chunk.len();
+            }
+        }
+        Command::Decode {
+            layout,
+            json,
+            from,
+            ids,
+        } => {
+            let layout = layout.resolve()?;
+            for s in &ids {
+                let id = Id::parse(s, from.into())?.get();
+                let parts = layout.decompose(id)?;
+                if json {
+                    let mut m = Map::new();
+                    m.insert("id".into(), json!(id.to_string()));
+                    m.insert("timestamp_ms".into(), json!(parts.timestamp_ms()));
+                    m.insert(
+                        "time".into(),
+                        json!(Iso8601(parts.timestamp_ms()).to_string()),
+                    );
+                    m.insert("sequence".into(), json!(parts.sequence()));
+                    for (f, v) in layout.nodes().zip(parts.nodes()) {
+                        m.insert(f.name().into(), json!(v));
+                    }
+                    writeln!(out, "{}", Value::Object(m))?;
+                } else {
+                    write!(
+                        out,
+                        "{id}  {}  sequence={}",
+                        Iso8601(parts.timestamp_ms()),
+                        parts.sequence()
+                    )?;
+                    for (f, v) in layout.nodes().zip(parts.nodes()) {
+                        write!(out, " {}={v}", f.name())?;
+                    }
+                    writeln!(out)?;
+                }
+            }
+        }
+        Command::Layout { layout, json } => {
+            let l = layout.resolve()?;
+            if json {
+                let fields: Vec<Value> = l
+                    .fields()
+                    .iter()
+                    .map(|f| json!({"name": f.name(), "bits": f.bits(), "shift": f.shift()}))
+                    .collect();
+                let v = json!({
+                    "preset": l.preset_name(),
+                    "descriptor": l.to_json(),
+                    "epoch_ms": l.epoch_ms(),
+                    "epoch": Iso8601(l.epoch_ms()).to_string(),
+                    "time_unit_ms": l.time_unit_ms(),
+                    "total_bits": l.total_bits(),
+                    "fields": fields,
+                    "time_end_ms": l.time_end_ms(),
+                    "time_end": Iso8601(l.time_end_ms()).to_string(),
+                    "i64_end_ms": l.i64_end_ms(),
+                    "i64_end": Iso8601(l.i64_end_ms()).to_string(),
+                    "js_safe_end_ms": l.js_safe_end_ms(),
+                    "js_safe_end": Iso8601(l.js_safe_end_ms()).to_string(),
+                });
+                writeln!(out, "{v}")?;
+            } else {
+                writeln!(out, "layout      {}", l.preset_name().unwrap_or("(custom)"))?;
+                writeln!(out, "descriptor  {}", l.to_json())?;
+                writeln!(
+                    out,
+                    "epoch       {} ({} ms)",
+                    Iso8601(l.epoch_ms()),
+                    l.epoch_ms()
+                )?;
+                writeln!(out, "time unit   {} ms", l.time_unit_ms())?;
+                writeln!(out, "bits        {} of 64", l.total_bits())?;
+                for f in l.fields() {
+                    writeln!(
+                        out,
+                        "  {:<14} {:>2} bits at {:>2}  (0..={})",
+                        f.name(),
+                        f.bits(),
+                        f.shift(),
+                        f.max()
+                    )?;
+                }
+                writeln!(out, "time field ends       {}", Iso8601(l.time_end_ms()))?;
+                writeln!(out, "fits signed 64 until  {}", Iso8601(l.i64_end_ms()))?;
+                writeln!(out, "JS-safe (2^53) until  {}", Iso8601(l.js_safe_end_ms()))?;
+            }
+        }
+        Command::Presets => {
+            for name in Layout::PRESETS {
+                writeln!(out, "{name:<16}{}", Layout::preset(name)?.to_json())?;
+            }
+        }
+        Command::Encode { format, ids } => {
+            for s in &ids {
+                writeln!(out, "{}", encode(parse_decimal(s)?, format.into()))?;
+            }
+        }
+        Command::Parse { format, strings } => {
+            for s in &strings {
+                writeln!(out, "{}", Id::parse(s, format.into())?)?;
+            }
+        }
+        Command::Bounds { layout, time_ms } => {
+            let (lo, hi) = layout.resolve()?.id_bounds(time_ms)?;
+            writeln!(out, "{lo} {hi}")?;
+        }
+        Command::Fits { ids } => {
+            let now = snowmint::SystemClock.precise_ms();
+            for s in &ids {
+                let id = parse_decimal(s)?;
+                let names: Vec<&str> = Layout::PRESETS
+                    .iter()
+                    .copied()
+                    .filter(|n| Layout::preset(n).is_ok_and(|l| l.is_plausible(id, now)))
+                    .collect();
+                writeln!(out, "{id}  {}", names.join(" "))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stdout = io::stdout();
+    let mut out = BufWriter::new(stdout.lock());
+    let result = run(cli, &mut out).and_then(|()| out.flush().map_err(Failure::from));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`snowmint generate -n 1000000 | head`) is not an error.
+        Err(Failure::Io(e)) if e.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(Failure::Io(e)) => {
+            eprintln!("snowmint: error: {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Core(e)) => {
+            // The Display text ends with the stable code in brackets.
+            eprintln!("snowmint: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! The CLI as a user runs it.
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn snowmint(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args(args)
+        .output()
+        .expect("run snowmint")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = snowmint(args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(args: &[&str], code: &str) {
+    let out = snowmint(args);
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(err.contains(&format!("[{code}]")), "{args:?}: {err}");
+}
+
+#[test]
+fn generate_then_decode_round_trip() {
+    let ids = ok(&[
+        "generate",
+        "--preset",
+        "twitter",
+        "--node",
+        "datacenter=1",
+        "--node",
+        "worker=3",
+        "-n",
+        "5",
+    ]);
+    let ids: Vec<&str> = ids.lines().collect();
+    assert_eq!(ids.len(), 5);
+    let nums: Vec<u64> = ids.iter().map(|s| s.parse().unwrap()).collect();
+    assert!(nums.windows(2).all(|w| w[0] < w[1]));
+    let mut args = vec!["decode", "--preset", "twitter", "--json"];
+    args.extend(&ids);
+    let out = ok(&args);
+    for (line, id) in out.lines().zip(&ids) {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(
+            keys,
+            [
+                "id",
+                "timestamp_ms",
+                "time",
+                "sequence",
+                "datacenter",
+                "worker"
+            ]
+        );
+        assert_eq!(v["id"], *id);
+        assert_eq!(v["datacenter"], 1);
+        assert_eq!(v["worker"], 3);
+    }
+}
+
+#[test]
+fn decode_discords_documented_example() {
+    let out = ok(&[
+        "decode",
+        "--preset",
+        "discord",
+        "175928847299117063",
+        "--json",
+    ]);
+    assert_eq!(
+        out.trim(),
+        r#"{"id":"175928847299117063","timestamp_ms":1462015105796,"time":"2016-04-30T11:18:25.796Z","sequence":7,"worker":1,"process":0}"#
+    );
+    let out = ok(&["decode", "--preset", "discord", "175928847299117063"]);
+    assert!(out.contains("2016-04-30T11:18:25.796Z") && out.contains("worker=1"));
+}
+
+#[test]
+fn layout_reports_lifetimes() {
+    let v: Value =
+        serde_json::from_str(&ok(&["layout", "--preset", "sonyflake", "--json"])).unwrap();
+    assert_eq!(v["time_end"], "2188-11-16T03:28:58.880Z");
+    assert_eq!(v["time_unit_ms"], 10);
+    let v: Value = serde_json::from_str(&ok(&["layout", "--preset", "baidu", "--json"])).unwrap();
+    assert_eq!(v["time_end"], "2024-11-20T13:24:16.000Z");
+    let text = ok(&["layout", "--preset", "twitter"]);
+    assert!(text.contains("2080-07-10T17:30:30.209Z"), "{text}");
+}
+
+#[test]
+fn string_forms_both_ways() {
+    assert_eq!(
+        ok(&["encode", "--format", "base32", "1541815603606036480"]).trim(),
+        "1ASD13XH1F800"
+    );
+    assert_eq!(
+        ok(&["parse", "--format", "base32", "1asd13xh1f800"]).trim(),
+        "1541815603606036480"
+    );
+    let b62 = ok(&["encode", "--format", "base62", "18446744073709551615"]);
+    assert_eq!(
+        ok(&["parse", "--format", "base62", b62.trim()]).trim(),
+        "18446744073709551615"
+    );
+    let out = ok(&[
+        "decode",
+        "--preset",
+        "twitter",
+        "--from",
+        "base32",
+        "1ASD13XH1F800",
+        "--json",
+    ]);
+    assert!(out.contains("\"timestamp_ms\":1656432460105"));
+}
+
+#[test]
+fn custom_layout_from_json_and_bounds() {
+    let layout =
+        r#"{"epoch_ms":1700000000000,"fields":[["timestamp",41],["server",12],["sequence",10]]}"#;
+    let ids = ok(&[
+        "generate",
+        "--layout",
+        layout,
+        "--node",
+        "server=4095",
+        "-n",
+        "3",
+        "--sequence-start",
+        "zero",
+    ]);
+    assert_eq!(ids.lines().count(), 3);
+    assert_eq!(
+        ok(&["bounds", "--preset", "twitter", "1656432460105"]).trim(),
+        "1541815603604488192 1541815603608682495"
+    );
+}
+
+#[test]
+fn errors_name_the_problem_and_the_code() {
+    fails(
+        &["generate", "--preset", "baidu", "--node", "worker=1"],
+        "time_overflow",
+    );
+    fails(
+        &["generate", "--preset", "twitter", "--node", "worker=3"],
+        "missing_node",
+    );
+    fails(
+        &[
+            "generate",
+            "--preset",
+            "twitter",
+            "--node",
+            "worker=32",
+            "--node",
+            "datacenter=1",
+        ],
+        "node_out_of_range",
+    );
+    fails(
+        &["generate", "--preset", "twitter", "--node", "rack=1"],
+        "unknown_field",
+    );
+    fails(&["generate", "--preset", "nope"], "unknown_preset");
+    fails(
+        &[
+            "generate",
+            "--layout",
+            r#"{"epoch_ms":0,"fields":[["timestamp",37],["server",20],["sequence",16]]}"#,
+        ],
+        "invalid_layout",
+    );
+    fails(
+        &[
+            "generate",
+            "--preset",
+            "mastodon",
+            "--clock-backwards",
+            "sometimes",
+        ],
+        "invalid_option",
+    );
+    fails(
+        &["decode", "--preset", "twitter", "18446744073709551616"],
+        "invalid_id",
+    );
+    fails(
+        &["decode", "--preset", "twitter", "9223372036854775808"],
+        "invalid_id",
+    );
+    fails(
+        &["parse", "--format", "base32", "U000000000000"],
+        "invalid_id",
+    );
+    // Usage errors are clap's (exit 2), not snowmint's.
+    assert_eq!(snowmint(&["decode", "1"]).status.code(), Some(2));
+}
