@@ -1,0 +1,59 @@
+//! The prose must not drift from the code: dates and codes in
+//! docs/SEMANTICS.md are checked against the core.
+
+use snowmint::{Error, Iso8601, Layout};
+
+const SEMANTICS: &str = include_str!("../../docs/SEMANTICS.md");
+
+fn date(ms: u64) -> String {
+    Iso8601(ms).to_string()[..10].to_string()
+}
+
+#[test]
+fn preset_table_dates_match_the_core() {
+    for name in Layout::PRESETS {
+        let l = Layout::preset(name).unwrap();
+        let row = SEMANTICS
+            .lines()
+            .find(|r| r.starts_with(&format!("| `{name}` |")))
+            .unwrap_or_else(|| panic!("no row for {name}"));
+        assert!(
+            row.contains(&date(l.time_end_ms())),
+            "{name}: time end {} not in {row}",
+            date(l.time_end_ms())
+        );
+        if l.i64_end_ms() != l.time_end_ms() {
+            assert!(
+                row.contains(&date(l.i64_end_ms())),
+                "{name}: i64 end {} not in {row}",
+                date(l.i64_end_ms())
+            );
+        }
+        assert!(row.contains(&l.epoch_ms().to_string()), "{name}: epoch");
+    }
+}
+
+#[test]
+fn every_code_is_documented() {
+    for code in Error::ALL_CODES {
+        assert!(
+            SEMANTICS.contains(&format!("| `{code}` |")),
+            "{code} missing from the table"
+        );
+    }
+}
+
+#[test]
+fn iso8601_matches_known_dates() {
+    for (ms, s) in [
+        (0, "1970-01-01T00:00:00.000Z"),
+        (951782400000, "2000-02-29T00:00:00.000Z"),
+        (4107542400000, "2100-03-01T00:00:00.000Z"),
+        (1732109056000, "2024-11-20T13:24:16.000Z"),
+        (3487858230209, "2080-07-10T17:30:30.209Z"),
+        (6907087738880, "2188-11-16T03:28:58.880Z"),
+        (1462015105796, "2016-04-30T11:18:25.796Z"),
+    ] {
+        assert_eq!(Iso8601(ms).to_string(), s);
+    }
+}
