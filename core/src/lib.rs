@@ -52,6 +52,11 @@ mod layout;
 mod sync;
 mod time;
 
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
 pub use clock::Clock;
 #[cfg(feature = "std")]
 pub use clock::SystemClock;
