@@ -307,7 +307,13 @@ impl Layout {
                 epoch_ms: self.epoch_ms,
             });
         }
-        let tick = (time_ms - self.epoch_ms) / self.unit_ms;
+        let since = time_ms - self.epoch_ms;
+        // Most layouts count milliseconds: skip the (slow) 64-bit division.
+        let tick = if self.unit_ms == 1 {
+            since
+        } else {
+            since / self.unit_ms
+        };
         if tick > self.timestamp().max() {
             return Err(Error::TimeOverflow {
                 time_ms,
