@@ -248,20 +248,7 @@ fn splitmix64(mut z: u64) -> u64 {
 impl Config {
     /// Checks the options against the layout.
     pub fn new(layout: Layout, nodes: Nodes, options: Options) -> Result<Config> {
-        if nodes.values().len() != layout.node_count() {
-            return Err(Error::MissingNode {
-                field: layout
-                    .node(
-                        nodes
-                            .values()
-                            .len()
-                            .min(layout.node_count().saturating_sub(1)),
-                    )
-                    .map(|f| f.field_name())
-                    .unwrap_or(layout.sequence().field_name()),
-            });
-        }
-        // Node values may come from another layout with the same node count.
+        // Node values may come from another layout: check them against this one.
         let nodes = layout.nodes_from_values(nodes.values())?;
         let seq = layout.sequence();
         let seq_range = seq.max().saturating_add(1);

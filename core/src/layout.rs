@@ -438,11 +438,6 @@ impl Layout {
                 max: seq.max(),
             });
         }
-        if nodes.len as usize != self.node_count() {
-            return Err(Error::MissingNode {
-                field: self.node(0).map(|f| f.name).unwrap_or(EMPTY_FIELD.name),
-            });
-        }
         // Re-check: `nodes` may come from another layout.
         let nodes = self.nodes_from_values(nodes.values())?;
         Ok(self.compose_raw(tick, sequence, nodes.bits))
