@@ -235,10 +235,16 @@ fn nodes_arg(layout: &snowmint::Layout, v: Option<&Unknown>) -> Res<Nodes> {
     let mut pairs = Vec::with_capacity(names.len());
     for name in &names {
         let value: Unknown = obj.get(name)?.ok_or_else(|| {
-            Fail::Type("node_out_of_range", format!("node field '{name}' has no value"))
+            Fail::Type(
+                "node_out_of_range",
+                format!("node field '{name}' has no value"),
+            )
         })?;
         let what = format!("node field '{name}'");
-        pairs.push((name.as_str(), uint_arg(&value, &what, "node_out_of_range", "node_out_of_range")?));
+        pairs.push((
+            name.as_str(),
+            uint_arg(&value, &what, "node_out_of_range", "node_out_of_range")?,
+        ));
     }
     Ok(layout.nodes_from_pairs(pairs.iter().copied())?)
 }
@@ -250,7 +256,10 @@ fn options_arg(v: Option<&Unknown>, default_seed: u64) -> Res<Options> {
     let mut resume_after = None;
     if let Some(v) = v {
         if kind(v)? != ValueType::Object {
-            return Err(Fail::Type("invalid_option", "options must be an object".into()));
+            return Err(Fail::Type(
+                "invalid_option",
+                "options must be an object".into(),
+            ));
         }
         // SAFETY: the value is an object (checked above).
         let obj: Object = unsafe { v.cast() }?;
@@ -354,7 +363,10 @@ pub struct Layout {
 impl Layout {
     /// A preset by name (`twitter`, `discord`, ... see `Layout.presets()`).
     #[napi(factory)]
-    pub fn preset(env: &Env, #[napi(ts_arg_type = "string")] name: Unknown) -> napi::Result<Layout> {
+    pub fn preset(
+        env: &Env,
+        #[napi(ts_arg_type = "string")] name: Unknown,
+    ) -> napi::Result<Layout> {
         let name = string_arg(&name, "the preset name", "unknown_preset").or_throw(env)?;
         let inner = snowmint::Layout::preset(&name).or_throw(env)?;
         Ok(Layout { inner })
@@ -519,7 +531,12 @@ fn compose_with(
     nodes: Option<&Unknown>,
 ) -> Res<u64> {
     let ms = time_arg(timestamp_ms)?;
-    let seq = uint_arg(sequence, "the sequence", "node_out_of_range", "node_out_of_range")?;
+    let seq = uint_arg(
+        sequence,
+        "the sequence",
+        "node_out_of_range",
+        "node_out_of_range",
+    )?;
     let nodes = nodes_arg(layout, nodes)?;
     Ok(layout.compose(ms, seq, &nodes)?)
 }
@@ -686,9 +703,8 @@ impl Generator {
             let n = SyncGenerator::<snowmint::SystemClock>::check_batch(n)?;
             let mut out: Vec<u64> = Vec::new();
             // A huge count must be an exception, not an aborted process.
-            out.try_reserve_exact(n).map_err(|_| {
-                Fail::Range("invalid_option", format!("cannot allocate {n} IDs"))
-            })?;
+            out.try_reserve_exact(n)
+                .map_err(|_| Fail::Range("invalid_option", format!("cannot allocate {n} IDs")))?;
             out.resize(n, 0);
             self.inner.next_ids(&mut out)?;
             Ok(BigUint64Array::new(out))

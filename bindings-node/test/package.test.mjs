@@ -1,0 +1,66 @@
+// The packed package as its users get it: CommonJS, ESM and TypeScript
+// consumers, the version, and the README quickstart.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+import { consumerDir } from './pkg-native.mjs'
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
+const here = path.dirname(fileURLToPath(import.meta.url))
+const needConsumer = { skip: consumerDir ? false : 'SNOWMINT_CONSUMER_DIR is not set (scripts/test-node sets it)' }
+
+function run(file) {
+  return execFileSync(process.execPath, [file], { cwd: consumerDir, encoding: 'utf8' })
+}
+
+test('package.json version is the workspace version', () => {
+  const cargo = readFileSync(path.join(root, 'Cargo.toml'), 'utf8')
+  const section = cargo.slice(cargo.indexOf('[workspace.package]'))
+  const version = /^version\s*=\s*"([^"]+)"/m.exec(section)[1]
+  const pkgJson = JSON.parse(readFileSync(path.join(root, 'bindings-node/package.json'), 'utf8'))
+  assert.equal(pkgJson.version, version)
+  if (consumerDir) {
+    const installed = JSON.parse(
+      readFileSync(path.join(consumerDir, 'node_modules/snowmint/package.json'), 'utf8'),
+    )
+    assert.equal(installed.version, version)
+  }
+})
+
+test('CommonJS and ESM consumers see the same module', needConsumer, () => {
+  const cjs = JSON.parse(run('cjs.cjs'))
+  const esm = JSON.parse(run('esm.mjs'))
+  assert.deepEqual(esm, cjs)
+  assert.equal(cjs.parts.worker, 1)
+  assert.equal(esm.sameObject, true)
+})
+
+test('TypeScript consumer type-checks against index.d.ts', needConsumer, () => {
+  const tsc = path.join(consumerDir, 'node_modules/typescript/bin/tsc')
+  execFileSync(process.execPath, [tsc, '--noEmit', '-p', consumerDir], { cwd: consumerDir, encoding: 'utf8' })
+})
+
+test('the README quickstart runs', needConsumer, () => {
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
+  const start = readme.indexOf('<!-- quickstart:node:start -->')
+  const end = readme.indexOf('<!-- quickstart:node:end -->')
+  assert.ok(start >= 0 && end > start, 'README.md has no node quickstart markers')
+  const blocks = [...readme.slice(start, end).matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+  assert.ok(blocks.length > 0, 'the node quickstart has no ```js block')
+  const file = path.join(consumerDir, 'readme-quickstart.mjs')
+  writeFileSync(file, blocks.join('\n'))
+  run(file)
+})
+
+test('consumer sources are the checked-in ones', needConsumer, () => {
+  for (const f of ['cjs.cjs', 'esm.mjs', 'consumer.ts']) {
+    assert.equal(
+      readFileSync(path.join(consumerDir, f), 'utf8'),
+      readFileSync(path.join(here, 'consumer', f), 'utf8'),
+    )
+  }
+})
