@@ -1,1 +1,901 @@
-//! Placeholder; being written.
+//! The WebAssembly binding of snowmint (wasm-bindgen): the browser and Node
+//! package, and the engine of the decoder page (`www/`).
+//!
+//! A thin layer: it converts JavaScript values to the core's types and back,
+//! and core errors to JavaScript errors. Every rule about IDs, layouts and
+//! generation lives in the core (`snowmint`); nothing here re-implements one.
+//! It exports exactly the API of the native Node package (`bindings-node/`),
+//! and the one shared suite in `tests/js/` drives both.
+//!
+//! Conventions of the JavaScript API:
+//! - IDs are `bigint` out, and `bigint`, decimal `string` or safe-integer
+//!   `number` in. wasm-bindgen would wrap a `u64` argument modulo 2^64, so
+//!   every ID arrives as a `JsValue` and is range-checked by the core
+//!   (`Id::from_bigint`, `Id::from_f64`, `Id::parse`), never wrapped or
+//!   rounded.
+//! - A core error becomes an `Error` whose `code` is the core's code
+//!   (`Error::code`, the cross-language contract). An argument of the wrong
+//!   type becomes a `TypeError`, a number out of its range a `RangeError`;
+//!   both carry a `code` too (see [`Fail`]).
+//! - Nothing here may panic on input: on `wasm32-unknown-unknown` a panic
+//!   aborts the module (an `unreachable` trap), which would leave it unusable.
+//!
+//! std's clock panics on `wasm32-unknown-unknown`, so the generator runs on
+//! [`DateClock`] (`Date.now()`) through `SyncGenerator::with_clock`.
+
+use js_sys::{Array, BigUint64Array, Float64Array, Object};
+use snowmint::{Clock, FieldKind, Format, Id, Next, Nodes, Options, SyncGenerator};
+use std::cell::{Cell, RefCell};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+// ---- JavaScript imports -------------------------------------------------------
+
+#[wasm_bindgen]
+extern "C" {
+    // Typed forms of `Reflect.set` and `new Date(ms)`: numbers cross the
+    // boundary as plain f64/u64 instead of being boxed into a `JsValue` by
+    // a separate call first. Parts objects are built with these on the hot
+    // path of `decode`.
+    #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
+    fn set_f64(target: &Object, key: &JsValue, value: f64) -> bool;
+    #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
+    fn set_u64(target: &Object, key: &JsValue, value: u64) -> bool;
+    #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
+    fn set_val(target: &Object, key: &JsValue, value: &JsValue) -> bool;
+
+    #[wasm_bindgen(js_name = Date)]
+    type JsDate;
+    #[wasm_bindgen(constructor, js_class = "Date")]
+    fn new_date(ms: f64) -> JsDate;
+
+    /// Anything passed where a `Layout` is expected.
+    type LayoutLike;
+    /// `Layout.prototype.__snowmintSelect` (below): a real `Layout` puts its
+    /// value in [`SELECTED`]. wasm-bindgen can hand a class instance to Rust
+    /// only by taking it away from JavaScript, so a borrowed `Layout`
+    /// argument is read by calling this method on it instead.
+    #[wasm_bindgen(method, catch, js_name = __snowmintSelect)]
+    fn select(this: &LayoutLike) -> Result<(), JsValue>;
+
+    /// `globalThis.crypto` when there is one (browsers, Node >= 19).
+    type Crypto;
+    #[wasm_bindgen(thread_local_v2, js_namespace = globalThis, js_name = crypto)]
+    static CRYPTO: Option<Crypto>;
+    #[wasm_bindgen(method, catch, js_name = getRandomValues)]
+    fn get_random_values(this: &Crypto, buf: &js_sys::Uint32Array) -> Result<JsValue, JsValue>;
+}
+
+/// Property names, made once: creating a JavaScript string from Rust costs
+/// a UTF-8 decode on every call.
+struct Keys {
+    id: JsValue,
+    timestamp_ms: JsValue,
+    date: JsValue,
+    sequence: JsValue,
+    nodes: JsValue,
+    code: JsValue,
+    retry_at: JsValue,
+    /// Node field names seen so far (a handful per page or process).
+    fields: RefCell<Vec<(String, JsValue)>>,
+}
+
+thread_local! {
+    static KEYS: Keys = Keys {
+        id: "id".into(),
+        timestamp_ms: "timestampMs".into(),
+        date: "date".into(),
+        sequence: "sequence".into(),
+        nodes: "nodes".into(),
+        code: "code".into(),
+        retry_at: "retryAt".into(),
+        fields: RefCell::new(Vec::new()),
+    };
+    /// Where `Layout.__snowmintSelect` leaves its layout (see [`LayoutLike`]).
+    static SELECTED: Cell<Option<snowmint::Layout>> = const { Cell::new(None) };
+}
+
+impl Keys {
+    fn field(&self, name: &str) -> JsValue {
+        let mut cache = self.fields.borrow_mut();
+        if let Some((_, k)) = cache.iter().find(|(n, _)| n == name) {
+            return k.clone();
+        }
+        let k = JsValue::from_str(name);
+        cache.push((name.to_string(), k.clone()));
+        k
+    }
+}
+
+// ---- errors -----------------------------------------------------------------
+
+/// Why a call failed, before it becomes a JavaScript exception. Every failure
+/// of this binding becomes a `JsValue` in one place (`From<Fail> for
+/// JsValue`): the one place errors are mapped.
+enum Fail {
+    /// A core error: an `Error` whose `code` is [`snowmint::Error::code`].
+    ///
+    /// The core's `Error` is `#[non_exhaustive]`, so no match can list every
+    /// variant; none is needed, because JavaScript has one error form for all
+    /// of them and the code comes from the core itself. The shared suite
+    /// (`tests/js/`) provokes every code of `vectors/codes.json` through this
+    /// path, so a new core variant is covered the day it gets a vector.
+    Core(snowmint::Error),
+    /// An argument of the wrong JavaScript type: a `TypeError` with `code`.
+    Type(&'static str, String),
+    /// A number that is not acceptable (negative, fractional, not a safe
+    /// integer, a BigInt outside 0..2^64): a `RangeError` with `code`.
+    Range(&'static str, String),
+    /// A core error with a message of the binding's (naming an index): an
+    /// `Error` with `code`.
+    Plain(&'static str, String),
+}
+
+impl From<snowmint::Error> for Fail {
+    fn from(e: snowmint::Error) -> Fail {
+        Fail::Core(e)
+    }
+}
+
+impl Fail {
+    /// A core error about a number's range (from `Id::from_f64` or
+    /// `Id::from_bigint`): a `RangeError` with the core's code and message.
+    fn range(e: snowmint::Error) -> Fail {
+        Fail::Range(e.code(), e.to_string())
+    }
+}
+
+impl From<Fail> for JsValue {
+    fn from(f: Fail) -> JsValue {
+        let (err, code): (JsValue, &str) = match f {
+            Fail::Core(e) => (js_sys::Error::new(&e.to_string()).into(), e.code()),
+            Fail::Type(code, msg) => (js_sys::TypeError::new(&msg).into(), code),
+            Fail::Range(code, msg) => (js_sys::RangeError::new(&msg).into(), code),
+            Fail::Plain(code, msg) => (js_sys::Error::new(&msg).into(), code),
+        };
+        KEYS.with(|k| js_sys::Reflect::set(&err, &k.code, &JsValue::from_str(code)))
+            .unwrap_or_default();
+        err
+    }
+}
+
+type Res<T> = Result<T, Fail>;
+
+/// What the exported functions return: `Err` is thrown by wasm-bindgen.
+type JsResult<T> = Result<T, JsValue>;
+
+// ---- arguments ----------------------------------------------------------------
+
+/// The largest integer a JavaScript number holds exactly (2^53 - 1).
+const MAX_SAFE: f64 = 9007199254740991.0;
+
+/// An ID argument: `bigint`, decimal `string` or safe-integer `number`.
+fn id_arg(v: &JsValue) -> Res<u64> {
+    if let Some(n) = v.as_f64() {
+        return Id::from_f64(n).map(Id::get).map_err(Fail::range);
+    }
+    if v.is_bigint() {
+        return bigint_arg(v);
+    }
+    if let Some(s) = v.as_string() {
+        return Ok(Id::parse(&s, Format::Decimal)?.get());
+    }
+    Err(Fail::Type(
+        "invalid_id",
+        "an ID must be a bigint, a decimal string or a safe integer number".into(),
+    ))
+}
+
+/// A BigInt in `0..2^64`; anything else is a `RangeError` (never wrapped).
+fn bigint_arg(v: &JsValue) -> Res<u64> {
+    if let Ok(id) = u64::try_from(v.clone()) {
+        return Ok(id);
+    }
+    // Negative, or 2^64 or more: give the core what an engine reports for a
+    // BigInt (its sign, its low 64 bits, and that they are not the whole value).
+    let negative = v.lt(&JsValue::from_f64(0.0));
+    let low = js_sys::BigInt::as_uint_n(64.0, v.unchecked_ref());
+    let low = u64::try_from(JsValue::from(low)).unwrap_or(0);
+    Id::from_bigint(negative, low, false)
+        .map(Id::get)
+        .map_err(Fail::range)
+}
+
+/// A `number` argument that must be a non-negative safe integer (a time, a
+/// sequence or node value, a count). `code` is the core code whose meaning
+/// fits the argument; `negative_code` is used for negative numbers.
+fn uint_arg(v: &JsValue, what: &str, code: &'static str, negative_code: &'static str) -> Res<u64> {
+    let Some(n) = v.as_f64() else {
+        return Err(Fail::Type(code, format!("{what} must be a number")));
+    };
+    if n < 0.0 {
+        return Err(Fail::Range(
+            negative_code,
+            format!("{what} must not be negative (got {n})"),
+        ));
+    }
+    // `n as u64` saturates and truncates; the round trip shows whether `n`
+    // was an integer (f64::trunc needs a libm on this target).
+    if n.is_nan() || n > MAX_SAFE || (n as u64) as f64 != n {
+        return Err(Fail::Range(
+            code,
+            format!("{what} must be a safe integer (got {n})"),
+        ));
+    }
+    Ok(n as u64)
+}
+
+/// A time in Unix milliseconds.
+fn time_arg(v: &JsValue) -> Res<u64> {
+    uint_arg(v, "a time in Unix ms", "time_overflow", "time_before_epoch")
+}
+
+fn string_arg(v: &JsValue, what: &str, code: &'static str) -> Res<String> {
+    v.as_string()
+        .ok_or_else(|| Fail::Type(code, format!("{what} must be a string")))
+}
+
+fn format_arg(v: &JsValue) -> Res<Format> {
+    Ok(Format::from_name(&string_arg(
+        v,
+        "the format",
+        "invalid_id",
+    )?)?)
+}
+
+/// A `Layout` instance or a string for `Layout.parse` (preset name or JSON).
+fn layout_arg(v: &JsValue) -> Res<snowmint::Layout> {
+    if let Some(s) = v.as_string() {
+        return Ok(snowmint::Layout::parse(&s)?);
+    }
+    if v.is_object() {
+        SELECTED.with(|s| s.set(None));
+        let like: &LayoutLike = v.unchecked_ref();
+        // An object without the method (or a freed Layout) throws: not a layout.
+        if like.select().is_ok() {
+            if let Some(l) = SELECTED.with(|s| s.take()) {
+                return Ok(l);
+            }
+        }
+    }
+    Err(Fail::Type(
+        "invalid_layout",
+        "a layout must be a Layout or a string (a preset name or a JSON descriptor)".into(),
+    ))
+}
+
+/// Node values from `{ fieldName: value }`; absent (`undefined`/`null`)
+/// means none, which the core accepts only for layouts without node fields.
+fn nodes_arg(layout: &snowmint::Layout, v: &JsValue) -> Res<Nodes> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(layout.nodes_from_pairs([])?);
+    }
+    if !v.is_object() {
+        return Err(Fail::Type(
+            "unknown_field",
+            "nodes must be an object of field name -> number".into(),
+        ));
+    }
+    let obj: &Object = v.unchecked_ref();
+    let names = Object::keys(obj);
+    let mut pairs: Vec<(String, u64)> = Vec::with_capacity(names.length() as usize);
+    for name in names.iter() {
+        let name = name.as_string().unwrap_or_default();
+        let value = js_sys::Reflect::get(obj, &JsValue::from_str(&name)).unwrap_or_default();
+        let what = format!("node field '{name}'");
+        let value = uint_arg(&value, &what, "node_out_of_range", "node_out_of_range")?;
+        pairs.push((name, value));
+    }
+    Ok(layout.nodes_from_pairs(pairs.iter().map(|(n, v)| (n.as_str(), *v)))?)
+}
+
+/// `GeneratorOptions`: policy strings pass through unchanged to the core.
+/// Returns the options and whether a seed was given.
+fn options_arg(v: &JsValue) -> Res<(Options, bool)> {
+    let mut policies: [Option<String>; 3] = [None, None, None];
+    let mut seed = None;
+    let mut resume_after = None;
+    if !v.is_undefined() {
+        if !v.is_object() {
+            return Err(Fail::Type(
+                "invalid_option",
+                "options must be an object".into(),
+            ));
+        }
+        let obj: &Object = v.unchecked_ref();
+        for key in Object::keys(obj).iter() {
+            let key = key.as_string().unwrap_or_default();
+            let value = js_sys::Reflect::get(obj, &JsValue::from_str(&key)).unwrap_or_default();
+            if value.is_undefined() {
+                continue; // `{ seed: undefined }` is the same as no seed.
+            }
+            let slot = match key.as_str() {
+                "clockBackwards" => Some(0),
+                "sequenceExhausted" => Some(1),
+                "sequenceStart" => Some(2),
+                _ => None,
+            };
+            if let Some(i) = slot {
+                policies[i] = Some(string_arg(&value, &key, "invalid_option")?);
+                continue;
+            }
+            match key.as_str() {
+                "seed" => {
+                    // The seed reads like an ID, but a bad one is a bad option.
+                    seed = Some(id_arg(&value).map_err(|e| match e {
+                        Fail::Core(e) => Fail::Range("invalid_option", format!("seed: {e}")),
+                        Fail::Type(_, m) => Fail::Type("invalid_option", format!("seed: {m}")),
+                        Fail::Range(_, m) | Fail::Plain(_, m) => {
+                            Fail::Range("invalid_option", format!("seed: {m}"))
+                        }
+                    })?)
+                }
+                "resumeAfter" => resume_after = Some(id_arg(&value)?),
+                _ => {
+                    return Err(Fail::Type(
+                        "invalid_option",
+                        format!(
+                            "unknown option '{key}' (known: clockBackwards, sequenceExhausted, \
+                             sequenceStart, seed, resumeAfter)"
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+    let [clock, exhausted, start] = &policies;
+    let mut options =
+        Options::from_policies(clock.as_deref(), exhausted.as_deref(), start.as_deref())?;
+    options.seed = seed.unwrap_or(0);
+    options.resume_after = resume_after;
+    Ok((options, seed.is_some()))
+}
+
+/// A seed for `random:N` sequence starts when the caller gives none (or 0):
+/// 64 bits from `crypto.getRandomValues`, or from `Math.random` where there
+/// is no Web Crypto. The core would fall back to std's hash keys, which are
+/// fixed on `wasm32-unknown-unknown`. Never 0 (0 means "pick one").
+fn random_seed() -> u64 {
+    let buf = js_sys::Uint32Array::new_with_length(2);
+    let from_crypto = CRYPTO.with(|c| match c {
+        Some(c) => c.get_random_values(&buf).is_ok(),
+        None => false,
+    });
+    let (hi, lo) = if from_crypto {
+        (buf.get_index(0) as u64, buf.get_index(1) as u64)
+    } else {
+        let word = || (js_sys::Math::random() * 4294967296.0) as u64;
+        (word(), word())
+    };
+    ((hi << 32) | lo).max(1)
+}
+
+// ---- results ------------------------------------------------------------------
+
+/// A `Parts` object: `id`, `timestampMs`, `date`, `sequence`, `nodes`, and
+/// each node field again at the top level unless its name is one of those.
+fn parts_object(layout: &snowmint::Layout, id: u64) -> Res<Object> {
+    let p = layout.decompose(id)?;
+    let ms = p.timestamp_ms() as f64;
+    let obj = Object::new();
+    let nodes = Object::new();
+    KEYS.with(|k| {
+        set_u64(&obj, &k.id, id);
+        set_f64(&obj, &k.timestamp_ms, ms);
+        set_val(&obj, &k.date, &JsDate::new_date(ms));
+        set_f64(&obj, &k.sequence, p.sequence() as f64);
+        for (field, &value) in layout.nodes().zip(p.nodes()) {
+            let key = k.field(field.name());
+            set_f64(&nodes, &key, value as f64);
+        }
+        for (field, &value) in layout.nodes().zip(p.nodes()) {
+            // Field names are `[a-z][a-z0-9_]*`, so only these can collide.
+            if !matches!(field.name(), "id" | "date" | "nodes" | "sequence") {
+                set_f64(&obj, &k.field(field.name()), value as f64);
+            }
+        }
+        set_val(&obj, &k.nodes, &nodes);
+    });
+    Ok(obj)
+}
+
+fn bounds_array((lo, hi): (u64, u64)) -> Array {
+    Array::of2(&JsValue::from(lo), &JsValue::from(hi))
+}
+
+fn encode(id: u64, format: Format) -> String {
+    let mut buf = [0u8; snowmint::MAX_STR_LEN];
+    Id::new(id).encode(format, &mut buf).to_string()
+}
+
+// ---- Layout ---------------------------------------------------------------------
+
+/// A layout: the epoch, the time unit, and the fields of an ID. Make one with
+/// `Layout.preset`, `Layout.fromJson` or `Layout.parse`.
+#[wasm_bindgen]
+pub struct Layout {
+    inner: snowmint::Layout,
+}
+
+fn field_kind(k: FieldKind) -> &'static str {
+    match k {
+        FieldKind::Timestamp => "timestamp",
+        FieldKind::Sequence => "sequence",
+        FieldKind::Node => "node",
+    }
+}
+
+#[wasm_bindgen]
+impl Layout {
+    /// A preset by name (`twitter`, `discord`, ... see `Layout.presets()`).
+    pub fn preset(
+        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
+    ) -> JsResult<Layout> {
+        let name = string_arg(&name, "the preset name", "unknown_preset")?;
+        Ok(Layout {
+            inner: snowmint::Layout::preset(&name).map_err(Fail::Core)?,
+        })
+    }
+
+    /// A layout from its JSON descriptor, e.g.
+    /// `{"epoch_ms":0,"fields":[["timestamp",48],["sequence",16]]}`.
+    #[wasm_bindgen(js_name = fromJson)]
+    pub fn from_json(
+        #[wasm_bindgen(unchecked_param_type = "string")] json: JsValue,
+    ) -> JsResult<Layout> {
+        let json = string_arg(&json, "the JSON descriptor", "invalid_layout")?;
+        Ok(Layout {
+            inner: snowmint::Layout::from_json(&json).map_err(Fail::Core)?,
+        })
+    }
+
+    /// A preset name or a JSON descriptor (a string starting with `{` or `"`).
+    pub fn parse(#[wasm_bindgen(unchecked_param_type = "string")] s: JsValue) -> JsResult<Layout> {
+        let s = string_arg(&s, "the layout", "invalid_layout")?;
+        Ok(Layout {
+            inner: snowmint::Layout::parse(&s).map_err(Fail::Core)?,
+        })
+    }
+
+    /// The preset names, in a fixed order.
+    pub fn presets() -> Vec<String> {
+        snowmint::Layout::PRESETS
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    }
+
+    /// The canonical JSON descriptor.
+    #[wasm_bindgen(js_name = toJson)]
+    pub fn to_json(&self) -> String {
+        self.inner.to_json()
+    }
+
+    /// The epoch, Unix milliseconds.
+    #[wasm_bindgen(getter = epochMs)]
+    pub fn epoch_ms(&self) -> f64 {
+        self.inner.epoch_ms() as f64
+    }
+
+    /// The length of one time unit, in milliseconds.
+    #[wasm_bindgen(getter = timeUnitMs)]
+    pub fn time_unit_ms(&self) -> f64 {
+        self.inner.time_unit_ms() as f64
+    }
+
+    /// The width of an ID in bits (at most 64).
+    #[wasm_bindgen(getter = totalBits)]
+    pub fn total_bits(&self) -> u32 {
+        self.inner.total_bits()
+    }
+
+    /// The largest ID of the layout.
+    #[wasm_bindgen(getter = maxId)]
+    pub fn max_id(&self) -> u64 {
+        self.inner.max_id()
+    }
+
+    /// The name of the preset equal to this layout, or `null`.
+    #[wasm_bindgen(getter = presetName, unchecked_return_type = "string | null")]
+    pub fn preset_name(&self) -> JsValue {
+        match self.inner.preset_name() {
+            Some(n) => JsValue::from_str(n),
+            None => JsValue::NULL,
+        }
+    }
+
+    /// The fields, most significant first: `{ name, bits, shift, kind }`.
+    #[wasm_bindgen(
+        getter,
+        unchecked_return_type = "{ name: string; bits: number; shift: number; kind: 'timestamp' | 'sequence' | 'node' }[]"
+    )]
+    pub fn fields(&self) -> Array {
+        let out = Array::new();
+        for f in self.inner.fields() {
+            let o = Object::new();
+            set_val(&o, &"name".into(), &f.name().into());
+            set_f64(&o, &"bits".into(), f.bits() as f64);
+            set_f64(&o, &"shift".into(), f.shift() as f64);
+            set_val(&o, &"kind".into(), &field_kind(f.kind()).into());
+            out.push(&o);
+        }
+        out
+    }
+
+    /// The first Unix ms the time field cannot hold.
+    #[wasm_bindgen(getter = timeEndMs)]
+    pub fn time_end_ms(&self) -> f64 {
+        self.inner.time_end_ms() as f64
+    }
+
+    /// The first Unix ms from which IDs may not fit a signed 64-bit integer.
+    #[wasm_bindgen(getter = i64EndMs)]
+    pub fn i64_end_ms(&self) -> f64 {
+        self.inner.i64_end_ms() as f64
+    }
+
+    /// The first Unix ms from which IDs may exceed `Number.MAX_SAFE_INTEGER`.
+    #[wasm_bindgen(getter = jsSafeEndMs)]
+    pub fn js_safe_end_ms(&self) -> f64 {
+        self.inner.js_safe_end_ms() as f64
+    }
+
+    /// Splits an ID into its parts.
+    #[wasm_bindgen(unchecked_return_type = "Parts")]
+    pub fn decode(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue,
+    ) -> JsResult<Object> {
+        Ok(parts_object(&self.inner, id_arg(&id)?)?)
+    }
+
+    /// Builds an ID from a time (Unix ms), a sequence value and node values.
+    pub fn compose(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] timestamp_ms: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, number>")] nodes: JsValue,
+    ) -> JsResult<u64> {
+        Ok(compose_with(&self.inner, &timestamp_ms, &sequence, &nodes)?)
+    }
+
+    /// The smallest and largest IDs of the time unit holding `timestampMs`.
+    #[wasm_bindgen(js_name = idBounds, unchecked_return_type = "[bigint, bigint]")]
+    pub fn id_bounds(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] timestamp_ms: JsValue,
+    ) -> JsResult<Array> {
+        let ms = time_arg(&timestamp_ms)?;
+        Ok(bounds_array(self.inner.id_bounds(ms).map_err(Fail::Core)?))
+    }
+
+    /// True when the ID fits the layout and decodes to a time between the
+    /// epoch and `nowMs` plus one day (the decoder page's "which layout fits?").
+    #[wasm_bindgen(js_name = isPlausible)]
+    pub fn is_plausible(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] now_ms: JsValue,
+    ) -> JsResult<bool> {
+        let id = id_arg(&id)?;
+        let now = time_arg(&now_ms)?;
+        Ok(self.inner.is_plausible(id, now))
+    }
+
+    /// WebAssembly package only (not in the native package): decodes a whole
+    /// `BigUint64Array` in one call, into columns:
+    /// `{ timestampMs: Float64Array, sequence: Float64Array, nodes: { [field]: Float64Array } }`.
+    /// An ID that does not fit the layout throws `invalid_id` naming its index.
+    #[wasm_bindgen(
+        js_name = decodeMany,
+        unchecked_return_type = "{ timestampMs: Float64Array; sequence: Float64Array; nodes: Record<string, Float64Array> }"
+    )]
+    pub fn decode_many(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "BigUint64Array")] ids: JsValue,
+    ) -> JsResult<Object> {
+        let Some(ids) = ids.dyn_ref::<BigUint64Array>() else {
+            return Err(Fail::Type("invalid_id", "ids must be a BigUint64Array".into()).into());
+        };
+        let ids = ids.to_vec();
+        let layout = &self.inner;
+        let n = ids.len();
+        let k = layout.node_count();
+        let mut ms = Vec::with_capacity(n);
+        let mut seq = Vec::with_capacity(n);
+        let mut nodes = vec![Vec::with_capacity(n); k];
+        for (i, &id) in ids.iter().enumerate() {
+            let p = layout
+                .decompose(id)
+                .map_err(|e| Fail::Plain(e.code(), format!("ids[{i}]: {e}")))?;
+            ms.push(p.timestamp_ms() as f64);
+            seq.push(p.sequence() as f64);
+            for (col, &v) in nodes.iter_mut().zip(p.nodes()) {
+                col.push(v as f64);
+            }
+        }
+        let out = Object::new();
+        let node_obj = Object::new();
+        KEYS.with(|keys| {
+            set_val(&out, &keys.timestamp_ms, &Float64Array::from(&ms[..]));
+            set_val(&out, &keys.sequence, &Float64Array::from(&seq[..]));
+            for (field, col) in layout.nodes().zip(&nodes) {
+                set_val(
+                    &node_obj,
+                    &keys.field(field.name()),
+                    &Float64Array::from(&col[..]),
+                );
+            }
+            set_val(&out, &keys.nodes, &node_obj);
+        });
+        Ok(out)
+    }
+
+    /// Internal: see [`LayoutLike`].
+    #[wasm_bindgen(js_name = __snowmintSelect, skip_typescript)]
+    pub fn snowmint_select(&self) {
+        SELECTED.with(|s| s.set(Some(self.inner)));
+    }
+}
+
+fn compose_with(
+    layout: &snowmint::Layout,
+    timestamp_ms: &JsValue,
+    sequence: &JsValue,
+    nodes: &JsValue,
+) -> Res<u64> {
+    let ms = time_arg(timestamp_ms)?;
+    let seq = uint_arg(
+        sequence,
+        "the sequence",
+        "node_out_of_range",
+        "node_out_of_range",
+    )?;
+    let nodes = nodes_arg(layout, nodes)?;
+    Ok(layout.compose(ms, seq, &nodes)?)
+}
+
+// ---- functions ----------------------------------------------------------------
+
+/// Splits an ID into its parts under `layout` (a `Layout` or a preset name or
+/// JSON descriptor).
+#[wasm_bindgen(unchecked_return_type = "Parts")]
+pub fn decode(
+    #[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
+) -> JsResult<Object> {
+    let layout = layout_arg(&layout)?;
+    Ok(parts_object(&layout, id_arg(&id)?)?)
+}
+
+/// Builds an ID under `layout` from a time (Unix ms), a sequence value and node values.
+#[wasm_bindgen]
+pub fn compose(
+    #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number")] timestamp_ms: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Record<string, number>")] nodes: JsValue,
+) -> JsResult<u64> {
+    let layout = layout_arg(&layout)?;
+    Ok(compose_with(&layout, &timestamp_ms, &sequence, &nodes)?)
+}
+
+/// The smallest and largest IDs under `layout` of the time unit holding `timestampMs`.
+#[wasm_bindgen(js_name = idBounds, unchecked_return_type = "[bigint, bigint]")]
+pub fn id_bounds(
+    #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number")] timestamp_ms: JsValue,
+) -> JsResult<Array> {
+    let layout = layout_arg(&layout)?;
+    let ms = time_arg(&timestamp_ms)?;
+    Ok(bounds_array(layout.id_bounds(ms).map_err(Fail::Core)?))
+}
+
+/// The ID in Crockford base32: 13 characters, upper case, sorts like the number.
+#[wasm_bindgen(js_name = toBase32)]
+pub fn to_base32(#[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue) -> JsResult<String> {
+    Ok(encode(id_arg(&id)?, Format::Base32))
+}
+
+/// Reads a Crockford base32 ID (case-insensitive; `I`/`L` read as 1, `O` as 0).
+#[wasm_bindgen(js_name = fromBase32)]
+pub fn from_base32(#[wasm_bindgen(unchecked_param_type = "string")] s: JsValue) -> JsResult<u64> {
+    Ok(parse_with(&s, Format::Base32)?)
+}
+
+/// The ID in base62 (`0-9A-Za-z`): 11 characters, sorts like the number.
+#[wasm_bindgen(js_name = toBase62)]
+pub fn to_base62(#[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue) -> JsResult<String> {
+    Ok(encode(id_arg(&id)?, Format::Base62))
+}
+
+/// Reads a base62 ID.
+#[wasm_bindgen(js_name = fromBase62)]
+pub fn from_base62(#[wasm_bindgen(unchecked_param_type = "string")] s: JsValue) -> JsResult<u64> {
+    Ok(parse_with(&s, Format::Base62)?)
+}
+
+/// The ID in `format`: `decimal`, `base32` or `base62`.
+#[wasm_bindgen(js_name = formatId)]
+pub fn format_id(
+    #[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "'decimal' | 'base32' | 'base62'")] format: JsValue,
+) -> JsResult<String> {
+    let id = id_arg(&id)?;
+    Ok(encode(id, format_arg(&format)?))
+}
+
+/// Reads an ID written in `format`: `decimal`, `base32` or `base62`.
+#[wasm_bindgen(js_name = parseId)]
+pub fn parse_id(
+    #[wasm_bindgen(unchecked_param_type = "string")] s: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "'decimal' | 'base32' | 'base62'")] format: JsValue,
+) -> JsResult<u64> {
+    let format = format_arg(&format)?;
+    Ok(parse_with(&s, format)?)
+}
+
+fn parse_with(s: &JsValue, format: Format) -> Res<u64> {
+    let s = string_arg(s, "the ID string", "invalid_id")?;
+    Ok(Id::parse(&s, format)?.get())
+}
+
+// ---- generators -----------------------------------------------------------------
+
+/// The clock of [`Generator`]: `Date.now()`. std's `SystemTime` and `Instant`
+/// panic on `wasm32-unknown-unknown`, so the core's `SystemClock` is never
+/// used here. Waiting spins (the core's default): there is no way to sleep
+/// in a synchronous call, and waits last at most a few time units.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DateClock;
+
+impl Clock for DateClock {
+    fn now_ms(&self) -> u64 {
+        // A clock before 1970 reads as 0: every real layout then refuses to
+        // generate with `time_before_epoch`. `as` saturates and truncates.
+        js_sys::Date::now().max(0.0) as u64
+    }
+}
+
+/// The generator on `Date.now()` (the core's `SyncGenerator`).
+///
+/// Generators with the same layout and node values share one state in the
+/// whole module instance, so they never repeat an ID. Every module instance
+/// (each page, each worker) has its own state: give each its own node values.
+#[wasm_bindgen]
+pub struct Generator {
+    inner: SyncGenerator<DateClock>,
+}
+
+#[wasm_bindgen]
+impl Generator {
+    /// `new Generator(layout, nodes?, options?)`. Without a seed (or with 0),
+    /// the seed of `random:N` sequence starts comes from
+    /// `crypto.getRandomValues` (or `Math.random` where there is no Web Crypto).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, number>")] nodes: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "GeneratorOptions")] options: JsValue,
+    ) -> JsResult<Generator> {
+        let layout = layout_arg(&layout)?;
+        let nodes = nodes_arg(&layout, &nodes)?;
+        let (mut options, _) = options_arg(&options)?;
+        if options.seed == 0 {
+            options.seed = random_seed();
+        }
+        Ok(Generator {
+            inner: SyncGenerator::with_clock(layout, nodes, options, DateClock)
+                .map_err(Fail::Core)?,
+        })
+    }
+
+    /// The next ID. Waits (spinning on `Date.now()`) when a policy says to
+    /// wait, at most for the few time units the policy allows.
+    #[wasm_bindgen(js_name = nextId)]
+    pub fn next_id(&self) -> JsResult<u64> {
+        Ok(self.inner.next_id().map_err(Fail::Core)?.get())
+    }
+
+    /// The next ID as a decimal string (for JSON).
+    #[wasm_bindgen(js_name = nextIdString)]
+    pub fn next_id_string(&self) -> JsResult<String> {
+        let id = self.inner.next_id().map_err(Fail::Core)?;
+        Ok(encode(id.get(), Format::Decimal))
+    }
+
+    /// `n` increasing IDs.
+    #[wasm_bindgen(js_name = nextIds)]
+    pub fn next_ids(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue,
+    ) -> JsResult<Vec<u64>> {
+        let n = uint_arg(&n, "the count", "invalid_option", "invalid_option")?;
+        SyncGenerator::<DateClock>::check_batch(n).map_err(Fail::Core)?;
+        // `check_batch` allows 2^32, which does not fit a 32-bit usize.
+        let too_many = || Fail::Range("invalid_option", format!("cannot allocate {n} IDs"));
+        let n = usize::try_from(n).map_err(|_| too_many())?;
+        let mut out: Vec<u64> = Vec::new();
+        // A huge count must be an exception, not an aborted module.
+        out.try_reserve_exact(n).map_err(|_| too_many())?;
+        out.resize(n, 0);
+        self.inner.next_ids(&mut out).map_err(Fail::Core)?;
+        Ok(out)
+    }
+
+    /// The generator's layout.
+    #[wasm_bindgen(getter)]
+    pub fn layout(&self) -> Layout {
+        Layout {
+            inner: *self.inner.config().layout(),
+        }
+    }
+}
+
+/// The pure generator (the core's `Generator`): the caller passes the time,
+/// so it can be driven by a script of clock readings. The seed is used as
+/// given (default 0). Not shared with any other generator.
+#[wasm_bindgen]
+pub struct PureGenerator {
+    inner: snowmint::Generator,
+}
+
+#[wasm_bindgen]
+impl PureGenerator {
+    /// `new PureGenerator(layout, nodes?, options?)`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Record<string, number>")] nodes: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "GeneratorOptions")] options: JsValue,
+    ) -> JsResult<PureGenerator> {
+        let layout = layout_arg(&layout)?;
+        let nodes = nodes_arg(&layout, &nodes)?;
+        let (options, _) = options_arg(&options)?;
+        Ok(PureGenerator {
+            inner: snowmint::Generator::new(layout, nodes, options).map_err(Fail::Core)?,
+        })
+    }
+
+    /// The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask
+    /// again at (`{ retryAt }`).
+    #[wasm_bindgen(unchecked_return_type = "{ id: bigint } | { retryAt: number }")]
+    pub fn next(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "number")] now_ms: JsValue,
+    ) -> JsResult<Object> {
+        let now = time_arg(&now_ms)?;
+        let next = self.inner.next(now).map_err(Fail::Core)?;
+        let obj = Object::new();
+        KEYS.with(|k| match next {
+            Next::Id(id) => set_u64(&obj, &k.id, id.get()),
+            Next::RetryAt(at) => set_f64(&obj, &k.retry_at, at as f64),
+        });
+        Ok(obj)
+    }
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &str = r#"
+/** An ID argument: a bigint, a decimal string, or a number only if Number.isSafeInteger. */
+export type IdLike = bigint | string | number;
+
+/** A decoded ID. Node fields are also spread at the top level (never overriding the fixed names). */
+export interface Parts {
+  id: bigint;
+  timestampMs: number;
+  date: Date;
+  sequence: number;
+  nodes: Record<string, number>;
+  [nodeField: string]: unknown;
+}
+
+/** Generator options: policy strings as in the core (`fail`, `wait:5`, `borrow:10`, `random:16`...). */
+export interface GeneratorOptions {
+  clockBackwards?: string;
+  sequenceExhausted?: string;
+  sequenceStart?: string;
+  seed?: bigint | string | number;
+  resumeAfter?: IdLike;
+}
+"#;

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Builds the WebAssembly packages from the crate in this folder:
+#   pkg-node/  wasm-bindgen --target nodejs (CommonJS): `require('./pkg-node')`
+#   pkg-web/   wasm-bindgen --target web (ESM): `import init, {...} from './pkg-web/snowmint_wasm.js'`
+# and refreshes the copy of the web package that the decoder page imports
+# (www/pkg/, committed so the page needs no build step).
+#
+#   bindings-wasm/build.sh            # build everything
+#   bindings-wasm/build.sh --check    # also fail if www/pkg/ differs from the fresh build
+#
+# Needs: the wasm32-unknown-unknown target, wasm-bindgen-cli 0.2.130 on PATH
+# (the same version as the pinned crate), and `npm install` in this folder
+# (npm's binaryen for wasm-opt: Debian's binaryen 108 silently breaks the
+# module). scripts/test-wasm installs all of them.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target/wasm}"
+check=0
+[ "${1:-}" = "--check" ] && check=1
+
+# Size over speed: the module is downloaded by every page that uses it. The
+# root Cargo.toml's release profile (lto, one codegen unit) stays as it is;
+# only the optimisation level is overridden, here, for this build.
+export CARGO_PROFILE_RELEASE_OPT_LEVEL=z
+cargo build --quiet -p snowmint-wasm --target wasm32-unknown-unknown --release
+wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/snowmint_wasm.wasm"
+
+# The features rustc enables by default for wasm32-unknown-unknown; wasm-opt
+# must know them to read the module, and uses nothing beyond them.
+features=(--enable-bulk-memory --enable-multivalue --enable-mutable-globals
+  --enable-nontrapping-float-to-int --enable-reference-types --enable-sign-ext)
+
+for target in nodejs web; do
+  case $target in nodejs) out="$HERE/pkg-node" ;; web) out="$HERE/pkg-web" ;; esac
+  rm -rf "$out"
+  wasm-bindgen --target "$target" --out-dir "$out" --out-name snowmint_wasm "$wasm"
+  "$HERE/node_modules/.bin/wasm-opt" -Oz "${features[@]}" --strip-debug --strip-producers \
+    -o "$out/snowmint_wasm_bg.wasm" "$out/snowmint_wasm_bg.wasm"
+done
+
+# package.json files of the two packages. pkg-node is CommonJS: no "type"
+# field, and none in any package.json above it.
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$ROOT/Cargo.toml" | head -n 1)
+cat > "$HERE/pkg-node/package.json" <<JSON
+{
+  "name": "snowmint-wasm",
+  "version": "$version",
+  "description": "snowmint (Snowflake-style 64-bit IDs) as WebAssembly, for Node (CommonJS)",
+  "license": "MIT OR Apache-2.0",
+  "main": "snowmint_wasm.js",
+  "types": "snowmint_wasm.d.ts",
+  "files": ["snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
+}
+JSON
+cat > "$HERE/pkg-web/package.json" <<JSON
+{
+  "name": "snowmint-wasm-web",
+  "version": "$version",
+  "description": "snowmint (Snowflake-style 64-bit IDs) as WebAssembly, for browsers (ES module; call the default export init() first)",
+  "license": "MIT OR Apache-2.0",
+  "type": "module",
+  "main": "snowmint_wasm.js",
+  "types": "snowmint_wasm.d.ts",
+  "files": ["snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
+}
+JSON
+
+# The decoder page's copy: only what a browser loads.
+if ((check)); then
+  for f in snowmint_wasm.js snowmint_wasm_bg.wasm; do
+    if ! cmp -s "$HERE/pkg-web/$f" "$HERE/www/pkg/$f"; then
+      echo "bindings-wasm/www/pkg/$f is stale: run bindings-wasm/build.sh and commit www/pkg/" >&2
+      exit 1
+    fi
+  done
+else
+  mkdir -p "$HERE/www/pkg"
+  cp "$HERE/pkg-web/snowmint_wasm.js" "$HERE/pkg-web/snowmint_wasm_bg.wasm" "$HERE/www/pkg/"
+fi
