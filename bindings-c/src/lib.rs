@@ -93,9 +93,13 @@ unsafe fn cstr_opt<'a>(p: *const c_char) -> R<Option<&'a str>> {
     }
 }
 
-/// `len` bytes of UTF-8 (no NUL needed).
+/// `len` bytes of UTF-8 (no NUL needed). NULL is refused even when `len` is
+/// 0: a NULL string is more likely a bug than an empty string.
 unsafe fn str_len<'a>(p: *const c_char, len: usize) -> R<&'a str> {
-    // SAFETY: the caller promises `len` readable bytes at a non-NULL `p`.
+    if p.is_null() {
+        return Err(snowmint_status::NullArgument);
+    }
+    // SAFETY: non-NULL, and the caller promises `len` readable bytes at `p`.
     let bytes = unsafe { slice(p.cast::<u8>(), len) }?;
     core::str::from_utf8(bytes).map_err(|_| snowmint_status::InvalidUtf8)
 }
