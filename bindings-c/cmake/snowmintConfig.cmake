@@ -9,7 +9,8 @@
 include_guard(GLOBAL)
 get_filename_component(_snowmint_prefix "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)
 
-find_package(Threads REQUIRED)
+include(CMakeFindDependencyMacro)
+find_dependency(Threads)
 
 add_library(snowmint::static STATIC IMPORTED)
 set_target_properties(snowmint::static PROPERTIES
