@@ -14,9 +14,13 @@
 //!   type becomes a `TypeError`, a number out of its range a `RangeError`;
 //!   both carry a `code` too (see [`Fail`]).
 
+mod fast;
+
+use std::sync::Arc;
+
 use napi::bindgen_prelude::{
-    BigInt, BigUint64Array, ClassInstance, Env, JavaScriptClassExt, JsError, JsRangeError,
-    JsTypeError, Object, ToNapiValue, Unknown,
+    BigInt, ClassInstance, Env, JavaScriptClassExt, JsError, JsRangeError, JsTypeError, Object,
+    This, ToNapiValue, Unknown,
 };
 use napi::{sys, JsValue, Status, ValueType};
 use napi_derive::napi;
@@ -207,14 +211,20 @@ fn layout_arg(env: &Env, v: &Unknown) -> Res<snowmint::Layout> {
         ValueType::Object if Layout::instance_of(env, v)? => {
             // SAFETY: the value is an instance of the `Layout` class (checked
             // above), so it wraps a `Layout`.
-            let l: ClassInstance<Layout> = unsafe { v.cast() }?;
+            // An object made with `Object.create(Layout.prototype)` passes
+            // `instanceof` but wraps nothing: napi-rs refuses to unwrap it.
+            let l: ClassInstance<Layout> = unsafe { v.cast() }.map_err(|_| not_a_layout())?;
             Ok(l.inner)
         }
-        _ => Err(Fail::Type(
-            "invalid_layout",
-            "a layout must be a Layout or a string (a preset name or a JSON descriptor)".into(),
-        )),
+        _ => Err(not_a_layout()),
     }
+}
+
+fn not_a_layout() -> Fail {
+    Fail::Type(
+        "invalid_layout",
+        "a layout must be a Layout or a string (a preset name or a JSON descriptor)".into(),
+    )
 }
 
 /// Node values from `{ fieldName: value }`; absent (`undefined`/`null`)
@@ -308,30 +318,6 @@ fn options_arg(v: Option<&Unknown>, default_seed: u64) -> Res<Options> {
 
 // ---- results --------------------------------------------------------------
 
-/// A `Parts` object: `id`, `timestampMs`, `date`, `sequence`, `nodes`, and
-/// each node field again at the top level unless its name is one of those.
-fn parts_object<'e>(env: &'e Env, layout: &snowmint::Layout, id: u64) -> Res<Object<'e>> {
-    let p = layout.decompose(id)?;
-    let ms = p.timestamp_ms() as f64;
-    let mut obj = Object::new(env)?;
-    let mut nodes = Object::new(env)?;
-    obj.set("id", id)?;
-    obj.set("timestampMs", ms)?;
-    obj.set("date", env.create_date(ms)?)?;
-    obj.set("sequence", p.sequence() as f64)?;
-    for (field, &value) in layout.nodes().zip(p.nodes()) {
-        nodes.set(field.name(), value as f64)?;
-    }
-    for (field, &value) in layout.nodes().zip(p.nodes()) {
-        // Field names are `[a-z][a-z0-9_]*`, so only these can collide.
-        if !matches!(field.name(), "id" | "date" | "nodes" | "sequence") {
-            obj.set(field.name(), value as f64)?;
-        }
-    }
-    obj.set("nodes", nodes)?;
-    Ok(obj)
-}
-
 fn bounds_array(env: &Env, (lo, hi): (u64, u64)) -> Res<Unknown<'_>> {
     // SAFETY: `env` is the live environment of the current call.
     let raw = unsafe { ToNapiValue::to_napi_value(env.raw(), vec![lo, hi]) }?;
@@ -362,7 +348,7 @@ pub struct Layout {
 #[napi]
 impl Layout {
     /// A preset by name (`twitter`, `discord`, ... see `Layout.presets()`).
-    #[napi(factory)]
+    #[napi(catch_unwind, factory)]
     pub fn preset(
         env: &Env,
         #[napi(ts_arg_type = "string")] name: Unknown,
@@ -374,7 +360,7 @@ impl Layout {
 
     /// A layout from its JSON descriptor, e.g.
     /// `{"epoch_ms":0,"fields":[["timestamp",48],["sequence",16]]}`.
-    #[napi(factory)]
+    #[napi(catch_unwind, factory)]
     pub fn from_json(
         env: &Env,
         #[napi(ts_arg_type = "string")] json: Unknown,
@@ -385,7 +371,7 @@ impl Layout {
     }
 
     /// A preset name or a JSON descriptor (a string starting with `{` or `"`).
-    #[napi(factory)]
+    #[napi(catch_unwind, factory)]
     pub fn parse(env: &Env, #[napi(ts_arg_type = "string")] s: Unknown) -> napi::Result<Layout> {
         let s = string_arg(&s, "the layout", "invalid_layout").or_throw(env)?;
         let inner = snowmint::Layout::parse(&s).or_throw(env)?;
@@ -393,13 +379,13 @@ impl Layout {
     }
 
     /// The preset names, in a fixed order.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn presets() -> Vec<&'static str> {
         snowmint::Layout::PRESETS.to_vec()
     }
 
     /// The canonical JSON descriptor.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn to_json(&self) -> String {
         self.inner.to_json()
     }
@@ -472,20 +458,8 @@ impl Layout {
         self.inner.js_safe_end_ms() as f64
     }
 
-    /// Splits an ID into its parts.
-    #[napi(ts_return_type = "Parts")]
-    pub fn decode<'e>(
-        &self,
-        env: &'e Env,
-        #[napi(ts_arg_type = "IdLike")] id: Unknown,
-    ) -> napi::Result<Object<'e>> {
-        id_arg(&id)
-            .and_then(|id| parts_object(env, &self.inner, id))
-            .or_throw(env)
-    }
-
     /// Builds an ID from a time (Unix ms), a sequence value and node values.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn compose(
         &self,
         env: &Env,
@@ -497,7 +471,7 @@ impl Layout {
     }
 
     /// The smallest and largest IDs of the time unit holding `timestampMs`.
-    #[napi(ts_return_type = "[bigint, bigint]")]
+    #[napi(catch_unwind, ts_return_type = "[bigint, bigint]")]
     pub fn id_bounds<'e>(
         &self,
         env: &'e Env,
@@ -511,7 +485,7 @@ impl Layout {
 
     /// True when the ID fits the layout and decodes to a time between the
     /// epoch and `nowMs` plus one day.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn is_plausible(
         &self,
         env: &Env,
@@ -543,21 +517,22 @@ fn compose_with(
 
 // ---- functions ------------------------------------------------------------
 
-/// Splits an ID into its parts under `layout` (a `Layout` or a preset name or
-/// JSON descriptor).
-#[napi(ts_return_type = "Parts")]
-pub fn decode<'e>(
-    env: &'e Env,
-    #[napi(ts_arg_type = "IdLike")] id: Unknown,
-    #[napi(ts_arg_type = "Layout | string")] layout: Unknown,
-) -> napi::Result<Object<'e>> {
+/// Internal, for `index.js`, which builds `Parts` objects in JavaScript (an
+/// N-API property write costs ~300 ns here, a JavaScript object literal a few
+/// ns): a function that decodes IDs of `layout` and writes the timestamp,
+/// sequence and node values into `scratch` (a `Float64Array`), returning the
+/// ID as a bigint. See `fast::decoder`.
+#[napi(js_name = "__decoder", skip_typescript, catch_unwind)]
+pub fn decoder<'e>(env: &'e Env, layout: Unknown, scratch: Unknown) -> napi::Result<Unknown<'e>> {
     layout_arg(env, &layout)
-        .and_then(|layout| parts_object(env, &layout, id_arg(&id)?))
+        .and_then(|layout| fast::decoder(env.raw(), layout, &scratch))
+        // SAFETY: the function was just created in this environment.
+        .map(|raw| unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
         .or_throw(env)
 }
 
 /// Builds an ID under `layout` from a time (Unix ms), a sequence value and node values.
-#[napi]
+#[napi(catch_unwind)]
 pub fn compose(
     env: &Env,
     #[napi(ts_arg_type = "Layout | string")] layout: Unknown,
@@ -571,7 +546,7 @@ pub fn compose(
 }
 
 /// The smallest and largest IDs under `layout` of the time unit holding `timestampMs`.
-#[napi(ts_return_type = "[bigint, bigint]")]
+#[napi(catch_unwind, ts_return_type = "[bigint, bigint]")]
 pub fn id_bounds<'e>(
     env: &'e Env,
     #[napi(ts_arg_type = "Layout | string")] layout: Unknown,
@@ -589,31 +564,31 @@ fn encode(id: u64, format: Format) -> String {
 }
 
 /// The ID in Crockford base32: 13 characters, upper case, sorts like the number.
-#[napi]
+#[napi(catch_unwind)]
 pub fn to_base32(env: &Env, #[napi(ts_arg_type = "IdLike")] id: Unknown) -> napi::Result<String> {
     Ok(encode(id_arg(&id).or_throw(env)?, Format::Base32))
 }
 
 /// Reads a Crockford base32 ID (case-insensitive; `I`/`L` read as 1, `O` as 0).
-#[napi]
+#[napi(catch_unwind)]
 pub fn from_base32(env: &Env, #[napi(ts_arg_type = "string")] s: Unknown) -> napi::Result<u64> {
     parse_with(&s, Format::Base32).or_throw(env)
 }
 
 /// The ID in base62 (`0-9A-Za-z`): 11 characters, sorts like the number.
-#[napi]
+#[napi(catch_unwind)]
 pub fn to_base62(env: &Env, #[napi(ts_arg_type = "IdLike")] id: Unknown) -> napi::Result<String> {
     Ok(encode(id_arg(&id).or_throw(env)?, Format::Base62))
 }
 
 /// Reads a base62 ID.
-#[napi]
+#[napi(catch_unwind)]
 pub fn from_base62(env: &Env, #[napi(ts_arg_type = "string")] s: Unknown) -> napi::Result<u64> {
     parse_with(&s, Format::Base62).or_throw(env)
 }
 
 /// The ID in `format`: `decimal`, `base32` or `base62`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn format_id(
     env: &Env,
     #[napi(ts_arg_type = "IdLike")] id: Unknown,
@@ -623,7 +598,7 @@ pub fn format_id(
 }
 
 /// Reads an ID written in `format`: `decimal`, `base32` or `base62`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn parse_id(
     env: &Env,
     #[napi(ts_arg_type = "string")] s: Unknown,
@@ -648,14 +623,15 @@ fn parse_with(s: &Unknown, format: Format) -> Res<u64> {
 /// processes (`cluster`, `child_process`) need node values of their own.
 #[napi]
 pub struct Generator {
-    inner: SyncGenerator,
+    inner: Arc<SyncGenerator>,
 }
 
 #[napi]
 impl Generator {
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(
         env: &Env,
+        this: This,
         #[napi(ts_arg_type = "Layout | string")] layout: Unknown,
         #[napi(ts_arg_type = "Record<string, number>")] nodes: Option<Unknown>,
         #[napi(ts_arg_type = "GeneratorOptions")] options: Option<Unknown>,
@@ -665,51 +641,39 @@ impl Generator {
             let nodes = nodes_arg(&layout, nodes.as_ref())?;
             // A seed of 0 asks the core for one from the operating system.
             let options = options_arg(options.as_ref(), 0)?;
-            Ok(Generator {
-                inner: SyncGenerator::new(layout, nodes, options)?,
-            })
+            let inner = Arc::new(SyncGenerator::new(layout, nodes, options)?);
+            // The instance's own `nextId` and `nextIds`, bound to this
+            // generator, shadow the methods below (see `fast`).
+            fast::bind(env.raw(), this.object.raw(), &inner)?;
+            Ok(Generator { inner })
         })()
         .or_throw(env)
     }
 
     /// The next ID. Blocks (sleeps) when a policy says to wait, at most for
     /// the few time units the policy allows.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn next_id(&self, env: &Env) -> napi::Result<u64> {
-        match self.inner.next_id() {
-            Ok(id) => Ok(id.get()),
-            Err(e) => Err(Fail::Core(e).throw(env)),
-        }
+        self.inner.next_id().map(|id| id.get()).or_throw(env)
     }
 
     /// The next ID as a decimal string (for JSON).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn next_id_string(&self, env: &Env) -> napi::Result<String> {
-        match self.inner.next_id() {
-            Ok(id) => Ok(id.to_string()),
-            Err(e) => Err(Fail::Core(e).throw(env)),
-        }
+        self.inner.next_id().map(|id| id.to_string()).or_throw(env)
     }
 
     /// `n` increasing IDs.
-    #[napi]
-    pub fn next_ids(
+    #[napi(catch_unwind, ts_return_type = "BigUint64Array")]
+    pub fn next_ids<'e>(
         &self,
-        env: &Env,
+        env: &'e Env,
         #[napi(ts_arg_type = "number")] n: Unknown,
-    ) -> napi::Result<BigUint64Array> {
-        (|| -> Res<_> {
-            let n = uint_arg(&n, "the count", "invalid_option", "invalid_option")?;
-            let n = SyncGenerator::<snowmint::SystemClock>::check_batch(n)?;
-            let mut out: Vec<u64> = Vec::new();
-            // A huge count must be an exception, not an aborted process.
-            out.try_reserve_exact(n)
-                .map_err(|_| Fail::Range("invalid_option", format!("cannot allocate {n} IDs")))?;
-            out.resize(n, 0);
-            self.inner.next_ids(&mut out)?;
-            Ok(BigUint64Array::new(out))
-        })()
-        .or_throw(env)
+    ) -> napi::Result<Unknown<'e>> {
+        fast::next_ids(env.raw(), &self.inner, &n)
+            // SAFETY: the array was just created in this environment.
+            .map(|raw| unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
+            .or_throw(env)
     }
 
     /// The generator's layout.
@@ -731,7 +695,7 @@ pub struct PureGenerator {
 
 #[napi]
 impl PureGenerator {
-    #[napi(constructor)]
+    #[napi(catch_unwind, constructor)]
     pub fn new(
         env: &Env,
         #[napi(ts_arg_type = "Layout | string")] layout: Unknown,
@@ -751,12 +715,12 @@ impl PureGenerator {
 
     /// The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask
     /// again at (`{ retryAt }`).
-    #[napi(ts_return_type = "{ id: bigint } | { retryAt: number }")]
+    #[napi(catch_unwind, ts_return_type = "{ id: bigint } | { retryAt: number }")]
     pub fn next<'e>(
         &mut self,
         env: &'e Env,
         #[napi(ts_arg_type = "number")] now_ms: Unknown,
-    ) -> napi::Result<Object<'e>> {
+    ) -> napi::Result<Unknown<'e>> {
         (|| -> Res<_> {
             let now = time_arg(&now_ms)?;
             let mut obj = Object::new(env)?;
@@ -764,7 +728,7 @@ impl PureGenerator {
                 Next::Id(id) => obj.set("id", id.get())?,
                 Next::RetryAt(at) => obj.set("retryAt", at as f64)?,
             }
-            Ok(obj)
+            Ok(obj.to_unknown())
         })()
         .or_throw(env)
     }
