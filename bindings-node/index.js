@@ -27,17 +27,46 @@ function makeDecoder(layout) {
   const native = binding.__decoder(layout, scratch)
   const l = typeof layout === 'string' ? Layout.parse(layout) : layout
   const names = l.fields.filter((f) => f.kind === 'node').map((f) => f.name)
+  return compileBuilder(names, native) ?? genericBuilder(names, native)
+}
+
+// A builder with the layout's field names written out, so the engine sees
+// one fixed object shape (about twice as fast as setting keys in a loop).
+// The names come from a validated layout ([a-z][a-z0-9_]*) and are quoted
+// with JSON.stringify all the same. Where code generation from strings is
+// disabled, the generic builder below is used.
+function compileBuilder(names, native) {
+  const slot = (i) => `s[${2 + i}]`
+  const spread = names
+    .map((n, i) => (FIXED.has(n) ? '' : `${JSON.stringify(n)}: ${slot(i)}, `))
+    .join('')
+  const nodes = names.map((n, i) => `${JSON.stringify(n)}: ${slot(i)}`).join(', ')
+  const body =
+    'return function decodeParts(id) {\n' +
+    '  const big = native(id)\n' +
+    '  const ms = s[0]\n' +
+    `  return { id: big, timestampMs: ms, date: new Date(ms), sequence: s[1], ${spread}nodes: { ${nodes} } }\n` +
+    '}'
+  try {
+    return new Function('s', 'native', body)(scratch, native)
+  } catch {
+    return undefined
+  }
+}
+
+function genericBuilder(names, native) {
   const spread = names.map((n) => !FIXED.has(n))
   return function decodeParts(id) {
     const big = native(id)
     const ms = scratch[0]
+    const parts = { id: big, timestampMs: ms, date: new Date(ms), sequence: scratch[1] }
     const nodes = {}
-    const parts = { id: big, timestampMs: ms, date: new Date(ms), sequence: scratch[1], nodes }
     for (let i = 0; i < names.length; i++) {
       const v = scratch[2 + i]
       nodes[names[i]] = v
       if (spread[i]) parts[names[i]] = v
     }
+    parts.nodes = nodes
     return parts
   }
 }

@@ -1,6 +1,7 @@
 // Native-only details: the raw N-API fast paths (src/fast.rs) keep the same
 // safety and errors as the napi-rs glue.
 import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { test } from 'node:test'
@@ -52,4 +53,24 @@ test('the internal decoder checks its scratch array', () => {
   const d = binding.__decoder('twitter', new Float64Array(8))
   assert.equal(d(135168n), 135168n)
   assert.equal(path.basename(fileURLToPath(pkgEntryUrl)), 'index.js')
+})
+
+test('Parts are the same where code generation from strings is disabled', () => {
+  // index.js compiles a builder per layout; with code generation disabled it
+  // falls back to a generic one, which must build equal objects.
+  const layout = '{"epoch_ms":0,"fields":[["timestamp",40],["id",4],["date",4],["nodes",4],["shard",4],["sequence",8]]}'
+  const script = `
+    const pkg = require(${JSON.stringify(fileURLToPath(pkgEntryUrl))})
+    const show = (p) => JSON.stringify(p, (k, v) => (typeof v === 'bigint' ? v + 'n' : v))
+    const l = pkg.Layout.parse(${JSON.stringify(layout)})
+    const id = l.compose(5000, 7, { id: 1, date: 2, nodes: 3, shard: 4 })
+    console.log(JSON.stringify([show(l.decode(id)), show(pkg.decode(175928847299117063n, 'discord'))]))
+  `
+  const run = (flags) => JSON.parse(execFileSync(process.execPath, [...flags, '-e', script], { encoding: 'utf8' }))
+  const generic = run(['--disallow-code-generation-from-strings'])
+  const compiled = run([])
+  assert.deepEqual(generic, compiled)
+  const p = JSON.parse(compiled[0])
+  assert.deepEqual(Object.keys(p), ['id', 'timestampMs', 'date', 'sequence', 'shard', 'nodes'])
+  assert.deepEqual(p.nodes, { id: 1, date: 2, nodes: 3, shard: 4 })
 })
