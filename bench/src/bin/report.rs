@@ -10,6 +10,7 @@
 //! reported.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use snowmint::{Iso8601, Layout};
@@ -114,6 +115,8 @@ const T1_MASTODON: &str = "snowmint `mastodon` 1 thread";
 const T2_MASTODON: &str = "snowmint `mastodon` 2 threads";
 const T1_FLAKED: &str = "snowflaked 1 thread";
 const T2_FLAKED: &str = "snowflaked 2 threads";
+const T1_ATOMIC: &str = "reference: bare `AtomicU64::fetch_add` 1 thread";
+const T2_ATOMIC: &str = "reference: bare `AtomicU64::fetch_add` 2 threads";
 const T1_RS: &str = "rs-snowflake `Mutex` 1 thread";
 const T2_RS: &str = "rs-snowflake `Mutex` 2 threads";
 
@@ -146,6 +149,7 @@ fn measure(args: &Args) -> Series {
     let thr_twitter = snowmint("twitter", &[9, 1], None, None);
     let thr_flaked = snowflaked_sync(9);
     let thr_rs = rs_snowflake_mutex(9, 1);
+    let counter = AtomicU64::new(0);
 
     let batch_twitter = snowmint("twitter", &[10, 1], None, None);
     let mut out = vec![0u64; BURST as usize];
@@ -214,6 +218,16 @@ fn measure(args: &Args) -> Series {
         s.add(T2_TWITTER, rate(2, dur, || snowmint_next(&thr_twitter)));
         s.add(T1_MASTODON, rate(1, dur, || snowmint_next(&mastodon)));
         s.add(T2_MASTODON, rate(2, dur, || snowmint_next(&mastodon)));
+        // The hardware's floor for "one shared word, two cores": a counter
+        // that cannot fail its update (a compare-and-swap can, and retries).
+        s.add(
+            T1_ATOMIC,
+            rate(1, dur, || counter.fetch_add(1, Ordering::Relaxed)),
+        );
+        s.add(
+            T2_ATOMIC,
+            rate(2, dur, || counter.fetch_add(1, Ordering::Relaxed)),
+        );
         s.add(T1_FLAKED, rate(1, dur, || thr_flaked.generate::<u64>()));
         s.add(T2_FLAKED, rate(2, dur, || thr_flaked.generate::<u64>()));
         s.add(T1_RS, rate(1, dur, || rs_snowflake_mutex_next(&thr_rs)));
@@ -333,6 +347,12 @@ fn main() {
     let s = measure(&args);
     let load_after = loadavg();
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let passed: Vec<String> = std::env::args().skip(1).collect();
+    println!(
+        "Command: `cargo run --release -p snowmint-bench --bin report{}{}`\n",
+        if passed.is_empty() { "" } else { " -- " },
+        passed.join(" ")
+    );
 
     println!(
         "Run {started} on {cpus} CPUs ({}), load average {load_before} before, \
@@ -404,20 +424,22 @@ fn main() {
         1e6,
         3,
     );
-    let cap: Vec<(&str, f64)> = [SUS_DEFAULT, SUS_ZERO, SUS_FLAKED, SUS_RS]
-        .iter()
-        .map(|n| (*n, median(s.get(n)) / TWITTER_CAP_PER_S))
-        .collect();
-    println!("| share of the cap (median) | value | target | met |");
-    println!("|---|---:|---|---|");
-    for (name, c) in cap {
-        let is_snowmint = name.starts_with("snowmint");
-        let (target, met) = if is_snowmint {
+    println!("| share of the cap | median | best repeat | target (median) | met |");
+    println!("|---|---:|---:|---|---|");
+    for name in [SUS_DEFAULT, SUS_ZERO, SUS_FLAKED, SUS_RS] {
+        let v = s.get(name);
+        let c = median(v) / TWITTER_CAP_PER_S;
+        let best = min_max(v).1 / TWITTER_CAP_PER_S;
+        let (target, met) = if name.starts_with("snowmint") {
             (">= 99%", if c >= 0.99 { "yes" } else { "**no**" })
         } else {
             ("", "")
         };
-        println!("| {name} | {:.2}% | {target} | {met} |", c * 100.0);
+        println!(
+            "| {name} | {:.2}% | {:.2}% | {target} | {met} |",
+            c * 100.0,
+            best * 100.0
+        );
     }
     println!();
     ratios(
@@ -437,6 +459,8 @@ fn main() {
             T2_TWITTER,
             T1_MASTODON,
             T2_MASTODON,
+            T1_ATOMIC,
+            T2_ATOMIC,
             T1_FLAKED,
             T2_FLAKED,
             T1_RS,
@@ -459,6 +483,12 @@ fn main() {
                 T2_MASTODON,
                 T1_MASTODON,
                 ">= 1.0",
+            ),
+            (
+                "reference `fetch_add`: 2 threads / 1",
+                T2_ATOMIC,
+                T1_ATOMIC,
+                "",
             ),
             ("snowflaked: 2 threads / 1", T2_FLAKED, T1_FLAKED, ""),
             ("rs-snowflake `Mutex`: 2 threads / 1", T2_RS, T1_RS, ""),
