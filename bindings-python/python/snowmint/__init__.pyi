@@ -1,0 +1,286 @@
+"""Type stubs for snowmint (the extension module snowmint._snowmint, re-exported)."""
+
+from datetime import datetime
+from typing import Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Union
+
+__version__: str
+ERROR_CODES: List[str]
+"""Every error code, in the core's fixed order."""
+
+_LayoutLike = Union["Layout", str]
+"""A Layout, a preset name ("twitter", ...) or a JSON descriptor."""
+_IdLike = Union[int, str]
+"""An ID: an int in 0..2**64, or its decimal str."""
+_TimeLike = Union[int, datetime]
+"""Unix milliseconds, or an aware datetime."""
+
+class SnowmintError(ValueError):
+    """The base of every snowmint error."""
+
+    code: Optional[str]
+    """The core's stable error code (the same in every language)."""
+
+class InvalidLayoutError(SnowmintError):
+    """code ``invalid_layout``: the layout or its JSON descriptor is not acceptable."""
+
+    code: str
+
+class UnknownPresetError(SnowmintError):
+    """code ``unknown_preset``: no preset has this name."""
+
+    code: str
+
+class UnknownFieldError(SnowmintError):
+    """code ``unknown_field``: a node value for a field the layout does not have."""
+
+    code: str
+
+class MissingNodeError(SnowmintError):
+    """code ``missing_node``: a node field without a value."""
+
+    code: str
+
+class NodeOutOfRangeError(SnowmintError):
+    """code ``node_out_of_range``: a value does not fit its field."""
+
+    code: str
+
+class InvalidOptionError(SnowmintError):
+    """code ``invalid_option``: a generator option (policy, count, seed) is not acceptable."""
+
+    code: str
+
+class TimeBeforeEpochError(SnowmintError):
+    """code ``time_before_epoch``: a time is before the layout's epoch."""
+
+    code: str
+
+class TimeOverflowError(SnowmintError):
+    """code ``time_overflow``: a time is at or past the end of the layout's time field."""
+
+    code: str
+
+class ClockMovedBackwardsError(SnowmintError):
+    """code ``clock_moved_backwards``: the clock went back further than the policy tolerates."""
+
+    code: str
+
+class InvalidIdError(SnowmintError):
+    """code ``invalid_id``: not a valid ID (for this layout)."""
+
+    code: str
+
+class ProcessForkedError(SnowmintError):
+    """code ``process_forked``: a generator created before fork() used in the child."""
+
+    code: str
+
+class Field:
+    """One field of a layout."""
+
+    @property
+    def name(self) -> str:
+        """The field's name."""
+    @property
+    def bits(self) -> int:
+        """Width in bits."""
+    @property
+    def shift(self) -> int:
+        """Position of the field's lowest bit in the ID."""
+    @property
+    def kind(self) -> Literal["timestamp", "sequence", "node"]:
+        """What the field holds."""
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class Layout:
+    """A layout: the epoch, the time unit, and the fields from the most significant bit down."""
+
+    @staticmethod
+    def preset(name: str) -> Layout:
+        """A preset by name (see ``Layout.presets()``)."""
+    @staticmethod
+    def from_json(json: str) -> Layout:
+        """A layout from its JSON descriptor (or a preset's name as a JSON string)."""
+    @staticmethod
+    def parse(s: str) -> Layout:
+        """A JSON descriptor (starting with ``{`` or ``"``) or else a preset name."""
+    @staticmethod
+    def presets() -> List[str]:
+        """The names of the presets, in a fixed order."""
+    def to_json(self) -> str:
+        """The canonical JSON descriptor."""
+    @property
+    def epoch_ms(self) -> int:
+        """The epoch, Unix milliseconds."""
+    @property
+    def time_unit_ms(self) -> int:
+        """The time unit in milliseconds."""
+    @property
+    def total_bits(self) -> int:
+        """The width of the IDs in bits."""
+    @property
+    def max_id(self) -> int:
+        """The largest ID of the layout."""
+    @property
+    def fields(self) -> List[Field]:
+        """The fields, most significant first."""
+    @property
+    def node_names(self) -> List[str]:
+        """The names of the node fields, in order."""
+    @property
+    def time_end_ms(self) -> int:
+        """The first Unix ms the time field cannot hold."""
+    @property
+    def time_end(self) -> Optional[datetime]:
+        """``time_end_ms`` as an aware UTC datetime (None past year 9999)."""
+    @property
+    def i64_end_ms(self) -> int:
+        """The first Unix ms from which IDs may not fit a signed 64-bit integer."""
+    @property
+    def i64_end(self) -> Optional[datetime]:
+        """``i64_end_ms`` as an aware UTC datetime (None past year 9999)."""
+    @property
+    def js_safe_end_ms(self) -> int:
+        """The first Unix ms from which IDs may exceed 2**53."""
+    @property
+    def js_safe_end(self) -> Optional[datetime]:
+        """``js_safe_end_ms`` as an aware UTC datetime (None past year 9999)."""
+    @property
+    def preset_name(self) -> Optional[str]:
+        """The name of the preset equal to this layout, or None."""
+    def decode(self, id: _IdLike) -> Parts:
+        """Splits an ID into its parts."""
+    def compose(self, timestamp_ms: int, sequence: int = 0, **nodes: int) -> int:
+        """Builds an ID from a time (Unix ms), a sequence value and node values."""
+    def id_bounds(self, time: _TimeLike) -> Tuple[int, int]:
+        """The smallest and largest IDs whose time unit contains ``time``."""
+    def is_plausible(self, id: _IdLike, now_ms: int) -> bool:
+        """True when the ID fits and decodes to a time between the epoch and now plus one day."""
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class Parts:
+    """An ID split into its parts; iterates like ``(id, timestamp_ms, sequence, nodes)``.
+
+    Node fields are also attributes (``parts.worker``).
+    """
+
+    @property
+    def id(self) -> int:
+        """The ID."""
+    @property
+    def timestamp_ms(self) -> int:
+        """The start of the ID's time unit, Unix milliseconds."""
+    @property
+    def time(self) -> datetime:
+        """``timestamp_ms`` as an aware UTC datetime (OverflowError past year 9999)."""
+    @property
+    def tick(self) -> int:
+        """The time field's raw value (time units since the epoch)."""
+    @property
+    def sequence(self) -> int:
+        """The sequence value."""
+    @property
+    def nodes(self) -> Dict[str, int]:
+        """The node values by field name (a new dict each time)."""
+    @property
+    def layout(self) -> Layout:
+        """The layout the ID was decoded with."""
+    def _asdict(self) -> Dict[str, object]:
+        """The parts as a dict."""
+    def __getattr__(self, name: str) -> int:
+        """A node field's value."""
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> object: ...
+    def __iter__(self) -> Iterator[object]: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+class Generator:
+    """The thread-safe, lock-free generator on the system clock.
+
+    Node values are keyword arguments named after the layout's node fields (or a
+    ``nodes`` dict). Generators of one process with the same layout and node values
+    share one state. A generator created before ``fork()`` raises
+    ``ProcessForkedError`` in the child: create a new one there, with a node value
+    no other process uses.
+    """
+
+    def __init__(
+        self,
+        layout: _LayoutLike = "twitter",
+        *,
+        clock_backwards: Optional[str] = None,
+        sequence_exhausted: Optional[str] = None,
+        sequence_start: Optional[str] = None,
+        seed: Optional[int] = None,
+        resume_after: Optional[_IdLike] = None,
+        nodes: Optional[Mapping[str, int]] = None,
+        **node_values: int,
+    ) -> None: ...
+    def next_id(self) -> int:
+        """The next ID. Waits (with the GIL released) when a policy says to."""
+    def next_ids(self, n: int) -> List[int]:
+        """``n`` increasing IDs from one core call."""
+    @property
+    def layout(self) -> Layout:
+        """The layout."""
+    @property
+    def nodes(self) -> Dict[str, int]:
+        """The node values by field name."""
+    def __iter__(self) -> Iterator[int]: ...
+    def __next__(self) -> int: ...
+
+class PureGenerator:
+    """The core's pure generator: the caller passes the time (for tests and simulations)."""
+
+    def __init__(
+        self,
+        layout: _LayoutLike,
+        *,
+        clock_backwards: Optional[str] = None,
+        sequence_exhausted: Optional[str] = None,
+        sequence_start: Optional[str] = None,
+        seed: Optional[int] = 0,
+        resume_after: Optional[_IdLike] = None,
+        nodes: Optional[Mapping[str, int]] = None,
+        **node_values: int,
+    ) -> None: ...
+    def next(self, now_ms: int) -> Tuple[Literal["id", "retry_at"], int]:
+        """``("id", id)``, or ``("retry_at", ms)`` when no ID can be issued before ``ms``."""
+    @property
+    def layout(self) -> Layout:
+        """The layout."""
+    @property
+    def nodes(self) -> Dict[str, int]:
+        """The node values by field name."""
+
+def decode(id: _IdLike, layout: _LayoutLike = "twitter") -> Parts:
+    """Splits an ID into its parts under ``layout``."""
+
+def compose(layout: _LayoutLike, timestamp_ms: int, sequence: int = 0, **nodes: int) -> int:
+    """Builds an ID from a time (Unix ms), a sequence value and node values."""
+
+def id_bounds(layout: _LayoutLike, time: _TimeLike) -> Tuple[int, int]:
+    """The smallest and largest IDs whose time unit contains ``time``, for range queries."""
+
+def to_base32(id: _IdLike) -> str:
+    """The ID in Crockford base32 (13 characters, upper case)."""
+
+def from_base32(s: str) -> int:
+    """Reads a Crockford base32 ID."""
+
+def to_base62(id: _IdLike) -> str:
+    """The ID in base62 (11 characters, 0-9A-Za-z)."""
+
+def from_base62(s: str) -> int:
+    """Reads a base62 ID."""
+
+def format_id(id: _IdLike, format: Literal["decimal", "base32", "base62"]) -> str:
+    """The ID as a string in ``format``."""
+
+def parse_id(s: str, format: Literal["decimal", "base32", "base62"]) -> int:
+    """Reads an ID written in ``format``."""
+
+__all__: List[str]
