@@ -72,11 +72,12 @@ unsafe extern "C" fn decode_cb(
     guard(env, || {
         // SAFETY: called by N-API with this callback's `env` and `info`; the
         // data is the `Decoder` that `decoder` bound to this function.
-        let (data, id) = unsafe { callback_data(env, info) }?;
+        let (data, id) = unsafe { callback_data(env, info, true) }?;
         let d = unsafe { &*(data as *const Decoder) };
         // SAFETY: `id` is a live value of `env`.
-        let id = crate::id_arg(&unsafe { Unknown::from_raw_unchecked(env, id) })?;
-        let p = d.layout.decompose(id)?;
+        let arg = unsafe { Unknown::from_raw_unchecked(env, id) };
+        let id_value = crate::id_arg(&arg)?;
+        let p = d.layout.decompose(id_value)?;
         // SAFETY: `out` points to at least SCRATCH_LEN f64 values of an array
         // kept alive by `d.scratch`; no JavaScript runs during this callback.
         let out = unsafe { std::slice::from_raw_parts_mut(d.out, SCRATCH_LEN) };
@@ -85,7 +86,13 @@ unsafe extern "C" fn decode_cb(
         for (slot, &v) in out[2..].iter_mut().zip(p.nodes()) {
             *slot = v as f64;
         }
-        bigint(env, id)
+        // A bigint argument is returned as it is (it was checked to be this
+        // exact value); a string or number becomes a new bigint.
+        if crate::kind(&arg)? == napi::ValueType::BigInt {
+            Ok(id)
+        } else {
+            bigint(env, id_value)
+        }
     })
 }
 
@@ -191,39 +198,36 @@ fn guard(env: sys::napi_env, body: impl FnOnce() -> Res<sys::napi_value>) -> sys
 }
 
 /// The data bound to a raw callback's function, and its first argument
-/// (`undefined` when none was given).
+/// (`undefined` when none was given) if `with_arg`.
 unsafe fn callback_data(
     env: sys::napi_env,
     info: sys::napi_callback_info,
+    with_arg: bool,
 ) -> Res<(*mut c_void, sys::napi_value)> {
     let mut argc = 1usize;
     let mut argv = [ptr::null_mut(); 1];
     let mut data: *mut c_void = ptr::null_mut();
-    // SAFETY: `env` and `info` are this callback's; `argv` has room for `argc`.
+    let (argc_ptr, argv_ptr) = if with_arg {
+        (&mut argc as *mut usize, argv.as_mut_ptr())
+    } else {
+        (ptr::null_mut(), ptr::null_mut())
+    };
+    // SAFETY: `env` and `info` are this callback's; `argv` has room for
+    // `argc` values (N-API fills missing arguments with `undefined`).
     check(unsafe {
-        sys::napi_get_cb_info(
-            env,
-            info,
-            &mut argc,
-            argv.as_mut_ptr(),
-            ptr::null_mut(),
-            &mut data,
-        )
+        sys::napi_get_cb_info(env, info, argc_ptr, argv_ptr, ptr::null_mut(), &mut data)
     })?;
-    if argc == 0 {
-        // SAFETY: `env` is live; a missing argument reads as `undefined`.
-        check(unsafe { sys::napi_get_undefined(env, &mut argv[0]) })?;
-    }
     Ok((data, argv[0]))
 }
 
-/// The bound generator of a raw callback, and its first argument.
+/// The bound generator of a raw callback, and its first argument if `with_arg`.
 unsafe fn bound(
     env: sys::napi_env,
     info: sys::napi_callback_info,
+    with_arg: bool,
 ) -> Res<(&'static SyncGenerator, sys::napi_value)> {
     // SAFETY: called with this callback's `env` and `info`.
-    let (data, arg) = unsafe { callback_data(env, info) }?;
+    let (data, arg) = unsafe { callback_data(env, info, with_arg) }?;
     // SAFETY: `data` is the `Arc<SyncGenerator>` pointer `bind` gave this
     // function; the function's finalizer releases it only when the function
     // itself is garbage, which it is not while being called.
@@ -236,7 +240,7 @@ unsafe extern "C" fn next_id_cb(
 ) -> sys::napi_value {
     guard(env, || {
         // SAFETY: called by N-API with this callback's `env` and `info`.
-        let (g, _) = unsafe { bound(env, info) }?;
+        let (g, _) = unsafe { bound(env, info, false) }?;
         bigint(env, g.next_id()?.get())
     })
 }
@@ -247,7 +251,7 @@ unsafe extern "C" fn next_id_string_cb(
 ) -> sys::napi_value {
     guard(env, || {
         // SAFETY: called by N-API with this callback's `env` and `info`.
-        let (g, _) = unsafe { bound(env, info) }?;
+        let (g, _) = unsafe { bound(env, info, false) }?;
         let mut buf = [0u8; snowmint::MAX_STR_LEN];
         let s = g.next_id()?.encode(snowmint::Format::Decimal, &mut buf);
         let mut out = ptr::null_mut();
@@ -265,7 +269,7 @@ unsafe extern "C" fn next_ids_cb(
 ) -> sys::napi_value {
     guard(env, || {
         // SAFETY: called by N-API with this callback's `env` and `info`.
-        let (g, n) = unsafe { bound(env, info) }?;
+        let (g, n) = unsafe { bound(env, info, true) }?;
         // SAFETY: `n` is a live value of `env`.
         let n = unsafe { Unknown::from_raw_unchecked(env, n) };
         next_ids(env, g, &n)
