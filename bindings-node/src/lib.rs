@@ -13,6 +13,12 @@
 //!   (`Error::code`, the cross-language contract). An argument of the wrong
 //!   type becomes a `TypeError`, a number out of its range a `RangeError`;
 //!   both carry a `code` too (see [`Fail`]).
+//!
+//! Layout of the package: `napi build --js binding.js` generates the loader
+//! (`binding.js`) and `index.d.ts` (with `types-header.d.ts` on top) from this
+//! crate; `index.js` is the entry point, re-exporting the binding and adding
+//! `decode`, whose `Parts` objects it builds in JavaScript from numbers the
+//! core decoded (see [`decoder`]). The hot calls use raw N-API (`fast.rs`).
 
 mod fast;
 
