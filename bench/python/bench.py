@@ -1,0 +1,127 @@
+"""snowmint's Python package against its peers, measured in one run.
+
+Per-call times are medians over REPEATS timeit repeats (each a loop of many
+calls through a bound method, so every peer pays the same loop overhead).
+Sustained rates run a generator in a tight loop for about a second per repeat.
+Prints a Markdown table; bench/python/run.sh writes it to bench/out/python.md.
+"""
+
+import argparse
+import datetime
+import platform
+import statistics
+import sys
+import time
+import timeit
+import uuid
+
+import snowmint
+import uuid_utils
+from snowflake import SnowflakeGenerator
+from snowflake_id_toolkit import TwitterSnowflakeIDGenerator
+from sonyflake import SonyFlake
+
+TWITTER_EPOCH = 1288834974657
+TWITTER_RATE = 4_096_000  # 4096 sequence values per millisecond
+
+
+def per_call_ns(f, number, repeats):
+    times = timeit.repeat(f, number=number, repeat=repeats)
+    return statistics.median(times) / number * 1e9
+
+
+def rate(f, seconds, repeats, chunk=1000):
+    """Calls per second of `f` in a tight loop, median over repeats."""
+    rates = []
+    for _ in range(repeats):
+        n = 0
+        start = time.perf_counter()
+        end = start + seconds
+        while time.perf_counter() < end:
+            for _ in range(chunk):
+                f()
+            n += chunk
+        rates.append(n / (time.perf_counter() - start))
+    return statistics.median(rates), max(rates)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="fewer calls (a smoke test)")
+    args = ap.parse_args()
+    r = args.repeats
+    n = 20_000 if args.quick else 200_000
+    secs = 0.2 if args.quick else 1.0
+
+    uncapped = snowmint.Generator("mastodon")  # 16-bit sequence per ms: never waits here
+    borrow = snowmint.Generator("twitter", datacenter=2, worker=2, sequence_exhausted="borrow:1000")
+    twitter = snowmint.Generator("twitter", datacenter=1, worker=1)
+    sf_id = SnowflakeGenerator(1, epoch=TWITTER_EPOCH)
+    toolkit = TwitterSnowflakeIDGenerator(node_id=1, epoch=TWITTER_EPOCH)
+    sony = SonyFlake(machine_id=lambda: 1)
+
+    rows = []  # (name, what, ns per ID)
+
+    def add(name, what, ns):
+        rows.append((name, what, ns))
+        print(f"  {name:45s} {ns:10.1f} ns", file=sys.stderr)
+
+    print("per call:", file=sys.stderr)
+    add("snowmint Generator('mastodon').next_id()", "uncapped (16-bit sequence)", per_call_ns(uncapped.next_id, n, r))
+    add("snowmint twitter, sequence_exhausted='borrow:1000'", "uncapped (borrows ahead)",
+        per_call_ns(borrow.next_id, n, r))
+    add("uuid_utils.uuid7()", "UUID object", per_call_ns(uuid_utils.uuid7, n, r))
+    add("uuid.uuid4()", "UUID object (os.urandom)", per_call_ns(uuid.uuid4, n // 10, r))
+    add("snowflake-id next(SnowflakeGenerator)", "twitter-like; returns None when exhausted",
+        per_call_ns(sf_id.__next__, n, r))
+    add("snowflake-id-toolkit generate_next_id()", "twitter, waits when exhausted",
+        per_call_ns(toolkit.generate_next_id, n, r))
+    add("sonyflake-py SonyFlake.next_id()", "sonyflake: 256 IDs per 10 ms, sleeps",
+        per_call_ns(sony.next_id, 2_000, 3))
+    batch = 10_000
+    add("snowmint Generator('mastodon').next_ids(10_000)", "per ID", per_call_ns(lambda: uncapped.next_ids(batch), max(n // batch, 10), r) / batch)
+
+    print("sustained, twitter layout:", file=sys.stderr)
+    sustained = [
+        ("snowmint Generator('twitter').next_id()", *rate(twitter.next_id, secs, r)),
+        ("snowmint Generator('twitter').next_ids(10_000)",
+         *(x * batch for x in rate(lambda: twitter.next_ids(batch), secs, r, chunk=1))),
+        ("snowflake-id-toolkit generate_next_id()", *rate(toolkit.generate_next_id, secs, r)),
+    ]
+    for name, v, best in sustained:
+        print(f"  {name:45s} {v:14,.0f} IDs/s (best {best:,.0f})", file=sys.stderr)
+
+    ns = {name: v for name, _, v in rows}
+    next_id = ns["snowmint Generator('mastodon').next_id()"]
+    uuid7 = ns["uuid_utils.uuid7()"]
+    per_id = ns["snowmint Generator('mastodon').next_ids(10_000)"]
+    tw, tw_best = sustained[0][1], sustained[0][2]
+
+    out = []
+    out.append(f"Python {platform.python_version()}, {platform.machine()}, "
+               f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+               f"median of {r} repeats (sustained rates: {r} repeats of ~{secs:g} s).\n")
+    out.append("| call | notes | ns per ID | vs uuid_utils.uuid7 |")
+    out.append("| --- | --- | ---: | ---: |")
+    for name, what, v in rows:
+        out.append(f"| `{name}` | {what} | {v:.1f} | {v / uuid7:.2f}x |")
+    out.append("")
+    out.append("| sustained, Twitter layout (4,096,000 IDs/s max) | IDs/s (median) | of the maximum | best repeat |")
+    out.append("| --- | ---: | ---: | ---: |")
+    for name, v, best in sustained:
+        out.append(f"| `{name}` | {v:,.0f} | {v / TWITTER_RATE:.1%} | {best / TWITTER_RATE:.1%} |")
+    out.append("")
+    out.append("| target | measured | met |")
+    out.append("| --- | --- | --- |")
+    out.append(f"| `next_id()` <= 0.5x `uuid_utils.uuid7()` | {next_id / uuid7:.2f}x ({next_id:.1f} vs {uuid7:.1f} ns) "
+               f"| {'yes' if next_id <= 0.5 * uuid7 else 'no'} |")
+    out.append(f"| `next_ids(10_000)` <= 40 ns/ID | {per_id:.1f} ns/ID | {'yes' if per_id <= 40 else 'no'} |")
+    out.append(f"| Twitter tight loop >= 99% of 4,096,000/s | median {tw:,.0f}/s ({tw / TWITTER_RATE:.1%}), "
+               f"best {tw_best / TWITTER_RATE:.1%} "
+               f"| {'yes' if tw >= 0.99 * TWITTER_RATE else 'no'} |")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
