@@ -205,7 +205,7 @@ fn id_arg(obj: &Bound<'_, PyAny>) -> Res<u64> {
         if obj.is_instance_of::<PyBool>() {
             return Err(Fail::Value(
                 Error::InvalidId(IdProblem::NotExact),
-                format!("invalid id: a bool is not an ID [{}]", "invalid_id"),
+                "invalid id: a bool is not an ID [invalid_id]".into(),
             ));
         }
         if let Ok(v) = int.extract::<u64>() {
