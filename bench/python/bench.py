@@ -80,7 +80,7 @@ def main():
     add("sonyflake-py SonyFlake.next_id()", "sonyflake: 256 IDs per 10 ms, sleeps",
         per_call_ns(sony.next_id, 2_000, 3))
     batch = 10_000
-    add("snowmint Generator('mastodon').next_ids(10_000)", "per ID", per_call_ns(lambda: uncapped.next_ids(batch), max(n // batch, 10), r) / batch)
+    add("snowmint Generator('mastodon').next_ids(10_000)", "per ID", per_call_ns(lambda: uncapped.next_ids(batch), 100, r) / batch)
 
     print("sustained, twitter layout:", file=sys.stderr)
     sustained = [
