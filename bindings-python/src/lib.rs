@@ -600,7 +600,7 @@ impl Layout {
     }
 
     /// Builds an ID from a time (Unix ms), a sequence value and node values.
-    #[pyo3(signature = (timestamp_ms, sequence = None, **nodes))]
+    #[pyo3(signature = (timestamp_ms, sequence = None, **nodes), text_signature = "(self, /, timestamp_ms, sequence=0, **nodes)")]
     fn compose(
         &self,
         timestamp_ms: &Bound<'_, PyAny>,
@@ -828,6 +828,10 @@ impl Generator {
 #[pymethods]
 impl Generator {
     #[new]
+    #[pyo3(
+        text_signature = "(layout='twitter', *, clock_backwards=None, sequence_exhausted=None, \
+        sequence_start=None, seed=None, resume_after=None, nodes=None, **node_values)"
+    )]
     #[pyo3(signature = (
         layout = None,
         *,
@@ -955,6 +959,10 @@ struct PureGenerator {
 #[pymethods]
 impl PureGenerator {
     #[new]
+    #[pyo3(
+        text_signature = "(layout, *, clock_backwards=None, sequence_exhausted=None, \
+        sequence_start=None, seed=0, resume_after=None, nodes=None, **node_values)"
+    )]
     #[pyo3(signature = (
         layout,
         *,
@@ -1029,14 +1037,17 @@ impl PureGenerator {
 /// Splits an ID (int or decimal str) into its parts under `layout` (a Layout,
 /// a preset name or a JSON descriptor; default "twitter").
 #[pyfunction]
-#[pyo3(signature = (id, layout = None))]
+#[pyo3(signature = (id, layout = None), text_signature = "(id, layout='twitter')")]
 fn decode(id: &Bound<'_, PyAny>, layout: Option<&Bound<'_, PyAny>>) -> PyResult<Parts> {
     Ok(decode_with(opt_layout_arg(layout)?, id)?)
 }
 
 /// Builds an ID from a time (Unix ms), a sequence value and node values.
 #[pyfunction]
-#[pyo3(signature = (layout, timestamp_ms, sequence = None, **nodes))]
+#[pyo3(
+    signature = (layout, timestamp_ms, sequence = None, **nodes),
+    text_signature = "(layout, timestamp_ms, sequence=0, **nodes)"
+)]
 fn compose(
     layout: &Bound<'_, PyAny>,
     timestamp_ms: &Bound<'_, PyAny>,

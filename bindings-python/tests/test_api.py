@@ -1,6 +1,7 @@
 """The Python API beyond the vectors: types, datetimes, bad input per error kind, stubs, version."""
 
 import ast
+import inspect
 import importlib.metadata
 import re
 from datetime import datetime, timedelta, timezone
@@ -286,3 +287,54 @@ def test_everything_public_has_a_docstring():
             for attr, value in vars(obj).items():
                 if not attr.startswith("_") and callable(getattr(value, "__get__", None)):
                     assert getattr(value, "__doc__", None), f"{name}.{attr}"
+
+
+def _stub_params(fn):
+    """(name, kind, default source) of a stub function's parameters, without self."""
+    a = fn.args
+    out = []
+    pos = a.posonlyargs + a.args
+    defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+    for arg, d in zip(pos, defaults):
+        out.append((arg.arg, "positional", None if d is None else ast.literal_eval(d)))
+    if a.vararg:
+        out.append((a.vararg.arg, "var_positional", None))
+    for arg, d in zip(a.kwonlyargs, a.kw_defaults):
+        out.append((arg.arg, "keyword_only", None if d is None else ast.literal_eval(d)))
+    if a.kwarg:
+        out.append((a.kwarg.arg, "var_keyword", None))
+    return [p for p in out if p[0] != "self"]
+
+
+def _runtime_params(obj):
+    kinds = {
+        inspect.Parameter.POSITIONAL_ONLY: "positional",
+        inspect.Parameter.POSITIONAL_OR_KEYWORD: "positional",
+        inspect.Parameter.VAR_POSITIONAL: "var_positional",
+        inspect.Parameter.KEYWORD_ONLY: "keyword_only",
+        inspect.Parameter.VAR_KEYWORD: "var_keyword",
+    }
+    out = []
+    for p in inspect.signature(obj).parameters.values():
+        default = None if p.default is inspect.Parameter.empty else p.default
+        out.append((p.name, kinds[p.kind], default))
+    return [p for p in out if p[0] != "self"]
+
+
+def test_stub_signatures_match_the_runtime():
+    checked = 0
+    for name, node in _stub_names().items():
+        if isinstance(node, ast.FunctionDef):
+            assert _stub_params(node) == _runtime_params(getattr(snowmint, name)), name
+            checked += 1
+        elif isinstance(node, ast.ClassDef):
+            cls = getattr(snowmint, name)
+            for item in node.body:
+                if not isinstance(item, ast.FunctionDef) or item.name.startswith("__") and item.name != "__init__":
+                    continue
+                if any(isinstance(d, ast.Name) and d.id == "property" for d in item.decorator_list):
+                    continue
+                runtime = cls if item.name == "__init__" else getattr(cls, item.name)
+                assert _stub_params(item) == _runtime_params(runtime), f"{name}.{item.name}"
+                checked += 1
+    assert checked >= 20
