@@ -132,3 +132,25 @@ def test_a_forked_child_with_the_same_nodes_also_refuses():
     assert os.WEXITSTATUS(status) == 0
     g.next_id()
     sys.stdout.flush()
+
+
+def test_waiting_releases_the_gil():
+    # sonyflake issues at most 256 IDs per 10 ms unit, so this batch waits for
+    # about 30 units (300 ms). The GIL is released while the core fills it, so
+    # another Python thread keeps running meanwhile.
+    g = Generator("sonyflake", machine=77, sequence_start="zero")
+    done = threading.Event()
+    result = []
+
+    def batch():
+        result.extend(g.next_ids(256 * 30))
+        done.set()
+
+    t = threading.Thread(target=batch)
+    t.start()
+    spins = 0
+    while not done.is_set():
+        spins += 1
+    t.join()
+    assert len(result) == 256 * 30 and result == sorted(set(result))
+    assert spins > 1000, f"the main thread ran only {spins} loop iterations during the batch"
