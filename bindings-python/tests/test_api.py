@@ -338,3 +338,21 @@ def test_stub_signatures_match_the_runtime():
                 assert _stub_params(item) == _runtime_params(runtime), f"{name}.{item.name}"
                 checked += 1
     assert checked >= 20
+
+
+def test_node_fields_do_not_shadow_parts_attributes():
+    own = [n for n in dir(snowmint.Parts) if not n.startswith("_")]
+    assert set(own) == {"id", "timestamp_ms", "time", "tick", "sequence", "nodes", "layout"}
+    for name in sorted(set(own) - {"sequence"}):  # `sequence` is never a node field
+        layout = Layout.from_json(
+            '{"epoch_ms":0,"fields":[["timestamp",41],["%s",5],["other",5],["sequence",12]]}' % name
+        )
+        # A node named `timestamp_ms` cannot be a keyword of compose(): use a nodes dict.
+        _, id_ = PureGenerator(layout, nodes={name: 7, "other": 9}).next(1763812800000)
+        p = layout.decode(id_)
+        assert p.nodes == {name: 7, "other": 9}
+        assert p.other == 9
+        assert getattr(p, name) == snowmint.Parts.__dict__[name].__get__(p, snowmint.Parts)
+        assert getattr(p, name) != 7
+    with pytest.raises(AttributeError):
+        snowmint.decode(TWITTER_ID).__nonexistent__
