@@ -266,9 +266,9 @@ fn time_arg(obj: &Bound<'_, PyAny>, layout: &snowmint::Layout, dt_ok: bool) -> R
     } else {
         "a time (Unix ms)"
     };
-    match uint(obj, what) {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(true)) => Err(Fail::Value(
+    match uint(obj, what)? {
+        Ok(v) => Ok(v),
+        Err(true) => Err(Fail::Value(
             Error::TimeBeforeEpoch {
                 time_ms: 0,
                 epoch_ms: layout.epoch_ms(),
@@ -278,8 +278,8 @@ fn time_arg(obj: &Bound<'_, PyAny>, layout: &snowmint::Layout, dt_ok: bool) -> R
                 layout.epoch_ms()
             ),
         )),
-        // 2^64 ms and later: the core finds `u64::MAX` past every layout's end.
-        Ok(Err(false)) => Err(Fail::Value(
+        // 2^64 ms and later is past the end of every layout (at most 2^53 ms).
+        Err(false) => Err(Fail::Value(
             Error::TimeOverflow {
                 time_ms: u64::MAX,
                 end_ms: layout.time_end_ms(),
@@ -289,7 +289,6 @@ fn time_arg(obj: &Bound<'_, PyAny>, layout: &snowmint::Layout, dt_ok: bool) -> R
                 layout.time_end_ms()
             ),
         )),
-        Err(e) => Err(e),
     }
 }
 
