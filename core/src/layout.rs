@@ -482,6 +482,80 @@ impl Layout {
         Ok(parts)
     }
 
+    /// Splits many IDs at once, into columns of `f64` (exact: no field is
+    /// wider than 53 bits and no time reaches 2^53 ms): `out` holds
+    /// `2 + node_count()` columns of `ids.len()` values each, the timestamps
+    /// (Unix ms, as [`Parts::timestamp_ms`]), the sequences, then each node
+    /// field in layout order. For bindings that hand columns to JavaScript
+    /// typed arrays or NumPy; the same values as [`decompose`](Self::decompose)
+    /// ID by ID, several times faster.
+    ///
+    /// If an ID has bits above the layout's width, returns its index and the
+    /// `invalid_id` error, and leaves `out` unspecified. Panics if `out` is
+    /// shorter than `ids.len() * (2 + node_count())`.
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    /// let discord = Layout::preset("discord").unwrap();
+    /// let ids = [175928847299117063, 175928847303311366];
+    /// let mut out = [0.0; 2 * 4];
+    /// discord.decompose_columns(&ids, &mut out).unwrap();
+    /// for (i, &id) in ids.iter().enumerate() {
+    ///     let p = discord.decompose(id).unwrap();
+    ///     assert_eq!(out[i], p.timestamp_ms() as f64);
+    ///     assert_eq!(out[2 + i], p.sequence() as f64);
+    ///     assert_eq!(out[4 + i], p.nodes()[0] as f64); // worker
+    ///     assert_eq!(out[6 + i], p.nodes()[1] as f64); // process
+    /// }
+    /// // Twitter IDs have 63 bits: 2^63 is not one.
+    /// let twitter = Layout::preset("twitter").unwrap();
+    /// let (at, err) = twitter.decompose_columns(&[1, 1 << 63], &mut out).unwrap_err();
+    /// assert_eq!((at, err.code()), (1, "invalid_id"));
+    /// ```
+    pub fn decompose_columns(
+        &self,
+        ids: &[u64],
+        out: &mut [f64],
+    ) -> core::result::Result<(), (usize, Error)> {
+        let n = ids.len();
+        let max = self.max_id();
+        if let Some(at) = ids.iter().position(|&id| id > max) {
+            return Err((
+                at,
+                self.decompose(ids[at])
+                    .err()
+                    .unwrap_or(Error::InvalidId(IdProblem::Overflow)),
+            ));
+        }
+        let out = &mut out[..n * (2 + self.node_count())];
+        let (ms, rest) = out.split_at_mut(n);
+        let (seq, mut nodes) = rest.split_at_mut(n);
+        // One pass per field over the whole batch: each loop is a shift and
+        // a mask, which the compiler can vectorise.
+        for f in self.fields() {
+            let (shift, mask) = (f.shift, f.max());
+            let col: &mut [f64] = match f.kind {
+                FieldKind::Timestamp => {
+                    let (epoch, unit) = (self.epoch_ms, self.unit_ms);
+                    for (o, &id) in ms.iter_mut().zip(ids) {
+                        *o = (epoch + ((id >> shift) & mask) * unit) as f64;
+                    }
+                    continue;
+                }
+                FieldKind::Sequence => &mut *seq,
+                FieldKind::Node => {
+                    let (col, tail) = core::mem::take(&mut nodes).split_at_mut(n);
+                    nodes = tail;
+                    col
+                }
+            };
+            for (o, &id) in col.iter_mut().zip(ids) {
+                *o = ((id >> shift) & mask) as f64;
+            }
+        }
+        Ok(())
+    }
+
     /// The smallest and largest IDs whose time unit contains `time_ms`, for
     /// range queries (`WHERE id BETWEEN min AND max`).
     ///
