@@ -39,6 +39,26 @@ for target in nodejs web; do
     -o "$out/snowmint_wasm_bg.wasm" "$out/snowmint_wasm_bg.wasm"
 done
 
+# js/glue.js is an ES module; the Node package is CommonJS, so its copy
+# becomes CommonJS (the file is only `export function`/`export class`
+# declarations, so removing `export ` and listing the names is the whole
+# conversion). Node >= 20.19 could require() the ES module, older ones not.
+node - "$HERE/pkg-node" <<'JS'
+const fs = require('node:fs')
+const path = require('node:path')
+const snippets = path.join(process.argv[2], 'snippets')
+for (const dir of fs.readdirSync(snippets)) {
+  const file = path.join(snippets, dir, 'js', 'glue.js')
+  const src = fs.readFileSync(file, 'utf8')
+  const names = [...src.matchAll(/^export (?:function|class) (\w+)/gm)].map((m) => m[1])
+  if (names.length === 0 || /^\s*(import|export) (?!function|class)/m.test(src)) {
+    throw new Error(`${file}: expected only export function/class declarations`)
+  }
+  const cjs = src.replace(/^export (function|class) /gm, '$1 ')
+  fs.writeFileSync(file, `'use strict'\n${cjs}\nmodule.exports = { ${names.join(', ')} }\n`)
+}
+JS
+
 # package.json files of the two packages. pkg-node is CommonJS: no "type"
 # field, and none in any package.json above it.
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$ROOT/Cargo.toml" | head -n 1)
@@ -50,7 +70,7 @@ cat > "$HERE/pkg-node/package.json" <<JSON
   "license": "MIT OR Apache-2.0",
   "main": "snowmint_wasm.js",
   "types": "snowmint_wasm.d.ts",
-  "files": ["snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
+  "files": ["snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "snippets/"]
 }
 JSON
 cat > "$HERE/pkg-web/package.json" <<JSON
@@ -62,19 +82,22 @@ cat > "$HERE/pkg-web/package.json" <<JSON
   "type": "module",
   "main": "snowmint_wasm.js",
   "types": "snowmint_wasm.d.ts",
-  "files": ["snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
+  "files": ["snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "snippets/"]
 }
 JSON
 
 # The decoder page's copy: only what a browser loads.
+fresh="$(mktemp -d)"
+trap 'rm -rf "$fresh"' EXIT
+cp -r "$HERE/pkg-web/snowmint_wasm.js" "$HERE/pkg-web/snowmint_wasm_bg.wasm" "$HERE/pkg-web/snippets" "$fresh/"
 if ((check)); then
-  for f in snowmint_wasm.js snowmint_wasm_bg.wasm; do
-    if ! cmp -s "$HERE/pkg-web/$f" "$HERE/www/pkg/$f"; then
-      echo "bindings-wasm/www/pkg/$f is stale: run bindings-wasm/build.sh and commit www/pkg/" >&2
-      exit 1
-    fi
-  done
+  if ! diff -r "$fresh" "$HERE/www/pkg" >/dev/null; then
+    diff -rq "$fresh" "$HERE/www/pkg" >&2 || true
+    echo "bindings-wasm/www/pkg/ is stale: run bindings-wasm/build.sh and commit www/pkg/" >&2
+    exit 1
+  fi
 else
-  mkdir -p "$HERE/www/pkg"
-  cp "$HERE/pkg-web/snowmint_wasm.js" "$HERE/pkg-web/snowmint_wasm_bg.wasm" "$HERE/www/pkg/"
+  rm -rf "$HERE/www/pkg"
+  cp -r "$fresh" "$HERE/www/pkg"
+  chmod 755 "$HERE/www/pkg"
 fi

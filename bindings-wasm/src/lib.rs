@@ -23,45 +23,88 @@
 //! std's clock panics on `wasm32-unknown-unknown`, so the generator runs on
 //! [`DateClock`] (`Date.now()`) through `SyncGenerator::with_clock`.
 
-use js_sys::{Array, BigUint64Array, Float64Array, Object};
+use js_sys::{Array, BigUint64Array, Object};
 use snowmint::{Clock, FieldKind, Format, Id, Next, Nodes, Options, SyncGenerator};
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-// A small allocator (about 1 KB of code instead of dlmalloc's 7 KB: the
-// module must stay within its size budget). `AssumeSingleThreaded` is sound
-// here: this module is built without the atomics feature, so one instance
-// never runs on two threads (each worker gets its own instance and memory).
+// A small allocator: about 1 KB of code instead of dlmalloc's 7 KB.
+// `AssumeSingleThreaded` is sound here: the module is built without the
+// atomics feature, so an instance never runs on two threads (each worker has
+// its own instance and memory).
 #[cfg(target_arch = "wasm32")]
 #[global_allocator]
-// SAFETY: see above; wasm32-unknown-unknown without `+atomics` is single-threaded.
+// SAFETY: see above.
 static ALLOCATOR: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
     unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };
 
-// ---- JavaScript imports -------------------------------------------------------
+// The JavaScript half of the conversions: see js/glue.js for why.
+#[wasm_bindgen(module = "/js/glue.js")]
+extern "C" {
+    #[wasm_bindgen(js_name = kindOf)]
+    fn kind_of(v: &JsValue) -> u32;
+    #[wasm_bindgen(js_name = lowBits)]
+    fn low_bits(v: &JsValue) -> u64;
+    #[wasm_bindgen(js_name = numberOf)]
+    fn number_of(v: &JsValue) -> f64;
+
+    /// Builds Parts objects for one list of node field names.
+    type Shape;
+    #[wasm_bindgen(constructor)]
+    fn new(names: &str) -> Shape;
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(method)]
+    fn make(
+        this: &Shape,
+        id: u64,
+        ms: f64,
+        seq: f64,
+        a: f64,
+        b: f64,
+        c: f64,
+        d: f64,
+        e: f64,
+        f: f64,
+    ) -> Object;
+
+    /// `{ timestampMs, sequence, nodes: { [field]: column } }` from a
+    /// buffer of `2 + node count` columns of `n` values (copied once).
+    #[wasm_bindgen(method)]
+    fn columns(this: &Shape, buf: &[f64], n: u32) -> Object;
+
+    #[wasm_bindgen(js_name = makeError)]
+    fn make_error(kind: u32, code: &str, message: &str) -> JsValue;
+    #[wasm_bindgen(js_name = idResult)]
+    fn id_result(id: u64) -> Object;
+    #[wasm_bindgen(js_name = retryResult)]
+    fn retry_result(ms: f64) -> Object;
+    fn pair(lo: u64, hi: u64) -> Array;
+}
+
+/// What [`kind_of`] reports.
+mod kind {
+    pub const U64: u32 = 0;
+    pub const BIGINT: u32 = 1;
+    pub const NUMBER: u32 = 2;
+    pub const STRING: u32 = 3;
+    pub const NULLISH: u32 = 4;
+    pub const OBJECT: u32 = 5;
+}
 
 #[wasm_bindgen]
 extern "C" {
-    // Typed forms of `Reflect.set` and `new Date(ms)`: numbers cross the
-    // boundary as plain f64/u64 instead of being boxed into a `JsValue` by
-    // a separate call first. Parts objects are built with these on the hot
-    // path of `decode`.
+    // Typed forms of `Reflect.set`, for the few objects built property by
+    // property (layout fields, `decodeMany` columns): numbers cross the
+    // boundary as plain f64 instead of being boxed into a `JsValue` first.
     #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
     fn set_f64(target: &Object, key: &JsValue, value: f64) -> bool;
-    #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
-    fn set_u64(target: &Object, key: &JsValue, value: u64) -> bool;
     #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
     fn set_val(target: &Object, key: &JsValue, value: &JsValue) -> bool;
 
     /// `String(n)`.
     #[wasm_bindgen(js_name = String)]
     fn number_to_string(n: f64) -> String;
-
-    #[wasm_bindgen(js_name = Date)]
-    type JsDate;
-    #[wasm_bindgen(constructor, js_class = "Date")]
-    fn new_date(ms: f64) -> JsDate;
 
     /// Anything passed where a `Layout` is expected.
     type LayoutLike;
@@ -80,45 +123,11 @@ extern "C" {
     fn get_random_values(this: &Crypto, buf: &js_sys::Uint32Array) -> Result<JsValue, JsValue>;
 }
 
-/// Property names, made once: creating a JavaScript string from Rust costs
-/// a UTF-8 decode on every call.
-struct Keys {
-    id: JsValue,
-    timestamp_ms: JsValue,
-    date: JsValue,
-    sequence: JsValue,
-    nodes: JsValue,
-    code: JsValue,
-    retry_at: JsValue,
-    /// Node field names seen so far (a handful per page or process).
-    fields: RefCell<Vec<(String, JsValue)>>,
-}
-
 thread_local! {
-    static KEYS: Keys = Keys {
-        id: "id".into(),
-        timestamp_ms: "timestampMs".into(),
-        date: "date".into(),
-        sequence: "sequence".into(),
-        nodes: "nodes".into(),
-        code: "code".into(),
-        retry_at: "retryAt".into(),
-        fields: RefCell::new(Vec::new()),
-    };
     /// Where `Layout.__snowmintSelect` leaves its layout (see [`LayoutLike`]).
     static SELECTED: Cell<Option<snowmint::Layout>> = const { Cell::new(None) };
-}
-
-impl Keys {
-    fn field(&self, name: &str) -> JsValue {
-        let mut cache = self.fields.borrow_mut();
-        if let Some((_, k)) = cache.iter().find(|(n, _)| n == name) {
-            return k.clone();
-        }
-        let k = JsValue::from_str(name);
-        cache.push((name.to_string(), k.clone()));
-        k
-    }
+    /// Parts builders by layout (see [`with_shape`]).
+    static SHAPES: RefCell<Vec<(snowmint::Layout, Shape)>> = const { RefCell::new(Vec::new()) };
 }
 
 // ---- errors -----------------------------------------------------------------
@@ -161,15 +170,12 @@ impl Fail {
 
 impl From<Fail> for JsValue {
     fn from(f: Fail) -> JsValue {
-        let (err, code): (JsValue, &str) = match f {
-            Fail::Core(e) => (js_sys::Error::new(&e.to_string()).into(), e.code()),
-            Fail::Type(code, msg) => (js_sys::TypeError::new(&msg).into(), code),
-            Fail::Range(code, msg) => (js_sys::RangeError::new(&msg).into(), code),
-            Fail::Plain(code, msg) => (js_sys::Error::new(&msg).into(), code),
-        };
-        KEYS.with(|k| js_sys::Reflect::set(&err, &k.code, &JsValue::from_str(code)))
-            .unwrap_or_default();
-        err
+        match f {
+            Fail::Core(e) => make_error(0, e.code(), &e.to_string()),
+            Fail::Type(code, msg) => make_error(1, code, &msg),
+            Fail::Range(code, msg) => make_error(2, code, &msg),
+            Fail::Plain(code, msg) => make_error(0, code, &msg),
+        }
     }
 }
 
@@ -185,14 +191,15 @@ const MAX_SAFE: f64 = 9007199254740991.0;
 
 /// An ID argument: `bigint`, decimal `string` or safe-integer `number`.
 fn id_arg(v: &JsValue) -> Res<u64> {
-    if let Some(n) = v.as_f64() {
-        return Id::from_f64(n).map(Id::get).map_err(Fail::range);
-    }
-    if v.is_bigint() {
-        return bigint_arg(v);
-    }
-    if let Some(s) = v.as_string() {
-        return Ok(Id::parse(&s, Format::Decimal)?.get());
+    match kind_of(v) {
+        kind::U64 => return Ok(low_bits(v)),
+        kind::BIGINT => return bigint_arg(v),
+        kind::NUMBER => return Id::from_f64(number_of(v)).map(Id::get).map_err(Fail::range),
+        kind::STRING => {
+            let s = v.as_string().unwrap_or_default();
+            return Ok(Id::parse(&s, Format::Decimal)?.get());
+        }
+        _ => {}
     }
     Err(Fail::Type(
         "invalid_id",
@@ -200,17 +207,13 @@ fn id_arg(v: &JsValue) -> Res<u64> {
     ))
 }
 
-/// A BigInt in `0..2^64`; anything else is a `RangeError` (never wrapped).
+/// A BigInt whose low 64 bits are not its whole value (negative, or 2^64 or
+/// more): the core decides, from what an engine reports for a BigInt (its
+/// sign, its low 64 bits, and that they are not the whole value), which
+/// `invalid_id` `RangeError` it is. Never wrapped.
 fn bigint_arg(v: &JsValue) -> Res<u64> {
-    if let Ok(id) = u64::try_from(v.clone()) {
-        return Ok(id);
-    }
-    // Negative, or 2^64 or more: give the core what an engine reports for a
-    // BigInt (its sign, its low 64 bits, and that they are not the whole value).
     let negative = v.lt(&JsValue::from_f64(0.0));
-    let low = js_sys::BigInt::as_uint_n(64.0, v.unchecked_ref());
-    let low = u64::try_from(JsValue::from(low)).unwrap_or(0);
-    Id::from_bigint(negative, low, false)
+    Id::from_bigint(negative, low_bits(v), false)
         .map(Id::get)
         .map_err(Fail::range)
 }
@@ -219,9 +222,10 @@ fn bigint_arg(v: &JsValue) -> Res<u64> {
 /// sequence or node value, a count). `code` is the core code whose meaning
 /// fits the argument; `negative_code` is used for negative numbers.
 fn uint_arg(v: &JsValue, what: &str, code: &'static str, negative_code: &'static str) -> Res<u64> {
-    let Some(n) = v.as_f64() else {
+    if kind_of(v) != kind::NUMBER {
         return Err(Fail::Type(code, [what, " must be a number"].concat()));
-    };
+    }
+    let n = number_of(v);
     if n < 0.0 {
         return Err(Fail::Range(
             negative_code,
@@ -251,8 +255,11 @@ fn time_arg(v: &JsValue) -> Res<u64> {
 }
 
 fn string_arg(v: &JsValue, what: &str, code: &'static str) -> Res<String> {
-    v.as_string()
-        .ok_or_else(|| Fail::Type(code, [what, " must be a string"].concat()))
+    match kind_of(v) {
+        kind::STRING => v.as_string(),
+        _ => None,
+    }
+    .ok_or_else(|| Fail::Type(code, [what, " must be a string"].concat()))
 }
 
 fn format_arg(v: &JsValue) -> Res<Format> {
@@ -265,10 +272,12 @@ fn format_arg(v: &JsValue) -> Res<Format> {
 
 /// A `Layout` instance or a string for `Layout.parse` (preset name or JSON).
 fn layout_arg(v: &JsValue) -> Res<snowmint::Layout> {
-    if let Some(s) = v.as_string() {
+    let k = kind_of(v);
+    if k == kind::STRING {
+        let s = v.as_string().unwrap_or_default();
         return Ok(snowmint::Layout::parse(&s)?);
     }
-    if v.is_object() {
+    if k == kind::OBJECT {
         SELECTED.with(|s| s.set(None));
         let like: &LayoutLike = v.unchecked_ref();
         // An object without the method (or a freed Layout) throws: not a layout.
@@ -287,10 +296,11 @@ fn layout_arg(v: &JsValue) -> Res<snowmint::Layout> {
 /// Node values from `{ fieldName: value }`; absent (`undefined`/`null`)
 /// means none, which the core accepts only for layouts without node fields.
 fn nodes_arg(layout: &snowmint::Layout, v: &JsValue) -> Res<Nodes> {
-    if v.is_undefined() || v.is_null() {
+    let k = kind_of(v);
+    if k == kind::NULLISH {
         return Ok(layout.nodes_from_pairs([])?);
     }
-    if !v.is_object() {
+    if k != kind::OBJECT {
         return Err(Fail::Type(
             "unknown_field",
             "nodes must be an object of field name -> number".into(),
@@ -316,7 +326,7 @@ fn options_arg(v: &JsValue) -> Res<(Options, bool)> {
     let mut seed = None;
     let mut resume_after = None;
     if !v.is_undefined() {
-        if !v.is_object() {
+        if kind_of(v) != kind::OBJECT {
             return Err(Fail::Type(
                 "invalid_option",
                 "options must be an object".into(),
@@ -399,33 +409,51 @@ fn random_seed() -> u64 {
 
 /// A `Parts` object: `id`, `timestampMs`, `date`, `sequence`, `nodes`, and
 /// each node field again at the top level unless its name is one of those.
-fn parts_object(layout: &snowmint::Layout, id: u64) -> Res<Object> {
+/// `shape`: the layout's own builder when the caller has one (a `Layout`
+/// object caches it); otherwise it is looked up (see [`with_shape`]).
+fn parts_object(layout: &snowmint::Layout, shape: Option<&Shape>, id: u64) -> Res<Object> {
     let p = layout.decompose(id)?;
-    let ms = p.timestamp_ms() as f64;
-    let obj = Object::new();
-    let nodes = Object::new();
-    KEYS.with(|k| {
-        set_u64(&obj, &k.id, id);
-        set_f64(&obj, &k.timestamp_ms, ms);
-        set_val(&obj, &k.date, &JsDate::new_date(ms));
-        set_f64(&obj, &k.sequence, p.sequence() as f64);
-        for (field, &value) in layout.nodes().zip(p.nodes()) {
-            let key = k.field(field.name());
-            set_f64(&nodes, &key, value as f64);
+    let mut v = [0f64; MAX_NODES];
+    for (slot, &n) in v.iter_mut().zip(p.nodes()) {
+        *slot = n as f64;
+    }
+    let (ms, seq) = (p.timestamp_ms() as f64, p.sequence() as f64);
+    let make = |s: &Shape| s.make(id, ms, seq, v[0], v[1], v[2], v[3], v[4], v[5]);
+    Ok(match shape {
+        Some(s) => make(s),
+        None => with_shape(layout, make),
+    })
+}
+
+fn new_shape(layout: &snowmint::Layout) -> Shape {
+    let names: Vec<&str> = layout.nodes().map(|f| f.name()).collect();
+    Shape::new(&names.join(","))
+}
+
+/// `Shape::make` takes exactly this many node values.
+const MAX_NODES: usize = 6;
+const _: () = assert!(snowmint::MAX_NODES == MAX_NODES);
+
+/// Calls `f` with the Parts builder of `layout`'s node field names, made
+/// once per layout (the most recent few dozen are kept).
+fn with_shape<T>(layout: &snowmint::Layout, f: impl FnOnce(&Shape) -> T) -> T {
+    SHAPES.with(|cell| {
+        let mut shapes = cell.borrow_mut();
+        if let Some((_, s)) = shapes.iter().rev().find(|(l, _)| l == layout) {
+            return f(s);
         }
-        for (field, &value) in layout.nodes().zip(p.nodes()) {
-            // Field names are `[a-z][a-z0-9_]*`, so only these can collide.
-            if !matches!(field.name(), "id" | "date" | "nodes" | "sequence") {
-                set_f64(&obj, &k.field(field.name()), value as f64);
-            }
+        let shape = new_shape(layout);
+        let out = f(&shape);
+        if shapes.len() >= 32 {
+            shapes.remove(0);
         }
-        set_val(&obj, &k.nodes, &nodes);
-    });
-    Ok(obj)
+        shapes.push((*layout, shape));
+        out
+    })
 }
 
 fn bounds_array((lo, hi): (u64, u64)) -> Array {
-    Array::of2(&JsValue::from(lo), &JsValue::from(hi))
+    pair(lo, hi)
 }
 
 fn encode(id: u64, format: Format) -> String {
@@ -440,6 +468,17 @@ fn encode(id: u64, format: Format) -> String {
 #[wasm_bindgen]
 pub struct Layout {
     inner: snowmint::Layout,
+    /// This layout's Parts builder, made on first use.
+    shape: OnceCell<Shape>,
+}
+
+impl Layout {
+    fn wrap(inner: snowmint::Layout) -> Layout {
+        Layout {
+            inner,
+            shape: OnceCell::new(),
+        }
+    }
 }
 
 fn field_kind(k: FieldKind) -> &'static str {
@@ -457,9 +496,9 @@ impl Layout {
         #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
     ) -> JsResult<Layout> {
         let name = string_arg(&name, "the preset name", "unknown_preset")?;
-        Ok(Layout {
-            inner: snowmint::Layout::preset(&name).map_err(Fail::Core)?,
-        })
+        Ok(Layout::wrap(
+            snowmint::Layout::preset(&name).map_err(Fail::Core)?,
+        ))
     }
 
     /// A layout from its JSON descriptor, e.g.
@@ -469,17 +508,17 @@ impl Layout {
         #[wasm_bindgen(unchecked_param_type = "string")] json: JsValue,
     ) -> JsResult<Layout> {
         let json = string_arg(&json, "the JSON descriptor", "invalid_layout")?;
-        Ok(Layout {
-            inner: snowmint::Layout::from_json(&json).map_err(Fail::Core)?,
-        })
+        Ok(Layout::wrap(
+            snowmint::Layout::from_json(&json).map_err(Fail::Core)?,
+        ))
     }
 
     /// A preset name or a JSON descriptor (a string starting with `{` or `"`).
     pub fn parse(#[wasm_bindgen(unchecked_param_type = "string")] s: JsValue) -> JsResult<Layout> {
         let s = string_arg(&s, "the layout", "invalid_layout")?;
-        Ok(Layout {
-            inner: snowmint::Layout::parse(&s).map_err(Fail::Core)?,
-        })
+        Ok(Layout::wrap(
+            snowmint::Layout::parse(&s).map_err(Fail::Core)?,
+        ))
     }
 
     /// The preset names, in a fixed order.
@@ -571,7 +610,9 @@ impl Layout {
         &self,
         #[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue,
     ) -> JsResult<Object> {
-        Ok(parts_object(&self.inner, id_arg(&id)?)?)
+        let id = id_arg(&id)?;
+        let shape = self.shape.get_or_init(|| new_shape(&self.inner));
+        Ok(parts_object(&self.inner, Some(shape), id)?)
     }
 
     /// Builds an ID from a time (Unix ms), a sequence value and node values.
@@ -625,38 +666,22 @@ impl Layout {
         let ids = ids.to_vec();
         let layout = &self.inner;
         let n = ids.len();
-        let k = layout.node_count();
-        let mut ms = Vec::with_capacity(n);
-        let mut seq = Vec::with_capacity(n);
-        let mut nodes = vec![Vec::with_capacity(n); k];
-        for (i, &id) in ids.iter().enumerate() {
-            let p = layout.decompose(id).map_err(|e| {
-                Fail::Plain(
-                    e.code(),
-                    ["ids[", &i.to_string(), "]: ", &e.to_string()].concat(),
-                )
-            })?;
-            ms.push(p.timestamp_ms() as f64);
-            seq.push(p.sequence() as f64);
-            for (col, &v) in nodes.iter_mut().zip(p.nodes()) {
-                col.push(v as f64);
-            }
-        }
-        let out = Object::new();
-        let node_obj = Object::new();
-        KEYS.with(|keys| {
-            set_val(&out, &keys.timestamp_ms, &Float64Array::from(&ms[..]));
-            set_val(&out, &keys.sequence, &Float64Array::from(&seq[..]));
-            for (field, col) in layout.nodes().zip(&nodes) {
-                set_val(
-                    &node_obj,
-                    &keys.field(field.name()),
-                    &Float64Array::from(&col[..]),
-                );
-            }
-            set_val(&out, &keys.nodes, &node_obj);
-        });
-        Ok(out)
+        // One buffer, column after column (timestamps, sequences, then each
+        // node field: the core's `decompose_columns`); JavaScript gets one
+        // copy of it and a view per column.
+        let width = 2 + layout.node_count();
+        let mut out: Vec<f64> = Vec::new();
+        out.try_reserve_exact(n * width)
+            .map_err(|_| Fail::Range("invalid_id", "too many IDs for memory".into()))?;
+        out.resize(n * width, 0.0);
+        layout.decompose_columns(&ids, &mut out).map_err(|(i, e)| {
+            Fail::Plain(
+                e.code(),
+                ["ids[", &i.to_string(), "]: ", &e.to_string()].concat(),
+            )
+        })?;
+        let shape = self.shape.get_or_init(|| new_shape(layout));
+        Ok(shape.columns(&out, n as u32))
     }
 
     /// Internal: see [`LayoutLike`].
@@ -693,7 +718,7 @@ pub fn decode(
     #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
 ) -> JsResult<Object> {
     let layout = layout_arg(&layout)?;
-    Ok(parts_object(&layout, id_arg(&id)?)?)
+    Ok(parts_object(&layout, None, id_arg(&id)?)?)
 }
 
 /// Builds an ID under `layout` from a time (Unix ms), a sequence value and node values.
@@ -859,9 +884,7 @@ impl Generator {
     /// The generator's layout.
     #[wasm_bindgen(getter)]
     pub fn layout(&self) -> Layout {
-        Layout {
-            inner: *self.inner.config().layout(),
-        }
+        Layout::wrap(*self.inner.config().layout())
     }
 }
 
@@ -899,12 +922,10 @@ impl PureGenerator {
     ) -> JsResult<Object> {
         let now = time_arg(&now_ms)?;
         let next = self.inner.next(now).map_err(Fail::Core)?;
-        let obj = Object::new();
-        KEYS.with(|k| match next {
-            Next::Id(id) => set_u64(&obj, &k.id, id.get()),
-            Next::RetryAt(at) => set_f64(&obj, &k.retry_at, at as f64),
-        });
-        Ok(obj)
+        Ok(match next {
+            Next::Id(id) => id_result(id.get()),
+            Next::RetryAt(at) => retry_result(at as f64),
+        })
     }
 }
 

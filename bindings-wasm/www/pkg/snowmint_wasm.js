@@ -1,4 +1,10 @@
 /* @ts-self-types="./snowmint_wasm.d.ts" */
+import { idResult, makeError, Shape, pair } from './snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js';
+import * as import1 from "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js"
+import * as import2 from "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js"
+import * as import3 from "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js"
+import * as import4 from "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js"
+
 
 /**
  * The generator on `Date.now()` (the core's `SyncGenerator`).
@@ -543,42 +549,13 @@ function __wbg_get_imports() {
         __wbg___snowmintSelect_75d1b8732e4b66f1: function() { return handleError(function (arg0) {
             arg0.__snowmintSelect();
         }, arguments); },
-        __wbg___wbindgen_bigint_get_as_i64_11da4b52cd0aedef: function(arg0, arg1) {
-            const v = arg1;
-            const ret = typeof(v) === 'bigint' ? v : undefined;
-            getDataViewMemory0().setBigInt64((arg0 >>> 0) + 8 * 1, isLikeNone(ret) ? BigInt(0) : ret, true);
-            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, !isLikeNone(ret), true);
-        },
-        __wbg___wbindgen_is_bigint_5fa10641e039d3ef: function(arg0) {
-            const ret = typeof(arg0) === 'bigint';
-            return ret;
-        },
-        __wbg___wbindgen_is_null_c22311b1cc228e3a: function(arg0) {
-            const ret = arg0 === null;
-            return ret;
-        },
-        __wbg___wbindgen_is_object_8b968c3ab8e96595: function(arg0) {
-            const val = arg0;
-            const ret = typeof(val) === 'object' && val !== null;
-            return ret;
-        },
         __wbg___wbindgen_is_undefined_be5b34249ff1fc15: function(arg0) {
             const ret = arg0 === undefined;
-            return ret;
-        },
-        __wbg___wbindgen_jsval_eq_38d7bfbe4cc84039: function(arg0, arg1) {
-            const ret = arg0 === arg1;
             return ret;
         },
         __wbg___wbindgen_lt_0e30ec898d8dffe8: function(arg0, arg1) {
             const ret = arg0 < arg1;
             return ret;
-        },
-        __wbg___wbindgen_number_get_934b640d0889af78: function(arg0, arg1) {
-            const obj = arg1;
-            const ret = typeof(obj) === 'number' ? obj : undefined;
-            getDataViewMemory0().setFloat64((arg0 >>> 0) + 8 * 1, isLikeNone(ret) ? 0 : ret, true);
-            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, !isLikeNone(ret), true);
         },
         __wbg___wbindgen_string_get_7ce8eee7fd327545: function(arg0, arg1) {
             const obj = arg1;
@@ -591,8 +568,8 @@ function __wbg_get_imports() {
         __wbg___wbindgen_throw_4c88d8bf264fd984: function(arg0, arg1) {
             throw new Error(getStringFromWasm0(arg0, arg1));
         },
-        __wbg_asUintN_c860c5233c279499: function(arg0, arg1) {
-            const ret = BigInt.asUintN(arg0, arg1);
+        __wbg_columns_c30b02df7bc16fcc: function(arg0, arg1, arg2, arg3) {
+            const ret = arg0.columns(getArrayF64FromWasm0(arg1, arg2), arg3 >>> 0);
             return ret;
         },
         __wbg_getRandomValues_a7a18e5ac1a7fd17: function() { return handleError(function (arg0, arg1) {
@@ -609,6 +586,10 @@ function __wbg_get_imports() {
         },
         __wbg_get_unchecked_e6325ad374eff861: function(arg0, arg1) {
             const ret = arg0[arg1 >>> 0];
+            return ret;
+        },
+        __wbg_idResult_a70a8a5a2ba257d4: function(arg0) {
+            const ret = idResult(BigInt.asUintN(64, arg0));
             return ret;
         },
         __wbg_instanceof_BigUint64Array_b7138a187432f337: function(arg0) {
@@ -633,32 +614,24 @@ function __wbg_get_imports() {
             const ret = arg0.length;
             return ret;
         },
+        __wbg_makeError_25fbe879df49ffda: function(arg0, arg1, arg2, arg3, arg4) {
+            const ret = makeError(arg0 >>> 0, getStringFromWasm0(arg1, arg2), getStringFromWasm0(arg3, arg4));
+            return ret;
+        },
+        __wbg_make_b1923f3976df0405: function(arg0, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9) {
+            const ret = arg0.make(BigInt.asUintN(64, arg1), arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9);
+            return ret;
+        },
         __wbg_new_37eb45aaf5eeb820: function() {
             const ret = new Array();
             return ret;
         },
-        __wbg_new_4416a2fe2fac9c65: function(arg0, arg1) {
-            const ret = new TypeError(getStringFromWasm0(arg0, arg1));
-            return ret;
-        },
-        __wbg_new_787b9fb330d55d78: function(arg0, arg1) {
-            const ret = new Error(getStringFromWasm0(arg0, arg1));
-            return ret;
-        },
-        __wbg_new_8a1847cd91d0d7fb: function(arg0, arg1) {
-            const ret = new RangeError(getStringFromWasm0(arg0, arg1));
+        __wbg_new_a6dbc3873ebac649: function(arg0, arg1) {
+            const ret = new Shape(getStringFromWasm0(arg0, arg1));
             return ret;
         },
         __wbg_new_cd4348290afae586: function() {
             const ret = new Object();
-            return ret;
-        },
-        __wbg_new_date_0ead0c1690622edc: function(arg0) {
-            const ret = new Date(arg0);
-            return ret;
-        },
-        __wbg_new_from_slice_aaf85a9746711968: function(arg0, arg1) {
-            const ret = new Float64Array(getArrayF64FromWasm0(arg0, arg1));
             return ret;
         },
         __wbg_new_with_length_00818aa0a226a550: function(arg0) {
@@ -669,8 +642,8 @@ function __wbg_get_imports() {
             const ret = Date.now();
             return ret;
         },
-        __wbg_of_e7ea0fcd535c1444: function(arg0, arg1) {
-            const ret = Array.of(arg0, arg1);
+        __wbg_pair_1dd2396656ebfc53: function(arg0, arg1) {
+            const ret = pair(BigInt.asUintN(64, arg0), BigInt.asUintN(64, arg1));
             return ret;
         },
         __wbg_prototypesetcall_991a3d9a5b981243: function(arg0, arg1, arg2) {
@@ -684,18 +657,10 @@ function __wbg_get_imports() {
             const ret = Math.random();
             return ret;
         },
-        __wbg_set_0362d0363333c645: function(arg0, arg1, arg2) {
-            const ret = Reflect.set(arg0, arg1, BigInt.asUintN(64, arg2));
-            return ret;
-        },
         __wbg_set_1e52975a1ddf5b71: function(arg0, arg1, arg2) {
             const ret = Reflect.set(arg0, arg1, arg2);
             return ret;
         },
-        __wbg_set_2793479888329cb6: function() { return handleError(function (arg0, arg1, arg2) {
-            const ret = Reflect.set(arg0, arg1, arg2);
-            return ret;
-        }, arguments); },
         __wbg_set_c8e6162384817a76: function(arg0, arg1, arg2) {
             const ret = Reflect.set(arg0, arg1, arg2);
             return ret;
@@ -714,11 +679,6 @@ function __wbg_get_imports() {
             const ret = getStringFromWasm0(arg0, arg1);
             return ret;
         },
-        __wbindgen_generic_0000000000000003: function(arg0) {
-            // Cast intrinsic for `U64 -> Externref`.
-            const ret = BigInt.asUintN(64, arg0);
-            return ret;
-        },
         __wbindgen_init_externref_table: function() {
             const table = wasm.__wbindgen_externrefs;
             table.set(0, undefined);
@@ -731,6 +691,10 @@ function __wbg_get_imports() {
     return {
         __proto__: null,
         "./snowmint_wasm_bg.js": import0,
+        "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js": import1,
+        "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js": import2,
+        "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js": import3,
+        "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js": import4,
     };
 }
 
