@@ -40,23 +40,46 @@ export function numberOf(v) {
 // list): { id, timestampMs, date, sequence, <node fields>..., nodes }.
 export class Shape {
   constructor(names) {
-    this.names = names === '' ? [] : names.split(',')
-    // Node fields are also spread at the top level, except where a name is
-    // one of the fixed ones.
-    this.top = this.names.map((n) => !['id', 'timestampMs', 'date', 'sequence', 'nodes'].includes(n))
-  }
-
-  make(id, ms, seq, a, b, c, d, e, f) {
-    const p = { id, timestampMs: ms, date: new Date(ms), sequence: seq }
-    const nodes = {}
-    const names = this.names
-    for (let i = 0; i < names.length; i++) {
-      const v = i === 0 ? a : i === 1 ? b : i === 2 ? c : i === 3 ? d : i === 4 ? e : f
-      nodes[names[i]] = v
-      if (this.top[i]) p[names[i]] = v
+    const ns = names === '' ? [] : names.split(',')
+    this.names = ns
+    // `make` is a closure over this layout's names, written out for up to
+    // six node fields (the core's limit) rather than looping over them:
+    // V8 then sees the same property name at every store, which is about
+    // twice as fast. Node fields are also copied to the top level unless the
+    // name is one of the fixed ones.
+    const k = ns.length
+    const [n0, n1, n2, n3, n4, n5] = ns
+    const [t0, t1, t2, t3, t4, t5] = ns.map((n) => !['id', 'date', 'sequence', 'nodes'].includes(n))
+    this.make = (id, ms, seq, a, b, c, d, e, f) => {
+      const p = { id, timestampMs: ms, date: new Date(ms), sequence: seq }
+      const nodes = {}
+      if (k > 0) {
+        nodes[n0] = a
+        if (t0) p[n0] = a
+        if (k > 1) {
+          nodes[n1] = b
+          if (t1) p[n1] = b
+          if (k > 2) {
+            nodes[n2] = c
+            if (t2) p[n2] = c
+            if (k > 3) {
+              nodes[n3] = d
+              if (t3) p[n3] = d
+              if (k > 4) {
+                nodes[n4] = e
+                if (t4) p[n4] = e
+                if (k > 5) {
+                  nodes[n5] = f
+                  if (t5) p[n5] = f
+                }
+              }
+            }
+          }
+        }
+      }
+      p.nodes = nodes
+      return p
     }
-    p.nodes = nodes
-    return p
   }
 
   // Layout.decodeMany's result from `buf`, a view of WebAssembly memory
