@@ -83,10 +83,11 @@ export class Shape {
   }
 
   // Layout.decodeMany's result from `buf`, a view of WebAssembly memory
-  // holding 2 + node count columns of `n` values: copied once, then one
-  // view per column.
-  columns(buf, n) {
-    const all = buf.slice()
+  // holding 2 + node count columns of `n` values: copied once (into `into`
+  // when given; Rust checked its length), then one view per column.
+  columns(buf, n, into) {
+    const all = into == null ? new Float64Array(buf.length) : into
+    all.set(buf)
     const nodes = {}
     for (let i = 0; i < this.names.length; i++) nodes[this.names[i]] = all.subarray((2 + i) * n, (3 + i) * n)
     return { timestampMs: all.subarray(0, n), sequence: all.subarray(n, 2 * n), nodes }

@@ -23,7 +23,7 @@
 //! std's clock panics on `wasm32-unknown-unknown`, so the generator runs on
 //! [`DateClock`] (`Date.now()`) through `SyncGenerator::with_clock`.
 
-use js_sys::{Array, BigUint64Array, Object};
+use js_sys::{Array, BigUint64Array, Float64Array, Object};
 use snowmint::{Clock, FieldKind, Format, Id, Next, Nodes, Options, SyncGenerator};
 use std::cell::{Cell, OnceCell, RefCell};
 use wasm_bindgen::prelude::*;
@@ -69,9 +69,10 @@ extern "C" {
     ) -> Object;
 
     /// `{ timestampMs, sequence, nodes: { [field]: column } }` from a
-    /// buffer of `2 + node count` columns of `n` values (copied once).
+    /// buffer of `2 + node count` columns of `n` values, copied once (into
+    /// `into` when given).
     #[wasm_bindgen(method)]
-    fn columns(this: &Shape, buf: &[f64], n: u32) -> Object;
+    fn columns(this: &Shape, buf: &[f64], n: u32, into: Option<Float64Array>) -> Object;
 
     #[wasm_bindgen(js_name = makeError)]
     fn make_error(kind: u32, code: &str, message: &str) -> JsValue;
@@ -652,6 +653,10 @@ impl Layout {
     /// `BigUint64Array` in one call, into columns:
     /// `{ timestampMs: Float64Array, sequence: Float64Array, nodes: { [field]: Float64Array } }`.
     /// An ID that does not fit the layout throws `invalid_id` naming its index.
+    ///
+    /// The columns are views of one `Float64Array` of `(2 + node fields) * n`
+    /// values: a new one, or `into` when given (at least that long), so a
+    /// loop over many batches can reuse one buffer instead of allocating.
     #[wasm_bindgen(
         js_name = decodeMany,
         unchecked_return_type = "{ timestampMs: Float64Array; sequence: Float64Array; nodes: Record<string, Float64Array> }"
@@ -659,6 +664,7 @@ impl Layout {
     pub fn decode_many(
         &self,
         #[wasm_bindgen(unchecked_param_type = "BigUint64Array")] ids: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Float64Array | undefined")] into: JsValue,
     ) -> JsResult<Object> {
         let Some(ids) = ids.dyn_ref::<BigUint64Array>() else {
             return Err(Fail::Type("invalid_id", "ids must be a BigUint64Array".into()).into());
@@ -680,8 +686,26 @@ impl Layout {
                 ["ids[", &i.to_string(), "]: ", &e.to_string()].concat(),
             )
         })?;
+        let into = match kind_of(&into) {
+            kind::NULLISH => None,
+            _ => match into.dyn_into::<Float64Array>() {
+                Ok(a) if a.length() as usize >= out.len() => Some(a),
+                Ok(_) => {
+                    let msg = [
+                        "into must hold at least ",
+                        &out.len().to_string(),
+                        " values",
+                    ];
+                    return Err(Fail::Range("invalid_option", msg.concat()).into());
+                }
+                Err(_) => {
+                    let msg = "into must be a Float64Array";
+                    return Err(Fail::Type("invalid_option", msg.into()).into());
+                }
+            },
+        };
         let shape = self.shape.get_or_init(|| new_shape(layout));
-        Ok(shape.columns(&out, n as u32))
+        Ok(shape.columns(&out, n as u32, into))
     }
 
     /// Internal: see [`LayoutLike`].

@@ -107,6 +107,13 @@ describe('Layout.decodeMany (wasm package only)', () => {
       assert.equal(cols.nodes.worker[i], 7)
     }
     assert.equal(layout.decodeMany(new BigUint64Array(0)).timestampMs.length, 0)
+    // Into a caller's buffer: the columns are views of it.
+    const into = new Float64Array(ids.length * 4 + 3)
+    const again = layout.decodeMany(ids, into)
+    assert.equal(again.timestampMs.buffer, into.buffer)
+    assert.deepEqual(again.timestampMs, cols.timestampMs)
+    assert.deepEqual(again.nodes.worker, cols.nodes.worker)
+    assert.equal(layout.decodeMany(ids, undefined).sequence.length, ids.length)
   })
 
   test('errors', () => {
@@ -117,6 +124,12 @@ describe('Layout.decodeMany (wasm package only)', () => {
     e = null
     try { layout.decodeMany([1n]) } catch (x) { e = x }
     assert.ok(e instanceof TypeError && e.code === 'invalid_id', String(e))
+    e = null
+    try { layout.decodeMany(new BigUint64Array(2), new Float64Array(7)) } catch (x) { e = x }
+    assert.ok(e instanceof RangeError && e.code === 'invalid_option', String(e))
+    e = null
+    try { layout.decodeMany(new BigUint64Array(2), [0, 0, 0, 0, 0, 0, 0, 0]) } catch (x) { e = x }
+    assert.ok(e instanceof TypeError && e.code === 'invalid_option', String(e))
   })
 })
 

@@ -146,11 +146,16 @@ export class Layout {
      * `BigUint64Array` in one call, into columns:
      * `{ timestampMs: Float64Array, sequence: Float64Array, nodes: { [field]: Float64Array } }`.
      * An ID that does not fit the layout throws `invalid_id` naming its index.
+     *
+     * The columns are views of one `Float64Array` of `(2 + node fields) * n`
+     * values: a new one, or `into` when given (at least that long), so a
+     * loop over many batches can reuse one buffer instead of allocating.
      * @param {BigUint64Array} ids
+     * @param {Float64Array | undefined} into
      * @returns {{ timestampMs: Float64Array; sequence: Float64Array; nodes: Record<string, Float64Array> }}
      */
-    decodeMany(ids) {
-        const ret = wasm.layout_decodeMany(this.__wbg_ptr, ids);
+    decodeMany(ids, into) {
+        const ret = wasm.layout_decodeMany(this.__wbg_ptr, ids, into);
         if (ret[2]) {
             throw takeFromExternrefTable0(ret[1]);
         }
@@ -568,8 +573,8 @@ function __wbg_get_imports() {
         __wbg___wbindgen_throw_4c88d8bf264fd984: function(arg0, arg1) {
             throw new Error(getStringFromWasm0(arg0, arg1));
         },
-        __wbg_columns_c30b02df7bc16fcc: function(arg0, arg1, arg2, arg3) {
-            const ret = arg0.columns(getArrayF64FromWasm0(arg1, arg2), arg3 >>> 0);
+        __wbg_columns_a8e7ace80a4c0547: function(arg0, arg1, arg2, arg3, arg4) {
+            const ret = arg0.columns(getArrayF64FromWasm0(arg1, arg2), arg3 >>> 0, arg4);
             return ret;
         },
         __wbg_getRandomValues_a7a18e5ac1a7fd17: function() { return handleError(function (arg0, arg1) {
@@ -602,8 +607,22 @@ function __wbg_get_imports() {
             const ret = result;
             return ret;
         },
+        __wbg_instanceof_Float64Array_4acace5b49aaf791: function(arg0) {
+            let result;
+            try {
+                result = arg0 instanceof Float64Array;
+            } catch (_) {
+                result = false;
+            }
+            const ret = result;
+            return ret;
+        },
         __wbg_keys_105f5c0857898f84: function(arg0) {
             const ret = Object.keys(arg0);
+            return ret;
+        },
+        __wbg_length_5a8bb8abe1e54e15: function(arg0) {
+            const ret = arg0.length;
             return ret;
         },
         __wbg_length_b03a0fabb109b1e9: function(arg0) {
