@@ -3,7 +3,7 @@
 // wasm-only batch decoder, and the README quickstart.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, test } from 'node:test'
@@ -18,14 +18,14 @@ const webPkg = path.join(pkgDir, 'pkg-web')
 const snowmint = createRequire(import.meta.url)(nodePkg)
 
 // Issue 6's budgets are 40 KB for the .wasm and 25 KB gzipped for the
-// browser package. The module does not meet them yet (about 79 KB and 41 KB:
+// browser package. The module does not meet them yet (about 80 KB and 43 KB:
 // see the wasm section of bench/RESULTS.md), so these tests fail on a
 // regression past the sizes reached, and print how far each is from its
 // budget. Lower the ceilings as the module shrinks, down to the budgets.
 const WASM_BUDGET = 40 * 1024
 const WEB_GZIP_BUDGET = 25 * 1024
 const WASM_MAX = 82 * 1024
-const WEB_GZIP_MAX = 43 * 1024
+const WEB_GZIP_MAX = 44 * 1024
 const vsBudget = (size, budget) =>
   size <= budget ? `within the budget of ${budget}` : `OVER the budget of ${budget} by ${size - budget}`
 
@@ -39,8 +39,12 @@ describe('size budget', () => {
   })
 
   test(`the browser package is at most ${WEB_GZIP_MAX} bytes gzipped (budget ${WEB_GZIP_BUDGET})`, () => {
+    // Everything a browser loads: the JS glue, the module and the snippet.
+    const files = ['snowmint_wasm.js', 'snowmint_wasm_bg.wasm',
+      ...readdirSync(path.join(webPkg, 'snippets'), { recursive: true })
+        .filter((f) => f.endsWith('.js')).map((f) => path.join('snippets', f))]
     let total = 0
-    for (const f of ['snowmint_wasm.js', 'snowmint_wasm_bg.wasm']) {
+    for (const f of files) {
       const gz = gzipSync(readFileSync(path.join(webPkg, f)), { level: 9 }).length
       console.log(`# pkg-web/${f}: ${gz} bytes gzipped`)
       total += gz
