@@ -187,6 +187,11 @@ type JsResult<T> = Result<T, JsValue>;
 
 // ---- arguments ----------------------------------------------------------------
 
+/// An optional argument: `undefined` (or `null`) arrives as `None`.
+fn or_undefined(v: Option<JsValue>) -> JsValue {
+    v.unwrap_or(JsValue::UNDEFINED)
+}
+
 /// The largest integer a JavaScript number holds exactly (2^53 - 1).
 const MAX_SAFE: f64 = 9007199254740991.0;
 
@@ -619,18 +624,27 @@ impl Layout {
     /// Builds an ID from a time (Unix ms), a sequence value and node values.
     pub fn compose(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] timestamp_ms: JsValue,
+        #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")]
+        timestamp_ms: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Record<string, number>")] nodes: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, number>")] nodes: Option<
+            JsValue,
+        >,
     ) -> JsResult<u64> {
-        Ok(compose_with(&self.inner, &timestamp_ms, &sequence, &nodes)?)
+        Ok(compose_with(
+            &self.inner,
+            &timestamp_ms,
+            &sequence,
+            &or_undefined(nodes),
+        )?)
     }
 
     /// The smallest and largest IDs of the time unit holding `timestampMs`.
     #[wasm_bindgen(js_name = idBounds, unchecked_return_type = "[bigint, bigint]")]
     pub fn id_bounds(
         &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] timestamp_ms: JsValue,
+        #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")]
+        timestamp_ms: JsValue,
     ) -> JsResult<Array> {
         let ms = time_arg(&timestamp_ms)?;
         Ok(bounds_array(self.inner.id_bounds(ms).map_err(Fail::Core)?))
@@ -642,7 +656,7 @@ impl Layout {
     pub fn is_plausible(
         &self,
         #[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] now_ms: JsValue,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
     ) -> JsResult<bool> {
         let id = id_arg(&id)?;
         let now = time_arg(&now_ms)?;
@@ -664,7 +678,7 @@ impl Layout {
     pub fn decode_many(
         &self,
         #[wasm_bindgen(unchecked_param_type = "BigUint64Array")] ids: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Float64Array | undefined")] into: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Float64Array")] into: Option<JsValue>,
     ) -> JsResult<Object> {
         let Some(ids) = ids.dyn_ref::<BigUint64Array>() else {
             return Err(Fail::Type("invalid_id", "ids must be a BigUint64Array".into()).into());
@@ -686,9 +700,9 @@ impl Layout {
                 ["ids[", &i.to_string(), "]: ", &e.to_string()].concat(),
             )
         })?;
-        let into = match kind_of(&into) {
-            kind::NULLISH => None,
-            _ => match into.dyn_into::<Float64Array>() {
+        let into = match into {
+            None => None,
+            Some(into) => match into.dyn_into::<Float64Array>() {
                 Ok(a) if a.length() as usize >= out.len() => Some(a),
                 Ok(_) => {
                     let msg = [
@@ -749,19 +763,26 @@ pub fn decode(
 #[wasm_bindgen]
 pub fn compose(
     #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "number")] timestamp_ms: JsValue,
+    #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
     #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Record<string, number>")] nodes: JsValue,
+    #[wasm_bindgen(unchecked_optional_param_type = "Record<string, number>")] nodes: Option<
+        JsValue,
+    >,
 ) -> JsResult<u64> {
     let layout = layout_arg(&layout)?;
-    Ok(compose_with(&layout, &timestamp_ms, &sequence, &nodes)?)
+    Ok(compose_with(
+        &layout,
+        &timestamp_ms,
+        &sequence,
+        &or_undefined(nodes),
+    )?)
 }
 
 /// The smallest and largest IDs under `layout` of the time unit holding `timestampMs`.
 #[wasm_bindgen(js_name = idBounds, unchecked_return_type = "[bigint, bigint]")]
 pub fn id_bounds(
     #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "number")] timestamp_ms: JsValue,
+    #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
 ) -> JsResult<Array> {
     let layout = layout_arg(&layout)?;
     let ms = time_arg(&timestamp_ms)?;
@@ -852,12 +873,16 @@ impl Generator {
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Record<string, number>")] nodes: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "GeneratorOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, number>")] nodes: Option<
+            JsValue,
+        >,
+        #[wasm_bindgen(unchecked_optional_param_type = "GeneratorOptions")] options: Option<
+            JsValue,
+        >,
     ) -> JsResult<Generator> {
         let layout = layout_arg(&layout)?;
-        let nodes = nodes_arg(&layout, &nodes)?;
-        let (mut options, _) = options_arg(&options)?;
+        let nodes = nodes_arg(&layout, &or_undefined(nodes))?;
+        let (mut options, _) = options_arg(&or_undefined(options))?;
         if options.seed == 0 {
             options.seed = random_seed();
         }
@@ -926,12 +951,16 @@ impl PureGenerator {
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Record<string, number>")] nodes: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "GeneratorOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, number>")] nodes: Option<
+            JsValue,
+        >,
+        #[wasm_bindgen(unchecked_optional_param_type = "GeneratorOptions")] options: Option<
+            JsValue,
+        >,
     ) -> JsResult<PureGenerator> {
         let layout = layout_arg(&layout)?;
-        let nodes = nodes_arg(&layout, &nodes)?;
-        let (options, _) = options_arg(&options)?;
+        let nodes = nodes_arg(&layout, &or_undefined(nodes))?;
+        let (options, _) = options_arg(&or_undefined(options))?;
         Ok(PureGenerator {
             inner: snowmint::Generator::new(layout, nodes, options).map_err(Fail::Core)?,
         })
@@ -942,7 +971,7 @@ impl PureGenerator {
     #[wasm_bindgen(unchecked_return_type = "{ id: bigint } | { retryAt: number }")]
     pub fn next(
         &mut self,
-        #[wasm_bindgen(unchecked_param_type = "number")] now_ms: JsValue,
+        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
     ) -> JsResult<Object> {
         let now = time_arg(&now_ms)?;
         let next = self.inner.next(now).map_err(Fail::Core)?;

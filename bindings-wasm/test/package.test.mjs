@@ -83,6 +83,24 @@ describe('package files', () => {
   })
 })
 
+describe('TypeScript', () => {
+  // wasm-bindgen's classes declare [Symbol.dispose]: consumers need the
+  // esnext.disposable lib (TypeScript >= 5.2).
+  test('the declarations type-check a consumer of the whole API (tsc --strict)', () => {
+    const dir = path.join(root, '.cache', 'wasm-ts')
+    rmSync(dir, { recursive: true, force: true })
+    mkdirSync(path.join(dir, 'node_modules'), { recursive: true })
+    symlinkSync(nodePkg, path.join(dir, 'node_modules', 'snowmint-wasm'), 'dir')
+    writeFileSync(path.join(dir, 'consumer.ts'), readFileSync(path.join(here, 'ts', 'consumer.ts')))
+    writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: { strict: true, noEmit: true, target: 'es2022', lib: ['es2022', 'esnext.disposable'], module: 'nodenext',
+        moduleResolution: 'nodenext', types: [] },
+      files: ['consumer.ts'],
+    }))
+    execFileSync(path.join(pkgDir, 'node_modules', '.bin', 'tsc'), ['-p', dir], { stdio: 'inherit' })
+  })
+})
+
 describe('the web build under Node (ESM, initSync)', () => {
   test('decodes and generates like the Node build', async () => {
     const web = await import(pathToFileURL(path.join(webPkg, 'snowmint_wasm.js')).href)

@@ -37,11 +37,11 @@ export class Generator {
      * the seed of `random:N` sequence starts comes from
      * `crypto.getRandomValues` (or `Math.random` where there is no Web Crypto).
      * @param {Layout | string} layout
-     * @param {Record<string, number>} nodes
-     * @param {GeneratorOptions} options
+     * @param {Record<string, number>} [nodes]
+     * @param {GeneratorOptions} [options]
      */
     constructor(layout, nodes, options) {
-        const ret = wasm.generator_new(layout, nodes, options);
+        const ret = wasm.generator_new(layout, isLikeNone(nodes) ? 0 : addToExternrefTable0(nodes), isLikeNone(options) ? 0 : addToExternrefTable0(options));
         if (ret[2]) {
             throw takeFromExternrefTable0(ret[1]);
         }
@@ -129,13 +129,13 @@ export class Layout {
     }
     /**
      * Builds an ID from a time (Unix ms), a sequence value and node values.
-     * @param {number} timestamp_ms
+     * @param {number} timestampMs
      * @param {number} sequence
-     * @param {Record<string, number>} nodes
+     * @param {Record<string, number>} [nodes]
      * @returns {bigint}
      */
-    compose(timestamp_ms, sequence, nodes) {
-        const ret = wasm.layout_compose(this.__wbg_ptr, timestamp_ms, sequence, nodes);
+    compose(timestampMs, sequence, nodes) {
+        const ret = wasm.layout_compose(this.__wbg_ptr, timestampMs, sequence, isLikeNone(nodes) ? 0 : addToExternrefTable0(nodes));
         if (ret[2]) {
             throw takeFromExternrefTable0(ret[1]);
         }
@@ -151,11 +151,11 @@ export class Layout {
      * values: a new one, or `into` when given (at least that long), so a
      * loop over many batches can reuse one buffer instead of allocating.
      * @param {BigUint64Array} ids
-     * @param {Float64Array | undefined} into
+     * @param {Float64Array} [into]
      * @returns {{ timestampMs: Float64Array; sequence: Float64Array; nodes: Record<string, Float64Array> }}
      */
     decodeMany(ids, into) {
-        const ret = wasm.layout_decodeMany(this.__wbg_ptr, ids, into);
+        const ret = wasm.layout_decodeMany(this.__wbg_ptr, ids, isLikeNone(into) ? 0 : addToExternrefTable0(into));
         if (ret[2]) {
             throw takeFromExternrefTable0(ret[1]);
         }
@@ -212,11 +212,11 @@ export class Layout {
     }
     /**
      * The smallest and largest IDs of the time unit holding `timestampMs`.
-     * @param {number} timestamp_ms
+     * @param {number} timestampMs
      * @returns {[bigint, bigint]}
      */
-    idBounds(timestamp_ms) {
-        const ret = wasm.layout_idBounds(this.__wbg_ptr, timestamp_ms);
+    idBounds(timestampMs) {
+        const ret = wasm.layout_idBounds(this.__wbg_ptr, timestampMs);
         if (ret[2]) {
             throw takeFromExternrefTable0(ret[1]);
         }
@@ -226,11 +226,11 @@ export class Layout {
      * True when the ID fits the layout and decodes to a time between the
      * epoch and `nowMs` plus one day (the decoder page's "which layout fits?").
      * @param {IdLike} id
-     * @param {number} now_ms
+     * @param {number} nowMs
      * @returns {boolean}
      */
-    isPlausible(id, now_ms) {
-        const ret = wasm.layout_isPlausible(this.__wbg_ptr, id, now_ms);
+    isPlausible(id, nowMs) {
+        const ret = wasm.layout_isPlausible(this.__wbg_ptr, id, nowMs);
         if (ret[2]) {
             throw takeFromExternrefTable0(ret[1]);
         }
@@ -356,11 +356,11 @@ export class PureGenerator {
     /**
      * `new PureGenerator(layout, nodes?, options?)`.
      * @param {Layout | string} layout
-     * @param {Record<string, number>} nodes
-     * @param {GeneratorOptions} options
+     * @param {Record<string, number>} [nodes]
+     * @param {GeneratorOptions} [options]
      */
     constructor(layout, nodes, options) {
-        const ret = wasm.puregenerator_new(layout, nodes, options);
+        const ret = wasm.puregenerator_new(layout, isLikeNone(nodes) ? 0 : addToExternrefTable0(nodes), isLikeNone(options) ? 0 : addToExternrefTable0(options));
         if (ret[2]) {
             throw takeFromExternrefTable0(ret[1]);
         }
@@ -371,11 +371,11 @@ export class PureGenerator {
     /**
      * The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask
      * again at (`{ retryAt }`).
-     * @param {number} now_ms
+     * @param {number} nowMs
      * @returns {{ id: bigint } | { retryAt: number }}
      */
-    next(now_ms) {
-        const ret = wasm.puregenerator_next(this.__wbg_ptr, now_ms);
+    next(nowMs) {
+        const ret = wasm.puregenerator_next(this.__wbg_ptr, nowMs);
         if (ret[2]) {
             throw takeFromExternrefTable0(ret[1]);
         }
@@ -387,13 +387,13 @@ if (Symbol.dispose) PureGenerator.prototype[Symbol.dispose] = PureGenerator.prot
 /**
  * Builds an ID under `layout` from a time (Unix ms), a sequence value and node values.
  * @param {Layout | string} layout
- * @param {number} timestamp_ms
+ * @param {number} timestampMs
  * @param {number} sequence
- * @param {Record<string, number>} nodes
+ * @param {Record<string, number>} [nodes]
  * @returns {bigint}
  */
-export function compose(layout, timestamp_ms, sequence, nodes) {
-    const ret = wasm.compose(layout, timestamp_ms, sequence, nodes);
+export function compose(layout, timestampMs, sequence, nodes) {
+    const ret = wasm.compose(layout, timestampMs, sequence, isLikeNone(nodes) ? 0 : addToExternrefTable0(nodes));
     if (ret[2]) {
         throw takeFromExternrefTable0(ret[1]);
     }
@@ -469,11 +469,11 @@ export function fromBase62(s) {
 /**
  * The smallest and largest IDs under `layout` of the time unit holding `timestampMs`.
  * @param {Layout | string} layout
- * @param {number} timestamp_ms
+ * @param {number} timestampMs
  * @returns {[bigint, bigint]}
  */
-export function idBounds(layout, timestamp_ms) {
-    const ret = wasm.idBounds(layout, timestamp_ms);
+export function idBounds(layout, timestampMs) {
+    const ret = wasm.idBounds(layout, timestampMs);
     if (ret[2]) {
         throw takeFromExternrefTable0(ret[1]);
     }
