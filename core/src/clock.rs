@@ -18,7 +18,8 @@ pub trait Clock {
     }
 }
 
-#[cfg(feature = "std")]
+// Only the Unix fork handlers call it (no other target has `fork()`).
+#[cfg(all(feature = "std", unix))]
 pub(crate) use self::system::after_fork_in_child;
 #[cfg(feature = "std")]
 pub use self::system::SystemClock;
@@ -116,6 +117,7 @@ mod system {
     }
 
     /// Called in the child after `fork()`: the ticker thread did not survive.
+    #[cfg(unix)]
     pub(crate) fn after_fork_in_child() {
         TICKER.store(STOPPED, Ordering::Relaxed);
     }
