@@ -683,17 +683,22 @@ impl Layout {
         let Some(ids) = ids.dyn_ref::<BigUint64Array>() else {
             return Err(Fail::Type("invalid_id", "ids must be a BigUint64Array".into()).into());
         };
-        let ids = ids.to_vec();
         let layout = &self.inner;
-        let n = ids.len();
+        let n = ids.length() as usize;
         // One buffer, column after column (timestamps, sequences, then each
         // node field: the core's `decompose_columns`); JavaScript gets one
-        // copy of it and a view per column.
+        // copy of it and a view per column. A batch too large for this
+        // module's memory is an exception, not an aborted module.
         let width = 2 + layout.node_count();
-        let mut out: Vec<f64> = Vec::new();
-        out.try_reserve_exact(n * width)
-            .map_err(|_| Fail::Range("invalid_id", "too many IDs for memory".into()))?;
-        out.resize(n * width, 0.0);
+        let too_many = || Fail::Range("invalid_id", "too many IDs for memory".into());
+        let total = n.checked_mul(width).ok_or_else(too_many)?;
+        let (mut copy, mut out): (Vec<u64>, Vec<f64>) = (Vec::new(), Vec::new());
+        copy.try_reserve_exact(n).map_err(|_| too_many())?;
+        out.try_reserve_exact(total).map_err(|_| too_many())?;
+        copy.resize(n, 0);
+        ids.copy_to(&mut copy);
+        let ids = copy;
+        out.resize(total, 0.0);
         layout.decompose_columns(&ids, &mut out).map_err(|(i, e)| {
             Fail::Plain(
                 e.code(),
