@@ -23,6 +23,14 @@ check=0
 # root Cargo.toml's release profile (lto, one codegen unit) stays as it is;
 # only the optimisation level is overridden, here, for this build.
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=z
+# Panic locations (file, line, column) would be compiled into the module, so
+# that moving a line in core/ or src/ changed the committed www/pkg/ copy
+# without changing what it does; -Zlocation-detail=none leaves them out (and
+# saves a little size). The flag is unstable: RUSTC_BOOTSTRAP=1 lets the
+# stable compiler accept it, for this build only. Panics abort on this target
+# anyway (the binding avoids them; see src/lib.rs).
+export RUSTC_BOOTSTRAP=1
+export RUSTFLAGS="-Zlocation-detail=none"
 cargo build --quiet -p snowmint-wasm --target wasm32-unknown-unknown --release
 wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/snowmint_wasm.wasm"
 

@@ -29,7 +29,9 @@ use std::cell::{Cell, OnceCell, RefCell};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-// A small allocator: about 1 KB of code instead of dlmalloc's 7 KB.
+// A small allocator: about 1 KB of code instead of dlmalloc's 7 KB (the
+// module is over its size budget; its allocations are few and short-lived,
+// a free list's slower search does not show in the benchmarks).
 // `AssumeSingleThreaded` is sound here: the module is built without the
 // atomics feature, so an instance never runs on two threads (each worker has
 // its own instance and memory).
@@ -95,9 +97,9 @@ mod kind {
 
 #[wasm_bindgen]
 extern "C" {
-    // Typed forms of `Reflect.set`, for the few objects built property by
-    // property (layout fields, `decodeMany` columns): numbers cross the
-    // boundary as plain f64 instead of being boxed into a `JsValue` first.
+    // Typed forms of `Reflect.set`, for `Layout.fields` (not on a hot path):
+    // numbers cross the boundary as plain f64 instead of being boxed into a
+    // `JsValue` first.
     #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
     fn set_f64(target: &Object, key: &JsValue, value: f64) -> bool;
     #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
