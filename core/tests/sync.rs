@@ -217,3 +217,39 @@ fn a_generator_inherited_across_fork_refuses_to_run() {
     // The parent goes on.
     assert!(g.next_id().unwrap() > before);
 }
+
+#[test]
+fn batch_sizes_above_the_maximum_are_refused() {
+    let max = SyncGenerator::<snowmint::SystemClock>::MAX_BATCH;
+    assert_eq!(
+        SyncGenerator::<snowmint::SystemClock>::check_batch(0),
+        Ok(0)
+    );
+    assert_eq!(
+        SyncGenerator::<snowmint::SystemClock>::check_batch(1000),
+        Ok(1000)
+    );
+    for n in [max + 1, u64::MAX] {
+        let e = SyncGenerator::<snowmint::SystemClock>::check_batch(n).unwrap_err();
+        assert_eq!(e.code(), "invalid_option");
+    }
+}
+
+#[test]
+fn two_threads_contending_on_a_wide_sequence_never_repeat() {
+    // About a million IDs per ms: the threads really race for the state, so
+    // compare-and-swaps are lost (and retried after a backoff) all the time.
+    let l = Layout::parse(
+        r#"{"epoch_ms":1288834974657,"fields":[["timestamp",41],["node",2],["sequence",20]]}"#,
+    )
+    .unwrap();
+    let n = l.nodes_from_pairs([("node", 1)]).unwrap();
+    let g = Arc::new(SyncGenerator::new(l, n, Options::default()).unwrap());
+    let handles: Vec<_> = (0..2)
+        .map(|_| {
+            let g = Arc::clone(&g);
+            thread::spawn(move || (0..2_000_000).map(|_| g.next_id().unwrap().get()).collect())
+        })
+        .collect();
+    check_unique(handles.into_iter().map(|h| h.join().unwrap()).collect());
+}
