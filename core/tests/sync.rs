@@ -33,14 +33,18 @@ fn check_unique(per_thread: Vec<Vec<u64>>) {
 #[test]
 fn two_threads_millions_of_ids_one_generator() {
     // Twitter layout: capped at 4096 per ms, so 4M IDs take about a second.
-    let g = Arc::new(twitter_gen(2, 7));
-    let handles: Vec<_> = (0..2)
+    check_unique(race(Arc::new(twitter_gen(2, 7)), 2, 2_000_000));
+}
+
+/// `threads` threads each take `n` IDs from one generator.
+fn race(g: Arc<SyncGenerator>, threads: usize, n: usize) -> Vec<Vec<u64>> {
+    let handles: Vec<_> = (0..threads)
         .map(|_| {
             let g = Arc::clone(&g);
-            thread::spawn(move || (0..2_000_000).map(|_| g.next_id().unwrap().get()).collect())
+            thread::spawn(move || (0..n).map(|_| g.next_id().unwrap().get()).collect())
         })
         .collect();
-    check_unique(handles.into_iter().map(|h| h.join().unwrap()).collect());
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
 }
 
 #[test]
@@ -245,11 +249,5 @@ fn two_threads_contending_on_a_wide_sequence_never_repeat() {
     .unwrap();
     let n = l.nodes_from_pairs([("node", 1)]).unwrap();
     let g = Arc::new(SyncGenerator::new(l, n, Options::default()).unwrap());
-    let handles: Vec<_> = (0..2)
-        .map(|_| {
-            let g = Arc::clone(&g);
-            thread::spawn(move || (0..2_000_000).map(|_| g.next_id().unwrap().get()).collect())
-        })
-        .collect();
-    check_unique(handles.into_iter().map(|h| h.join().unwrap()).collect());
+    check_unique(race(g, 2, 2_000_000));
 }
