@@ -74,26 +74,41 @@ unsafe extern "C" fn decode_cb(
         // data is the `Decoder` that `decoder` bound to this function.
         let (data, id) = unsafe { callback_data(env, info, true) }?;
         let d = unsafe { &*(data as *const Decoder) };
+        // The common case first, in one N-API call: a bigint in 0..2^64 (no
+        // type query; a non-bigint only makes this call report
+        // `napi_bigint_expected`). It is returned as it is: it was read to be
+        // exactly this value, so no new bigint is made.
+        let mut value = 0u64;
+        let mut lossless = false;
+        // SAFETY: `id` is a live value of `env`.
+        let status =
+            unsafe { sys::napi_get_value_bigint_uint64(env, id, &mut value, &mut lossless) };
+        if status == sys::Status::napi_ok && lossless {
+            d.write(value)?;
+            return Ok(id);
+        }
+        // Anything else (a string, a number, a bigint out of range, another
+        // type) takes the binding's general conversion and its errors; a
+        // string or number becomes a new bigint.
         // SAFETY: `id` is a live value of `env`.
         let arg = unsafe { Unknown::from_raw_unchecked(env, id) };
-        let id_value = crate::id_arg(&arg)?;
-        let p = d.layout.decompose(id_value)?;
-        // SAFETY: `out` points to at least SCRATCH_LEN f64 values of an array
-        // kept alive by `d.scratch`; no JavaScript runs during this callback.
-        let out = unsafe { std::slice::from_raw_parts_mut(d.out, SCRATCH_LEN) };
-        out[0] = p.timestamp_ms() as f64;
-        out[1] = p.sequence() as f64;
-        for (slot, &v) in out[2..].iter_mut().zip(p.nodes()) {
-            *slot = v as f64;
-        }
-        // A bigint argument is returned as it is (it was checked to be this
-        // exact value); a string or number becomes a new bigint.
-        if crate::kind(&arg)? == napi::ValueType::BigInt {
-            Ok(id)
-        } else {
-            bigint(env, id_value)
-        }
+        let value = crate::id_arg(&arg)?;
+        d.write(value)?;
+        bigint(env, value)
     })
+}
+
+impl Decoder {
+    /// Decodes `id` into the scratch array: [timestampMs, sequence, ...nodes]
+    /// (the core's columns for a batch of one ID).
+    fn write(&self, id: u64) -> Res<()> {
+        // SAFETY: `out` points to at least SCRATCH_LEN f64 values of an array
+        // kept alive by `self.scratch`; no JavaScript runs during a callback.
+        let out = unsafe { std::slice::from_raw_parts_mut(self.out, SCRATCH_LEN) };
+        self.layout
+            .decompose_columns(&[id], out)
+            .map_err(|(_, e)| Fail::Core(e))
+    }
 }
 
 unsafe extern "C" fn release_decoder(env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
