@@ -5,8 +5,8 @@
 // src/fast.rs), and every error comes from the binding with its `code`.
 //
 // Why: each N-API property write on a new object costs ~300 ns on Node 20,
-// so a Parts object made natively took ~3 us; an object literal here takes a
-// few ns.
+// so a Parts object made natively took ~3 us; a constructor here takes a few
+// ns. What a decode costs is in bench/RESULTS.md (Node section).
 'use strict'
 
 const binding = require('./binding.js')
@@ -15,64 +15,128 @@ const { Layout } = binding
 
 // One scratch array per module instance (each worker thread loads its own).
 // The native decoder writes [timestampMs, sequence, ...node values] into it
-// and returns the ID; it is read back at once, before any other code runs.
+// and returns the ID (a bigint argument itself, else a new bigint); it is read
+// back at once, before any other code runs.
 const scratch = new Float64Array(8)
 
 // Field names that a node field never overrides at the top level of Parts.
 const FIXED = new Set(['id', 'timestampMs', 'date', 'sequence', 'nodes'])
+
+// Decoders by canonical layout JSON, so that equal layouts (a Layout object,
+// a preset name, a JSON string) share one decoder and one Parts shape and a
+// call site decoding one layout stays monomorphic. Bounded: oldest out first.
+const byJson = new Map()
+const JSON_CACHE_MAX = 256
 
 function makeDecoder(layout) {
   // Throws the binding's TypeError (code invalid_layout) or the core's error
   // for a bad layout.
   const native = binding.__decoder(layout, scratch)
   const l = typeof layout === 'string' ? Layout.parse(layout) : layout
-  const names = l.fields.filter((f) => f.kind === 'node').map((f) => f.name)
-  return compileBuilder(names, native) ?? genericBuilder(names, native)
+  const json = l.toJson()
+  let d = byJson.get(json)
+  if (d === undefined) {
+    const names = l.fields.filter((f) => f.kind === 'node').map((f) => f.name)
+    d = compileDecoder(names, native) ?? genericDecoder(names, native)
+    if (byJson.size >= JSON_CACHE_MAX) byJson.delete(byJson.keys().next().value)
+    byJson.set(json, d)
+  }
+  return d
 }
 
-// A builder with the layout's field names written out, so the engine sees
-// one fixed object shape (about twice as fast as setting keys in a loop).
-// The names come from a validated layout ([a-z][a-z0-9_]*) and are quoted
-// with JSON.stringify all the same. Where code generation from strings is
-// disabled, the generic builder below is used.
-function compileBuilder(names, native) {
+// Values of node fields named like a fixed property (not copied to the top
+// level), kept on the Parts object under this private symbol, not enumerable.
+const HIDDEN = Symbol('snowmint.nodes')
+
+// `date` and `nodes` are getters of the prototype, computed when read (a new
+// Date, a new object per read): a Date costs more than the rest of a decode,
+// a nested object a sixth of it, and most callers never read them. `nodes`
+// is made from the node fields at the top level of `this`.
+function addGetters(Parts, names) {
+  const hidden = names.map((n) => FIXED.has(n))
+  Object.defineProperty(Parts.prototype, 'date', {
+    get() {
+      return new Date(this.timestampMs)
+    },
+    configurable: true,
+  })
+  Object.defineProperty(Parts.prototype, 'nodes', {
+    get() {
+      const nodes = {}
+      let h = 0
+      for (let i = 0; i < names.length; i++) {
+        nodes[names[i]] = hidden[i] ? this[HIDDEN]?.[h++] : this[names[i]]
+      }
+      return nodes
+    },
+    configurable: true,
+  })
+  return Parts
+}
+
+// A decoder and its Parts constructor, with the layout's field names written
+// out, so the engine sees one fixed object shape per layout (about twice as
+// fast as setting keys in a loop) and each layout's decoder has call sites of
+// its own. Own properties, in this order: id, timestampMs, sequence, the node
+// fields not named like a fixed property. The names come from a validated
+// layout ([a-z][a-z0-9_]*) and are quoted with JSON.stringify all the same.
+// Where code generation from strings is disabled, the generic decoder below
+// is used.
+function compileDecoder(names, native) {
   const slot = (i) => `s[${2 + i}]`
   const spread = names
-    .map((n, i) => (FIXED.has(n) ? '' : `${JSON.stringify(n)}: ${slot(i)}, `))
+    .map((n, i) => (FIXED.has(n) ? '' : `  this[${JSON.stringify(n)}] = ${slot(i)}\n`))
     .join('')
-  const nodes = names.map((n, i) => `${JSON.stringify(n)}: ${slot(i)}`).join(', ')
+  const hidden = names.map((n, i) => (FIXED.has(n) ? slot(i) : '')).filter(Boolean)
   const body =
+    'function Parts(id) {\n' +
+    '  this.id = id\n' +
+    '  this.timestampMs = s[0]\n' +
+    '  this.sequence = s[1]\n' +
+    spread +
+    (hidden.length ? `  Object.defineProperty(this, HIDDEN, { value: [${hidden.join(', ')}] })\n` : '') +
+    '}\n' +
+    'addGetters(Parts, names)\n' +
     'return function decodeParts(id) {\n' +
-    '  const big = native(id)\n' +
-    '  const ms = s[0]\n' +
-    `  return { id: big, timestampMs: ms, date: new Date(ms), sequence: s[1], ${spread}nodes: { ${nodes} } }\n` +
+    '  return new Parts(native(id))\n' +
     '}'
   try {
-    return new Function('s', 'native', body)(scratch, native)
+    return new Function('s', 'native', 'addGetters', 'names', 'HIDDEN', body)(
+      scratch,
+      native,
+      addGetters,
+      names,
+      HIDDEN,
+    )
   } catch {
     return undefined
   }
 }
 
-function genericBuilder(names, native) {
+function genericDecoder(names, native) {
   const spread = names.map((n) => !FIXED.has(n))
-  return function decodeParts(id) {
-    const big = native(id)
-    const ms = scratch[0]
-    const parts = { id: big, timestampMs: ms, date: new Date(ms), sequence: scratch[1] }
-    const nodes = {}
+  const s = scratch
+  function Parts(id) {
+    this.id = id
+    this.timestampMs = s[0]
+    this.sequence = s[1]
+    const hidden = []
     for (let i = 0; i < names.length; i++) {
-      const v = scratch[2 + i]
-      nodes[names[i]] = v
-      if (spread[i]) parts[names[i]] = v
+      if (spread[i]) this[names[i]] = s[2 + i]
+      else hidden.push(s[2 + i])
     }
-    parts.nodes = nodes
-    return parts
+    if (hidden.length) Object.defineProperty(this, HIDDEN, { value: hidden })
+  }
+  addGetters(Parts, names)
+  return function decodeParts(id) {
+    return new Parts(native(id))
   }
 }
 
-// Decoders by Layout object (freed with it) and by layout string (a bounded
-// cache: strings are not garbage-collected keys).
+// Decoders by Layout object (kept on the object itself under a private
+// symbol, or in a WeakMap for an object that cannot take one) and by layout
+// string (a bounded cache: strings are not garbage-collected keys).
+const DECODER = Symbol('snowmint.decoder')
 const byLayout = new WeakMap()
 const byString = new Map()
 const STRING_CACHE_MAX = 64
@@ -87,10 +151,15 @@ function decoderOf(layout) {
     }
     return d
   }
-  let d = typeof layout === 'object' && layout !== null ? byLayout.get(layout) : undefined
+  if (typeof layout !== 'object' || layout === null) return makeDecoder(layout) // throws
+  let d = layout[DECODER] ?? byLayout.get(layout)
   if (d === undefined) {
     d = makeDecoder(layout)
-    byLayout.set(layout, d)
+    if (Object.isExtensible(layout)) {
+      Object.defineProperty(layout, DECODER, { value: d })
+    } else {
+      byLayout.set(layout, d)
+    }
   }
   return d
 }

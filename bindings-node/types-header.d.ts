@@ -5,14 +5,24 @@
 export type IdLike = bigint | string | number
 
 /** An ID split into its parts. Node fields are also spread at the top level
- * (never overriding `id`, `timestampMs`, `date`, `sequence` or `nodes`). */
+ * (never overriding `id`, `timestampMs`, `date`, `sequence` or `nodes`).
+ *
+ * Own (enumerable) properties: `id`, `timestampMs`, `sequence` and the node
+ * fields; `{...parts}` and `JSON.stringify(parts)` carry those, not `date` or
+ * `nodes`. */
 export interface Parts {
+  /** The ID decoded (the caller's bigint itself when a bigint was passed). */
   id: bigint
   /** The start of the ID's time unit, Unix milliseconds. */
   timestampMs: number
-  date: Date
+  /** `new Date(this.timestampMs)`, computed on access: a getter of the
+   * prototype that returns a new `Date` on every read (not an own property). */
+  readonly date: Date
   sequence: number
-  nodes: Record<string, number>
+  /** The node fields by name, computed on access from the top-level node
+   * fields: a getter of the prototype that returns a new object on every
+   * read (not an own property). */
+  readonly nodes: Record<string, number>
   [nodeField: string]: unknown
 }
 

@@ -56,12 +56,12 @@ test('the internal decoder checks its scratch array', () => {
 })
 
 test('Parts are the same where code generation from strings is disabled', () => {
-  // index.js compiles a builder per layout; with code generation disabled it
+  // index.js compiles a decoder per layout; with code generation disabled it
   // falls back to a generic one, which must build equal objects.
   const layout = '{"epoch_ms":0,"fields":[["timestamp",40],["id",4],["date",4],["nodes",4],["shard",4],["sequence",8]]}'
   const script = `
     const pkg = require(${JSON.stringify(fileURLToPath(pkgEntryUrl))})
-    const show = (p) => JSON.stringify(p, (k, v) => (typeof v === 'bigint' ? v + 'n' : v))
+    const show = (p) => JSON.stringify([Object.keys(p), p, p.date, p.nodes], (k, v) => (typeof v === 'bigint' ? v + 'n' : v))
     const l = pkg.Layout.parse(${JSON.stringify(layout)})
     const id = l.compose(5000, 7, { id: 1, date: 2, nodes: 3, shard: 4 })
     console.log(JSON.stringify([show(l.decode(id)), show(pkg.decode(175928847299117063n, 'discord'))]))
@@ -70,7 +70,30 @@ test('Parts are the same where code generation from strings is disabled', () => 
   const generic = run(['--disallow-code-generation-from-strings'])
   const compiled = run([])
   assert.deepEqual(generic, compiled)
-  const p = JSON.parse(compiled[0])
-  assert.deepEqual(Object.keys(p), ['id', 'timestampMs', 'date', 'sequence', 'shard', 'nodes'])
-  assert.deepEqual(p.nodes, { id: 1, date: 2, nodes: 3, shard: 4 })
+  const [keys, p, date, nodes] = JSON.parse(compiled[0])
+  assert.deepEqual(keys, ['id', 'timestampMs', 'sequence', 'shard'])
+  assert.deepEqual(p, { id: '83887272967n', timestampMs: 5000, sequence: 7, shard: 4 })
+  assert.equal(date, '1970-01-01T00:00:05.000Z')
+  assert.deepEqual(nodes, { id: 1, date: 2, nodes: 3, shard: 4 })
+})
+
+test('Parts: date and nodes are getters of a per-layout prototype, the bigint is kept', () => {
+  const id = 175928847299117063n
+  const p = Layout.preset('discord').decode(id)
+  // Own properties: id, timestampMs, sequence and the node fields only.
+  assert.deepEqual(Object.keys(p), ['id', 'timestampMs', 'sequence', 'worker', 'process'])
+  assert.equal(Object.getOwnPropertyDescriptor(p, 'nodes'), undefined)
+  // A new Date and a new nodes object per read.
+  assert.notEqual(p.date, p.date)
+  assert.notEqual(p.nodes, p.nodes)
+  assert.deepEqual(p.nodes, { worker: 1, process: 0 })
+  // nodes reads the top-level node fields.
+  p.worker = 5
+  assert.equal(p.nodes.worker, 5)
+  // Equal layouts share one prototype, whatever form the layout came in.
+  const q = pkg.decode(id, 'discord')
+  assert.equal(Object.getPrototypeOf(q), Object.getPrototypeOf(p))
+  assert.equal(Object.getPrototypeOf(pkg.decode(id, Layout.parse('discord'))), Object.getPrototypeOf(p))
+  // A string or number becomes a bigint; a frozen Layout works too.
+  assert.equal(pkg.decode('175928847299117063', Object.freeze(Layout.preset('discord'))).id, id)
 })

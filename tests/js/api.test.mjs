@@ -101,6 +101,19 @@ describe('decode', () => {
     assert.equal(p.process, 0)
   })
 
+  test('date is computed on access; spread and JSON carry timestampMs', () => {
+    const p = pkg.decode(175928847299117063n, 'discord')
+    assert.ok(!Object.keys(p).includes('date'))
+    assert.equal(Object.getOwnPropertyDescriptor(p, 'date'), undefined)
+    assert.ok('date' in p)
+    assert.equal(p.date.getTime(), p.timestampMs)
+    assert.equal({ ...p }.date, undefined)
+    const json = JSON.parse(JSON.stringify(p, (k, v) => (typeof v === 'bigint' ? String(v) : v)))
+    assert.equal(json.date, undefined)
+    assert.equal(json.timestampMs, 1462015105796)
+    assert.equal(json.id, '175928847299117063')
+  })
+
   test('the same parts from a bigint, a string and a safe number', () => {
     const l = Layout.preset('twitter')
     const a = l.decode(135168n)
