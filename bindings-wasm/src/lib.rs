@@ -25,7 +25,7 @@
 
 use js_sys::{Array, BigUint64Array, Float64Array, Object};
 use snowmint::{Clock, FieldKind, Format, Id, Next, Nodes, Options, SyncGenerator};
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell, UnsafeCell};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -55,21 +55,6 @@ extern "C" {
     type Shape;
     #[wasm_bindgen(constructor)]
     fn new(names: &str) -> Shape;
-    #[allow(clippy::too_many_arguments)]
-    #[wasm_bindgen(method)]
-    fn make(
-        this: &Shape,
-        id: u64,
-        ms: f64,
-        seq: f64,
-        a: f64,
-        b: f64,
-        c: f64,
-        d: f64,
-        e: f64,
-        f: f64,
-    ) -> Object;
-
     /// `{ timestampMs, sequence, nodes: { [field]: column } }` from a
     /// buffer of `2 + node count` columns of `n` values, copied once (into
     /// `into` when given).
@@ -129,8 +114,9 @@ extern "C" {
 thread_local! {
     /// Where `Layout.__snowmintSelect` leaves its layout (see [`LayoutLike`]).
     static SELECTED: Cell<Option<snowmint::Layout>> = const { Cell::new(None) };
-    /// Parts builders by layout (see [`with_shape`]).
-    static SHAPES: RefCell<Vec<(snowmint::Layout, Shape)>> = const { RefCell::new(Vec::new()) };
+    /// The failure of the last raw call that returned a non-zero status
+    /// (see [`take_error`]).
+    static LAST_ERROR: RefCell<Option<Fail>> = const { RefCell::new(None) };
 }
 
 // ---- errors -----------------------------------------------------------------
@@ -415,49 +401,9 @@ fn random_seed() -> u64 {
 
 // ---- results ------------------------------------------------------------------
 
-/// A `Parts` object: `id`, `timestampMs`, `date`, `sequence`, `nodes`, and
-/// each node field again at the top level unless its name is one of those.
-/// `shape`: the layout's own builder when the caller has one (a `Layout`
-/// object caches it); otherwise it is looked up (see [`with_shape`]).
-fn parts_object(layout: &snowmint::Layout, shape: Option<&Shape>, id: u64) -> Res<Object> {
-    let p = layout.decompose(id)?;
-    let mut v = [0f64; MAX_NODES];
-    for (slot, &n) in v.iter_mut().zip(p.nodes()) {
-        *slot = n as f64;
-    }
-    let (ms, seq) = (p.timestamp_ms() as f64, p.sequence() as f64);
-    let make = |s: &Shape| s.make(id, ms, seq, v[0], v[1], v[2], v[3], v[4], v[5]);
-    Ok(match shape {
-        Some(s) => make(s),
-        None => with_shape(layout, make),
-    })
-}
-
 fn new_shape(layout: &snowmint::Layout) -> Shape {
     let names: Vec<&str> = layout.nodes().map(|f| f.name()).collect();
     Shape::new(&names.join(","))
-}
-
-/// `Shape::make` takes exactly this many node values.
-const MAX_NODES: usize = 6;
-const _: () = assert!(snowmint::MAX_NODES == MAX_NODES);
-
-/// Calls `f` with the Parts builder of `layout`'s node field names, made
-/// once per layout (the most recent few dozen are kept).
-fn with_shape<T>(layout: &snowmint::Layout, f: impl FnOnce(&Shape) -> T) -> T {
-    SHAPES.with(|cell| {
-        let mut shapes = cell.borrow_mut();
-        if let Some((_, s)) = shapes.iter().rev().find(|(l, _)| l == layout) {
-            return f(s);
-        }
-        let shape = new_shape(layout);
-        let out = f(&shape);
-        if shapes.len() >= 32 {
-            shapes.remove(0);
-        }
-        shapes.push((*layout, shape));
-        out
-    })
 }
 
 fn bounds_array((lo, hi): (u64, u64)) -> Array {
@@ -612,17 +558,6 @@ impl Layout {
         self.inner.js_safe_end_ms() as f64
     }
 
-    /// Splits an ID into its parts.
-    #[wasm_bindgen(unchecked_return_type = "Parts")]
-    pub fn decode(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue,
-    ) -> JsResult<Object> {
-        let id = id_arg(&id)?;
-        let shape = self.shape.get_or_init(|| new_shape(&self.inner));
-        Ok(parts_object(&self.inner, Some(shape), id)?)
-    }
-
     /// Builds an ID from a time (Unix ms), a sequence value and node values.
     pub fn compose(
         &self,
@@ -753,18 +688,136 @@ fn compose_with(
     Ok(layout.compose(ms, seq, &nodes)?)
 }
 
-// ---- functions ----------------------------------------------------------------
+// ---- raw exports for js/api.js -----------------------------------------------
+//
+// `decode` is built in JavaScript (js/api.js) on these: one call into the
+// module per decode, numbers only. The call writes its results to
+// [`SCRATCH`], which JavaScript reads through typed-array views of the
+// module's memory, and returns a status: 0, or 1 when it failed, the failure
+// waiting in [`LAST_ERROR`] for [`take_error`] to turn it into the
+// JavaScript exception. The checks and the error codes stay the core's.
 
-/// Splits an ID into its parts under `layout` (a `Layout` or a preset name or
-/// JSON descriptor).
-#[wasm_bindgen(unchecked_return_type = "Parts")]
-pub fn decode(
-    #[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
-) -> JsResult<Object> {
-    let layout = layout_arg(&layout)?;
-    Ok(parts_object(&layout, None, id_arg(&id)?)?)
+/// Where the raw calls leave their results: slot 0 the ID (a `u64`'s bits),
+/// slot 1 the time (Unix ms), slot 2 the sequence, slots 3.. the node values
+/// (the core's `decompose_columns` for one ID).
+struct Scratch(UnsafeCell<[f64; 3 + MAX_NODES]>);
+/// Layouts registered by [`raw_register`], by handle.
+struct Registry(UnsafeCell<Vec<snowmint::Layout>>);
+// SAFETY (both): the module is built without the atomics feature, so it never
+// runs on two threads (see ALLOCATOR); on the host (tests, clippy) only the
+// raw exports touch them, each to completion, and no reference to their
+// contents outlives a call.
+unsafe impl Sync for Scratch {}
+unsafe impl Sync for Registry {}
+static SCRATCH: Scratch = Scratch(UnsafeCell::new([0.0; 3 + MAX_NODES]));
+static REGISTRY: Registry = Registry(UnsafeCell::new(Vec::new()));
+
+/// The most node fields a layout has (the core's limit).
+const MAX_NODES: usize = snowmint::MAX_NODES;
+
+/// A raw call's status: 0 on success, 1 with the failure kept for
+/// [`take_error`].
+fn status(r: Res<()>) -> u32 {
+    match r {
+        Ok(()) => 0,
+        Err(f) => {
+            LAST_ERROR.with(|e| *e.borrow_mut() = Some(f));
+            1
+        }
+    }
 }
+
+/// Decodes `id` into [`SCRATCH`].
+fn decode_into(layout: &snowmint::Layout, id: u64) -> Res<()> {
+    // SAFETY: see `Scratch`.
+    let out = unsafe { &mut *SCRATCH.0.get() };
+    out[0] = f64::from_bits(id);
+    layout
+        .decompose_columns(&[id], &mut out[1..])
+        .map_err(|(_, e)| Fail::Core(e))
+}
+
+/// A handle for `layout` (equal layouts get the same one), for
+/// [`raw_decode`]. js/api.js asks once per distinct layout; the registry
+/// only grows (by one small entry per distinct layout ever decoded with).
+#[wasm_bindgen(js_name = __register, skip_typescript)]
+pub fn raw_register(layout: &Layout) -> u32 {
+    // SAFETY: see `Registry`.
+    let all = unsafe { &mut *REGISTRY.0.get() };
+    let at = all
+        .iter()
+        .position(|l| *l == layout.inner)
+        .unwrap_or_else(|| {
+            all.push(layout.inner);
+            all.len() - 1
+        });
+    at as u32
+}
+
+/// Calls `f` with the registered layout `h` (js/api.js passes only handles
+/// it was given; any other is an `invalid_layout` error, not a panic).
+fn with_registered(h: u32, f: impl FnOnce(&snowmint::Layout) -> Res<()>) -> u32 {
+    // SAFETY: see `Registry`; `f` does not register layouts.
+    let all = unsafe { &*REGISTRY.0.get() };
+    status(match all.get(h as usize) {
+        Some(l) => f(l),
+        None => Err(Fail::Plain("invalid_layout", "not a layout handle".into())),
+    })
+}
+
+/// The address of [`SCRATCH`] in the module's memory.
+#[wasm_bindgen(js_name = __scratch, skip_typescript)]
+pub fn scratch() -> u32 {
+    SCRATCH.0.get() as usize as u32
+}
+
+/// The module's `WebAssembly.Memory`, for the views of [`SCRATCH`].
+#[wasm_bindgen(js_name = __memory, skip_typescript)]
+pub fn memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+/// The exception for the last raw call that returned status 1.
+#[wasm_bindgen(js_name = __error, skip_typescript)]
+pub fn take_error() -> JsValue {
+    match LAST_ERROR.with(|e| e.borrow_mut().take()) {
+        Some(f) => f.into(),
+        None => make_error(0, "invalid_id", "no error"),
+    }
+}
+
+/// `layout.decode(id)` (layout handle `h`) for an ID already known to be a
+/// `bigint` in 0..2^64 (JavaScript checked `BigInt.asUintN(64, id) === id`).
+/// The hot path of js/api.js: no closure, no `Result` until a failure.
+#[wasm_bindgen(js_name = __decode, skip_typescript)]
+pub fn raw_decode(h: u32, id: u64) -> u32 {
+    // SAFETY: see `Registry` and `Scratch`.
+    let (all, out) = unsafe { (&*REGISTRY.0.get(), &mut *SCRATCH.0.get()) };
+    let Some(layout) = all.get(h as usize) else {
+        return with_registered(h, |_| Ok(()));
+    };
+    out[0] = f64::from_bits(id);
+    match layout.decompose_columns(&[id], &mut out[1..]) {
+        Ok(()) => 0,
+        Err((_, e)) => status(Err(Fail::Core(e))),
+    }
+}
+
+/// `layout.decode(id)` for any other argument: the ID conversion of every
+/// other function (`bigint` outside 0..2^64, `string`, `number`, wrong types).
+#[wasm_bindgen(js_name = __decodeAny, skip_typescript)]
+pub fn raw_decode_any(h: u32, id: JsValue) -> u32 {
+    with_registered(h, |l| decode_into(l, id_arg(&id)?))
+}
+
+/// The layout argument of the free functions, as a `Layout` (a string is
+/// parsed by the core; anything else is a `TypeError`).
+#[wasm_bindgen(js_name = __layoutArg, skip_typescript)]
+pub fn raw_layout_arg(layout: JsValue) -> JsResult<Layout> {
+    Ok(Layout::wrap(layout_arg(&layout)?))
+}
+
+// ---- functions ----------------------------------------------------------------
 
 /// Builds an ID under `layout` from a time (Unix ms), a sequence value and node values.
 #[wasm_bindgen]
@@ -994,14 +1047,25 @@ const TS_TYPES: &str = r#"
 /** An ID argument: a bigint, a decimal string, or a number only if Number.isSafeInteger. */
 export type IdLike = bigint | string | number;
 
-/** A decoded ID. Node fields are also spread at the top level (never overriding the fixed names). */
+/**
+ * A decoded ID. Node fields are also spread at the top level (never overriding the fixed names).
+ * `date` is a getter of the prototype (`new Date(timestampMs)`, made when read), not an own property.
+ */
 export interface Parts {
   id: bigint;
   timestampMs: number;
-  date: Date;
+  readonly date: Date;
   sequence: number;
   nodes: Record<string, number>;
   [nodeField: string]: unknown;
+}
+
+/** Splits an ID into its parts under `layout` (a `Layout` or a preset name or JSON descriptor). */
+export function decode(id: IdLike, layout: Layout | string): Parts;
+
+export interface Layout {
+  /** Splits an ID into its parts. */
+  decode(id: IdLike): Parts;
 }
 
 /** Generator options: policy strings as in the core (`fail`, `wait:5`, `borrow:10`, `random:16`...). */

@@ -156,7 +156,7 @@ describe('decoder page', () => {
 
   test('the shared vectors, run against the web package in the browser', async () => {
     const failures = await page.evaluate(async ({ ids, strings, generate }) => {
-      const m = await import('./pkg/snowmint_wasm.js') // already initialised by the page
+      const m = await import('./pkg/index.js') // already initialised by the page
       const bad = []
       const check = (ok, what) => { if (!ok) bad.push(what) }
       const codeOf = (f) => { try { f(); return null } catch (e) { return e instanceof Error ? e.code : 'not-an-Error' } }

@@ -18,14 +18,16 @@ const webPkg = path.join(pkgDir, 'pkg-web')
 const snowmint = createRequire(import.meta.url)(nodePkg)
 
 // Issue 6's budgets are 40 KB for the .wasm and 25 KB gzipped for the
-// browser package. The module does not meet them yet (about 80 KB and 43 KB:
+// browser package. The module does not meet them yet (about 80 KB and 46 KB:
 // see the wasm section of bench/RESULTS.md), so these tests fail on a
 // regression past the sizes reached, and print how far each is from its
 // budget. Lower the ceilings as the module shrinks, down to the budgets.
+// (The browser package grew from 43 to 46 KB with the one-call decode:
+// api.js, and opt-level s instead of z for a decode twice as fast.)
 const WASM_BUDGET = 40 * 1024
 const WEB_GZIP_BUDGET = 25 * 1024
 const WASM_MAX = 82 * 1024
-const WEB_GZIP_MAX = 44 * 1024
+const WEB_GZIP_MAX = 47 * 1024
 const vsBudget = (size, budget) =>
   size <= budget ? `within the budget of ${budget}` : `OVER the budget of ${budget} by ${size - budget}`
 
@@ -39,8 +41,9 @@ describe('size budget', () => {
   })
 
   test(`the browser package is at most ${WEB_GZIP_MAX} bytes gzipped (budget ${WEB_GZIP_BUDGET})`, () => {
-    // Everything a browser loads: the JS glue, the module and the snippet.
-    const files = ['snowmint_wasm.js', 'snowmint_wasm_bg.wasm',
+    // Everything a browser loads: the entry point and api.js, wasm-bindgen's
+    // JS glue, the module and the snippet.
+    const files = ['index.js', 'api.js', 'snowmint_wasm.js', 'snowmint_wasm_bg.wasm',
       ...readdirSync(path.join(webPkg, 'snippets'), { recursive: true })
         .filter((f) => f.endsWith('.js')).map((f) => path.join('snippets', f))]
     let total = 0
@@ -103,7 +106,7 @@ describe('TypeScript', () => {
 
 describe('the web build under Node (ESM, initSync)', () => {
   test('decodes and generates like the Node build', async () => {
-    const web = await import(pathToFileURL(path.join(webPkg, 'snowmint_wasm.js')).href)
+    const web = await import(pathToFileURL(path.join(webPkg, 'index.js')).href)
     web.initSync({ module: readFileSync(path.join(webPkg, 'snowmint_wasm_bg.wasm')) })
     const p = web.decode(175928847299117063n, 'discord')
     assert.equal(p.date.toISOString(), '2016-04-30T11:18:25.796Z')

@@ -1,7 +1,7 @@
 // The decoder page. All decoding is done by the WebAssembly package
 // (./pkg/, the `--target web` build of bindings-wasm); this file only reads
 // the form and renders results. No network requests beyond loading ./pkg/.
-import init, { Layout, formatId, parseId } from './pkg/snowmint_wasm.js'
+import init, { Layout, formatId, parseId } from './pkg/index.js'
 
 const LABELS = {
   twitter: 'Twitter / X',

@@ -162,18 +162,6 @@ export class Layout {
         return takeFromExternrefTable0(ret[0]);
     }
     /**
-     * Splits an ID into its parts.
-     * @param {IdLike} id
-     * @returns {Parts}
-     */
-    decode(id) {
-        const ret = wasm.layout_decode(this.__wbg_ptr, id);
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return takeFromExternrefTable0(ret[0]);
-    }
-    /**
      * The epoch, Unix milliseconds.
      * @returns {number}
      */
@@ -385,6 +373,85 @@ export class PureGenerator {
 if (Symbol.dispose) PureGenerator.prototype[Symbol.dispose] = PureGenerator.prototype.free;
 
 /**
+ * `layout.decode(id)` (layout handle `h`) for an ID already known to be a
+ * `bigint` in 0..2^64 (JavaScript checked `BigInt.asUintN(64, id) === id`).
+ * The hot path of js/api.js: no closure, no `Result` until a failure.
+ * @param {number} h
+ * @param {bigint} id
+ * @returns {number}
+ */
+export function __decode(h, id) {
+    const ret = wasm.__decode(h, id);
+    return ret >>> 0;
+}
+
+/**
+ * `layout.decode(id)` for any other argument: the ID conversion of every
+ * other function (`bigint` outside 0..2^64, `string`, `number`, wrong types).
+ * @param {number} h
+ * @param {any} id
+ * @returns {number}
+ */
+export function __decodeAny(h, id) {
+    const ret = wasm.__decodeAny(h, id);
+    return ret >>> 0;
+}
+
+/**
+ * The exception for the last raw call that returned status 1.
+ * @returns {any}
+ */
+export function __error() {
+    const ret = wasm.__error();
+    return ret;
+}
+
+/**
+ * The layout argument of the free functions, as a `Layout` (a string is
+ * parsed by the core; anything else is a `TypeError`).
+ * @param {any} layout
+ * @returns {Layout}
+ */
+export function __layoutArg(layout) {
+    const ret = wasm.__layoutArg(layout);
+    if (ret[2]) {
+        throw takeFromExternrefTable0(ret[1]);
+    }
+    return Layout.__wrap(ret[0]);
+}
+
+/**
+ * The module's `WebAssembly.Memory`, for the views of [`SCRATCH`].
+ * @returns {any}
+ */
+export function __memory() {
+    const ret = wasm.__memory();
+    return ret;
+}
+
+/**
+ * A handle for `layout` (equal layouts get the same one), for
+ * [`raw_decode`]. js/api.js asks once per distinct layout; the registry
+ * only grows (by one small entry per distinct layout ever decoded with).
+ * @param {Layout} layout
+ * @returns {number}
+ */
+export function __register(layout) {
+    _assertClass(layout, Layout);
+    const ret = wasm.__register(layout.__wbg_ptr);
+    return ret >>> 0;
+}
+
+/**
+ * The address of [`SCRATCH`] in the module's memory.
+ * @returns {number}
+ */
+export function __scratch() {
+    const ret = wasm.__scratch();
+    return ret >>> 0;
+}
+
+/**
  * Builds an ID under `layout` from a time (Unix ms), a sequence value and node values.
  * @param {Layout | string} layout
  * @param {number} timestampMs
@@ -398,21 +465,6 @@ export function compose(layout, timestampMs, sequence, nodes) {
         throw takeFromExternrefTable0(ret[1]);
     }
     return BigInt.asUintN(64, ret[0]);
-}
-
-/**
- * Splits an ID into its parts under `layout` (a `Layout` or a preset name or
- * JSON descriptor).
- * @param {IdLike} id
- * @param {Layout | string} layout
- * @returns {Parts}
- */
-export function decode(id, layout) {
-    const ret = wasm.decode(id, layout);
-    if (ret[2]) {
-        throw takeFromExternrefTable0(ret[1]);
-    }
-    return takeFromExternrefTable0(ret[0]);
 }
 
 /**
@@ -562,6 +614,10 @@ function __wbg_get_imports() {
             const ret = arg0 < arg1;
             return ret;
         },
+        __wbg___wbindgen_memory_17a1178bc3328ea3: function() {
+            const ret = wasm.memory;
+            return ret;
+        },
         __wbg___wbindgen_string_get_7ce8eee7fd327545: function(arg0, arg1) {
             const obj = arg1;
             const ret = typeof(obj) === 'string' ? obj : undefined;
@@ -635,10 +691,6 @@ function __wbg_get_imports() {
         },
         __wbg_makeError_25fbe879df49ffda: function(arg0, arg1, arg2, arg3, arg4) {
             const ret = makeError(arg0 >>> 0, getStringFromWasm0(arg1, arg2), getStringFromWasm0(arg3, arg4));
-            return ret;
-        },
-        __wbg_make_b1923f3976df0405: function(arg0, arg1, arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9) {
-            const ret = arg0.make(BigInt.asUintN(64, arg1), arg2, arg3, arg4, arg5, arg6, arg7, arg8, arg9);
             return ret;
         },
         __wbg_new_37eb45aaf5eeb820: function() {
@@ -731,6 +783,12 @@ function addToExternrefTable0(obj) {
     const idx = wasm.__externref_table_alloc();
     wasm.__wbindgen_externrefs.set(idx, obj);
     return idx;
+}
+
+function _assertClass(instance, klass) {
+    if (!(instance instanceof klass)) {
+        throw new Error(`expected instance of ${klass.name}`);
+    }
 }
 
 function getArrayF64FromWasm0(ptr, len) {
