@@ -103,6 +103,11 @@ const benches = {
       for (let i = 0; i < N; i++) sinkAny = discord.decode(sampleIds[i & 1023])
       return N
     },
+    // date is a getter (a new Date per read): what a decode costs when the caller reads it.
+    'snowmint layout.decode(bigint).date': () => {
+      for (let i = 0; i < N; i++) sinkAny = discord.decode(sampleIds[i & 1023]).date
+      return N
+    },
     'snowmint decode(bigint, layout)': () => {
       for (let i = 0; i < N; i++) sinkAny = snowmint.decode(sampleIds[i & 1023], discord)
       return N
