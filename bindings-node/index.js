@@ -15,13 +15,9 @@ const { Layout } = binding
 
 // One scratch array per module instance (each worker thread loads its own).
 // The native decoder writes [timestampMs, sequence, ...node values] into it
-// as f64, then the same slots as i32 into its second half (`ints`), and
-// returns the ID (a bigint argument itself, else a new bigint); it is read
-// back at once, before any other code runs. A field of at most 31 bits is
-// read from `ints`: V8 then stores a small integer in Parts rather than a
-// boxed double.
-const scratch = new Float64Array(16)
-const ints = new Int32Array(scratch.buffer, 64, 8)
+// and returns the ID (a bigint argument itself, else a new bigint); it is read
+// back at once, before any other code runs.
+const scratch = new Float64Array(8)
 
 // Field names that a node field never overrides at the top level of Parts.
 const FIXED = new Set(['id', 'timestampMs', 'date', 'sequence', 'nodes'])
@@ -40,11 +36,8 @@ function makeDecoder(layout) {
   const json = l.toJson()
   let d = byJson.get(json)
   if (d === undefined) {
-    const nodes = l.fields.filter((f) => f.kind === 'node')
-    const names = nodes.map((f) => f.name)
-    // Per slot (0: timestamp, 1: sequence, 2...: nodes): fits an i32 slot.
-    const small = [false, l.fields.find((f) => f.kind === 'sequence').bits <= 31, ...nodes.map((f) => f.bits <= 31)]
-    d = compileDecoder(names, small, native) ?? genericDecoder(names, small, native)
+    const names = l.fields.filter((f) => f.kind === 'node').map((f) => f.name)
+    d = compileDecoder(names, native) ?? genericDecoder(names, native)
     if (byJson.size >= JSON_CACHE_MAX) byJson.delete(byJson.keys().next().value)
     byJson.set(json, d)
   }
@@ -89,8 +82,8 @@ function addGetters(Parts, names) {
 // layout ([a-z][a-z0-9_]*) and are quoted with JSON.stringify all the same.
 // Where code generation from strings is disabled, the generic decoder below
 // is used.
-function compileDecoder(names, small, native) {
-  const slot = (i) => (small[2 + i] ? `n[${2 + i}]` : `s[${2 + i}]`)
+function compileDecoder(names, native) {
+  const slot = (i) => `s[${2 + i}]`
   const spread = names
     .map((n, i) => (FIXED.has(n) ? '' : `  this[${JSON.stringify(n)}] = ${slot(i)}\n`))
     .join('')
@@ -99,7 +92,7 @@ function compileDecoder(names, small, native) {
     'function Parts(id) {\n' +
     '  this.id = id\n' +
     '  this.timestampMs = s[0]\n' +
-    `  this.sequence = ${small[1] ? 'n' : 's'}[1]\n` +
+    '  this.sequence = s[1]\n' +
     spread +
     (hidden.length ? `  Object.defineProperty(this, HIDDEN, { value: [${hidden.join(', ')}] })\n` : '') +
     '}\n' +
@@ -108,9 +101,8 @@ function compileDecoder(names, small, native) {
     '  return new Parts(native(id))\n' +
     '}'
   try {
-    return new Function('s', 'n', 'native', 'addGetters', 'names', 'HIDDEN', body)(
+    return new Function('s', 'native', 'addGetters', 'names', 'HIDDEN', body)(
       scratch,
-      ints,
       native,
       addGetters,
       names,
@@ -121,18 +113,17 @@ function compileDecoder(names, small, native) {
   }
 }
 
-function genericDecoder(names, small, native) {
+function genericDecoder(names, native) {
   const spread = names.map((n) => !FIXED.has(n))
   const s = scratch
-  const v = (k) => (small[k] ? ints[k] : s[k])
   function Parts(id) {
     this.id = id
     this.timestampMs = s[0]
-    this.sequence = v(1)
+    this.sequence = s[1]
     const hidden = []
     for (let i = 0; i < names.length; i++) {
-      if (spread[i]) this[names[i]] = v(2 + i)
-      else hidden.push(v(2 + i))
+      if (spread[i]) this[names[i]] = s[2 + i]
+      else hidden.push(s[2 + i])
     }
     if (hidden.length) Object.defineProperty(this, HIDDEN, { value: hidden })
   }

@@ -56,23 +56,14 @@ pub(crate) fn bigint(env: sys::napi_env, v: u64) -> Res<sys::napi_value> {
 /// What a decoder function is bound to.
 struct Decoder {
     layout: snowmint::Layout,
-    /// The scratch array's first element; it holds at least [`SCRATCH_LEN`]
-    /// `f64` values (see there).
+    /// The scratch array's first element; it holds at least [`SCRATCH_LEN`].
     out: *mut f64,
     /// Keeps the scratch array (and so `out`) alive while the function is.
     scratch: sys::napi_ref,
 }
 
-/// Slots of one decoded ID: the timestamp, the sequence, and up to
-/// `MAX_NODES` node values.
-const SLOTS: usize = 2 + snowmint::MAX_NODES;
-
-/// The scratch array, in `f64` elements: [`SLOTS`] `f64` values, then the same
-/// slots again as `i32` (in the first half of the remaining bytes), where the
-/// value fits (saturated otherwise). `index.js` reads a field of at most 31
-/// bits from the `i32` slot: V8 then stores a small integer in the `Parts`
-/// object instead of boxing a double (~4 ns per decode here).
-const SCRATCH_LEN: usize = 2 * SLOTS;
+/// Scratch slots: the timestamp, the sequence, and up to `MAX_NODES` node values.
+const SCRATCH_LEN: usize = 2 + snowmint::MAX_NODES;
 
 unsafe extern "C" fn decode_cb(
     env: sys::napi_env,
@@ -109,24 +100,14 @@ unsafe extern "C" fn decode_cb(
 
 impl Decoder {
     /// Decodes `id` into the scratch array: [timestampMs, sequence, ...nodes]
-    /// (the core's columns for a batch of one ID), then the same as `i32`.
+    /// (the core's columns for a batch of one ID).
     fn write(&self, id: u64) -> Res<()> {
-        // SAFETY: `out` points to at least SCRATCH_LEN f64 values (8-byte
-        // aligned) of an array kept alive by `self.scratch`; the two slices
-        // do not overlap; no JavaScript runs during a callback.
-        let (out, ints) = unsafe {
-            (
-                std::slice::from_raw_parts_mut(self.out, SLOTS),
-                std::slice::from_raw_parts_mut(self.out.add(SLOTS).cast::<i32>(), SLOTS),
-            )
-        };
+        // SAFETY: `out` points to at least SCRATCH_LEN f64 values of an array
+        // kept alive by `self.scratch`; no JavaScript runs during a callback.
+        let out = unsafe { std::slice::from_raw_parts_mut(self.out, SCRATCH_LEN) };
         self.layout
             .decompose_columns(&[id], out)
-            .map_err(|(_, e)| Fail::Core(e))?;
-        for (i, &v) in ints.iter_mut().zip(out.iter()) {
-            *i = v as i32;
-        }
-        Ok(())
+            .map_err(|(_, e)| Fail::Core(e))
     }
 }
 
@@ -139,8 +120,7 @@ unsafe extern "C" fn release_decoder(env: sys::napi_env, data: *mut c_void, _hin
 }
 
 /// A function decoding IDs of `layout` into `scratch` (a `Float64Array` of at
-/// least [`SCRATCH_LEN`] elements): used by `index.js` to build `Parts` in
-/// JavaScript.
+/// least 8 elements): used by `index.js` to build `Parts` in JavaScript.
 pub(crate) fn decoder(
     env: sys::napi_env,
     layout: snowmint::Layout,

@@ -524,11 +524,10 @@ fn compose_with(
 // ---- functions ------------------------------------------------------------
 
 /// Internal, for `index.js`, which builds `Parts` objects in JavaScript (an
-/// N-API property write costs ~300 ns here, a JavaScript constructor a few
+/// N-API property write costs ~300 ns here, a JavaScript object literal a few
 /// ns): a function that decodes IDs of `layout` and writes the timestamp,
-/// sequence and node values into `scratch` (a `Float64Array`, laid out as
-/// `fast::SCRATCH_LEN` says), returning the ID as a bigint. See
-/// `fast::decoder`.
+/// sequence and node values into `scratch` (a `Float64Array`), returning the
+/// ID as a bigint. See `fast::decoder`.
 #[napi(js_name = "__decoder", skip_typescript, catch_unwind)]
 pub fn decoder<'e>(env: &'e Env, layout: Unknown, scratch: Unknown) -> napi::Result<Unknown<'e>> {
     layout_arg(env, &layout)

@@ -48,14 +48,10 @@ test('many short-lived generators and decoders are released', () => {
 
 test('the internal decoder checks its scratch array', () => {
   const binding = createRequire(fileURLToPath(pkgEntryUrl))('./binding.js')
-  throwsCode(() => binding.__decoder('twitter', new Float64Array(8)), 'invalid_option', TypeError)
-  throwsCode(() => binding.__decoder('twitter', new Array(16).fill(0)), 'invalid_option', TypeError)
-  const scratch = new Float64Array(16)
-  const d = binding.__decoder('twitter', scratch)
+  throwsCode(() => binding.__decoder('twitter', new Float64Array(2)), 'invalid_option', TypeError)
+  throwsCode(() => binding.__decoder('twitter', [0, 0, 0, 0, 0, 0, 0, 0]), 'invalid_option', TypeError)
+  const d = binding.__decoder('twitter', new Float64Array(8))
   assert.equal(d(135168n), 135168n)
-  // [timestampMs, sequence, datacenter, worker] as f64, then as i32.
-  assert.deepEqual([...scratch.subarray(0, 4)], [1288834974657, 0, 1, 1])
-  assert.deepEqual([...new Int32Array(scratch.buffer, 64, 4)], [2 ** 31 - 1, 0, 1, 1])
   assert.equal(path.basename(fileURLToPath(pkgEntryUrl)), 'index.js')
 })
 
