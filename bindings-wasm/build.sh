@@ -50,13 +50,13 @@ for target in nodejs web; do
     -o "$out/snowmint_wasm_bg.wasm" "$out/snowmint_wasm_bg.wasm"
 done
 
-# js/glue.js and js/api.js are ES modules; the Node package is CommonJS, so
-# their copies there become CommonJS (each file is only `export
-# function`/`export class` declarations, so removing `export ` and listing
-# the names is the whole conversion). Node >= 20.19 could require() an ES
-# module, older ones not. Then each package's entry point, index.js: the
-# wasm-bindgen module's public names (those not starting with `__`) plus what
-# js/api.js builds on its raw exports (`decode`, `Layout.prototype.decode`).
+# js/api.js is an ES module; the Node package is CommonJS, so its copy there
+# becomes CommonJS (the file is only `export function` declarations, so
+# removing `export ` and listing the names is the whole conversion). Node >= 20.19 could require() an ES
+# module, older ones not. Then each package's entry point, index.js: what
+# js/api.js builds on the wasm-bindgen module, and the TypeScript
+# declarations (js/index.d.ts; wasm-bindgen's own declare only the raw
+# exports).
 node - "$HERE" <<'JS'
 const fs = require('node:fs')
 const path = require('node:path')
@@ -71,31 +71,26 @@ function toCommonJs(src, file) {
 }
 const nodePkg = path.join(here, 'pkg-node')
 const webPkg = path.join(here, 'pkg-web')
-const snippets = path.join(nodePkg, 'snippets')
-for (const dir of fs.readdirSync(snippets)) {
-  const file = path.join(snippets, dir, 'js', 'glue.js')
-  fs.writeFileSync(file, toCommonJs(fs.readFileSync(file, 'utf8'), file))
-}
 const api = fs.readFileSync(path.join(here, 'js', 'api.js'), 'utf8')
 fs.writeFileSync(path.join(nodePkg, 'api.js'), toCommonJs(api, 'js/api.js'))
 // Browsers download the web copy: without its comment lines.
 const strip = (src) => src.replace(/^\s*\/\/.*\n/gm, '')
 fs.writeFileSync(path.join(webPkg, 'api.js'), strip(api))
-const names = Object.keys(require(path.join(nodePkg, 'snowmint_wasm.js'))).filter((n) => !n.startsWith('__')).sort()
-const head = '// The package entry point (written by bindings-wasm/build.sh): the wasm-bindgen\n' +
-  '// module (snowmint_wasm.js) plus decode from api.js (js/api.js in the repository).\n'
+const names = Object.keys(require(path.join(nodePkg, 'api.js')).install(require(path.join(nodePkg, 'snowmint_wasm.js'))))
+const head = '// The package entry point (written by bindings-wasm/build.sh): the API that\n' +
+  '// api.js (js/api.js in the repository) builds on the wasm-bindgen module.\n'
 // `exports.X =` lines, so that Node's ESM import sees the names.
 fs.writeFileSync(path.join(nodePkg, 'index.js'), head + `'use strict'
-const raw = require('./snowmint_wasm.js')
-${names.map((n) => `exports.${n} = raw.${n}\n`).join('')}exports.decode = require('./api.js').install(raw).decode
-`)
+const api = require('./api.js').install(require('./snowmint_wasm.js'))
+${names.map((n) => `exports.${n} = api.${n}\n`).join('')}`)
 fs.writeFileSync(path.join(webPkg, 'index.js'), head + `import * as raw from './snowmint_wasm.js'
 import { install } from './api.js'
-export { default, initSync, ${names.join(', ')} } from './snowmint_wasm.js'
-export const { decode } = install(raw)
+export { default, initSync } from './snowmint_wasm.js'
+export const { ${names.join(', ')} } = install(raw)
 `)
-fs.writeFileSync(path.join(nodePkg, 'index.d.ts'), "export * from './snowmint_wasm.js'\n")
-fs.writeFileSync(path.join(webPkg, 'index.d.ts'), "export * from './snowmint_wasm.js'\nexport { default } from './snowmint_wasm.js'\n")
+const dts = fs.readFileSync(path.join(here, 'js', 'index.d.ts'), 'utf8')
+fs.writeFileSync(path.join(nodePkg, 'index.d.ts'), dts)
+fs.writeFileSync(path.join(webPkg, 'index.d.ts'), dts + "\nexport { default, initSync } from './snowmint_wasm.js';\n")
 JS
 
 # package.json files of the two packages. pkg-node is CommonJS: no "type"
@@ -109,7 +104,7 @@ cat > "$HERE/pkg-node/package.json" <<JSON
   "license": "MIT OR Apache-2.0",
   "main": "index.js",
   "types": "index.d.ts",
-  "files": ["index.js", "index.d.ts", "api.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "snippets/"]
+  "files": ["index.js", "index.d.ts", "api.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
 }
 JSON
 cat > "$HERE/pkg-web/package.json" <<JSON
@@ -121,15 +116,15 @@ cat > "$HERE/pkg-web/package.json" <<JSON
   "type": "module",
   "main": "index.js",
   "types": "index.d.ts",
-  "files": ["index.js", "index.d.ts", "api.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "snippets/"]
+  "files": ["index.js", "index.d.ts", "api.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
 }
 JSON
 
 # The decoder page's copy: only what a browser loads.
 fresh="$(mktemp -d)"
 trap 'rm -rf "$fresh"' EXIT
-cp -r "$HERE/pkg-web/index.js" "$HERE/pkg-web/api.js" "$HERE/pkg-web/snowmint_wasm.js" \
-  "$HERE/pkg-web/snowmint_wasm_bg.wasm" "$HERE/pkg-web/snippets" "$fresh/"
+cp "$HERE/pkg-web/index.js" "$HERE/pkg-web/api.js" "$HERE/pkg-web/snowmint_wasm.js" \
+  "$HERE/pkg-web/snowmint_wasm_bg.wasm" "$fresh/"
 if ((check)); then
   if ! diff -r "$fresh" "$HERE/www/pkg" >/dev/null; then
     diff -rq "$fresh" "$HERE/www/pkg" >&2 || true

@@ -1,28 +1,30 @@
-// The hand-written JavaScript layer of the package: `decode` and
-// `Layout.prototype.decode`, on raw exports of the module (src/lib.rs,
-// "raw exports") that take and return numbers only.
+// The JavaScript half of the package: its classes and functions, on the
+// module's exports (src/lib.rs), which take and return numbers and strings
+// only. Each package's index.js calls `install` with the wasm-bindgen module
+// and exports what it returns.
 //
-// Why: through wasm-bindgen's glue, a decode took four calls across the
-// JavaScript/WebAssembly boundary (the call, the argument's type, a BigInt's
-// bits, building the result), about 0.5 us. Here a bigint ID in 0..2^64 is
-// one call: the module writes [id, timestampMs, sequence, node values...]
-// into a static buffer of its memory and returns a status; this file reads
-// the buffer through a cached Float64Array view and builds the Parts object.
+// Why: an export taking JavaScript values cost wasm-bindgen a shim of about
+// 0.5 KB plus the conversions inlined into it (the module was twice its size
+// budget), and a decode through that glue took four calls across the
+// boundary, about 0.5 us. Now a call pushes its arguments, each tagged with
+// its JavaScript type (`push`), then calls one operation, which converts and
+// checks them in Rust and returns a status; numeric results are read from a
+// static buffer of the module's memory through cached typed-array views.
+// `layout.decode(bigint)` is one call with no pushed arguments.
 //
 // Value conversions only: the ID checks, the layout rules and the error
-// codes and messages stay in the Rust core. This file only branches on
-// `typeof` to pick the raw export, and throws the Error object the module
-// builds for a failed call (`__error`).
+// codes and messages all stay in Rust (the core, and src/lib.rs for
+// argument types). This file branches on `typeof` to tag arguments, maps a
+// failed status to an Error, TypeError or RangeError with the core's code
+// (from the table `__codes` gives) and the module's message, and builds
+// result objects.
 //
 // bindings-wasm/build.sh copies this file into both packages (as CommonJS for
-// pkg-node: it is only `export function` declarations) and writes each
-// package's index.js, which calls `install` with the wasm-bindgen module.
+// pkg-node: it is only `export function` declarations).
 
-/** Adds `decode` to `raw.Layout.prototype` and returns the free `decode`. */
 export function install(raw) {
-  const { Layout } = raw
-
-  // Views of the module's result buffer (see `Scratch` in src/lib.rs). A
+  // ---- views of the module's memory ----------------------------------------
+  // Slots of the result buffer (`SCRATCH` in src/lib.rs) as f64 and u64. A
   // view of a buffer that memory growth detached has length 0: re-created
   // then (and on first use, after the module is instantiated).
   let memory = null
@@ -35,13 +37,189 @@ export function install(raw) {
       base = raw.__scratch()
     }
     f64 = new Float64Array(memory.buffer, base, 9)
-    u64 = new BigUint64Array(memory.buffer, base, 1)
+    u64 = new BigUint64Array(memory.buffer, base, 2)
+  }
+  function num(i) {
+    if (f64.length === 0) views()
+    return f64[i]
+  }
+  function big(i) {
+    if (f64.length === 0) views()
+    return u64[i]
   }
 
-  // Per layout (by its canonical JSON, so equal layouts share a prototype):
-  // { P: the Parts constructor, h: the module's handle for the layout }, kept
-  // on each Layout object too.
+  // ---- arguments and errors ----------------------------------------------------
+  let codes = null
+  // Throws unless `st` is 0: the class and code are in the status, the
+  // message waits in the module.
+  function check(st) {
+    if (st === 0) return
+    codes ??= raw.__codes().split(',')
+    const s = st - 1
+    const message = raw.__message()
+    const cls = s >> 4
+    const e = cls === 1 ? new TypeError(message) : cls === 2 ? new RangeError(message) : new Error(message)
+    e.code = codes[s & 15]
+    throw e
+  }
+
+  // Pushes one argument, tagged with its type. `spread`: an object's own
+  // enumerable keys and values follow it (nodes and options); other objects
+  // are pushed as "an object".
+  function push(v, spread) {
+    switch (typeof v) {
+      case 'number':
+        return raw.__argNumber(v)
+      case 'bigint': {
+        const low = BigInt.asUintN(64, v)
+        return raw.__argBigInt(low, v < 0n, low === v)
+      }
+      case 'string':
+        return raw.__argString(v)
+      case 'undefined':
+        return raw.__argOther(0, 0)
+      case 'object': {
+        if (v === null) return raw.__argOther(1, 0)
+        if (v instanceof Layout) return raw.__argOther(3, v[HANDLE])
+        if (v instanceof BigUint64Array) return raw.__argOther(4, v.length)
+        if (v instanceof Float64Array) return raw.__argOther(5, v.length)
+        if (!spread) return raw.__argOther(2, 0)
+        const keys = Object.keys(v)
+        raw.__argOther(2, keys.length)
+        for (const k of keys) {
+          raw.__argString(k)
+          push(v[k], false)
+        }
+        return
+      }
+      default:
+        return raw.__argOther(6, 0)
+    }
+  }
+
+  // ---- Layout --------------------------------------------------------------------
+  const HANDLE = Symbol('snowmint.layout')
   const SHAPE = Symbol('snowmint.parts')
+  const NONE = 0xffffffff // "the layout is the first pushed argument"
+  let internal = false
+
+  /** A layout: make one with `Layout.preset`, `Layout.fromJson` or `Layout.parse`. */
+  class Layout {
+    constructor(h) {
+      if (!internal) throw new TypeError('use Layout.preset, Layout.fromJson or Layout.parse')
+      this[HANDLE] = h
+    }
+    static preset(name) {
+      return layoutFrom(0, name)
+    }
+    static fromJson(json) {
+      return layoutFrom(1, json)
+    }
+    static parse(s) {
+      return layoutFrom(2, s)
+    }
+    static presets() {
+      return raw.__layoutText(0, 3).split(',')
+    }
+    toJson() {
+      return raw.__layoutText(this[HANDLE], 0)
+    }
+    get epochMs() {
+      return this.#num(1)
+    }
+    get timeUnitMs() {
+      return this.#num(2)
+    }
+    get totalBits() {
+      return this.#num(3)
+    }
+    get maxId() {
+      check(raw.__layoutNumbers(this[HANDLE]))
+      return big(0)
+    }
+    get timeEndMs() {
+      return this.#num(4)
+    }
+    get i64EndMs() {
+      return this.#num(5)
+    }
+    get jsSafeEndMs() {
+      return this.#num(6)
+    }
+    #num(i) {
+      check(raw.__layoutNumbers(this[HANDLE]))
+      return num(i)
+    }
+    get presetName() {
+      return raw.__layoutText(this[HANDLE], 1) || null
+    }
+    get fields() {
+      return raw.__layoutText(this[HANDLE], 2).split(',').map((f) => {
+        const [name, bits, shift, kind] = f.split(' ')
+        return { name, bits: Number(bits), shift: Number(shift), kind }
+      })
+    }
+    decode(id) {
+      return decodeWith(this, id)
+    }
+    compose(timestampMs, sequence, nodes) {
+      push(timestampMs)
+      push(sequence)
+      push(nodes, true)
+      check(raw.__compose(this[HANDLE]))
+      return big(0)
+    }
+    idBounds(timestampMs) {
+      push(timestampMs)
+      check(raw.__bounds(this[HANDLE]))
+      return [big(0), big(1)]
+    }
+    isPlausible(id, nowMs) {
+      push(id)
+      push(nowMs)
+      check(raw.__plausible(this[HANDLE]))
+      return num(1) === 1
+    }
+    decodeMany(ids, into) {
+      push(ids)
+      push(into)
+      const h = this[HANDLE]
+      check(raw.__batch(h))
+      const n = ids.length
+      if (f64.length === 0 || f64.buffer !== memory.buffer) views()
+      const total = f64[3]
+      const outAt = f64[2]
+      new BigUint64Array(memory.buffer, f64[1], n).set(ids)
+      check(raw.__decodeMany(h))
+      if (f64.length === 0) views()
+      const all = into == null ? new Float64Array(total) : into
+      all.set(new Float64Array(memory.buffer, outAt, total))
+      const names = (this[SHAPE] ?? shapeOf(this)).names
+      const nodes = {}
+      for (let i = 0; i < names.length; i++) nodes[names[i]] = all.subarray((2 + i) * n, (3 + i) * n)
+      return { timestampMs: all.subarray(0, n), sequence: all.subarray(n, 2 * n), nodes }
+    }
+  }
+
+  function wrap(h) {
+    internal = true
+    try {
+      return new Layout(h)
+    } finally {
+      internal = false
+    }
+  }
+
+  function layoutFrom(how, v) {
+    push(v)
+    check(raw.__layout(how))
+    return wrap(num(1))
+  }
+
+  // ---- decode ----------------------------------------------------------------------
+  // Per layout (by its canonical JSON, so equal layouts share a prototype):
+  // { P: the Parts constructor, names: the node field names }, kept on each
+  // Layout object too.
   const shapes = new Map()
   const FIXED = ['id', 'timestampMs', 'date', 'sequence', 'nodes']
 
@@ -49,8 +227,8 @@ export function install(raw) {
     const json = layout.toJson()
     let s = shapes.get(json)
     if (s === undefined) {
-      const P = partsClass(layout.fields.filter((f) => f.kind === 'node').map((f) => f.name))
-      s = { P, h: raw.__register(layout) }
+      const names = layout.fields.filter((f) => f.kind === 'node').map((f) => f.name)
+      s = { P: partsClass(names), names }
       if (shapes.size >= 256) shapes.delete(shapes.keys().next().value)
       shapes.set(json, s)
     }
@@ -125,50 +303,145 @@ export function install(raw) {
     return Parts
   }
 
-  function fail() {
-    throw raw.__error()
-  }
-
   function decodeWith(layout, id) {
     const s = layout[SHAPE] ?? shapeOf(layout)
     if (typeof id === 'bigint' && BigInt.asUintN(64, id) === id) {
-      if (raw.__decode(s.h, id) !== 0) fail()
+      check(raw.__decode(layout[HANDLE], id))
       if (f64.length === 0) views()
       return new s.P(id, f64)
     }
     // Strings, numbers, out-of-range bigints, wrong types: converted (or
     // refused) by the module as for every other function.
-    if (raw.__decodeAny(s.h, id) !== 0) fail()
+    push(id)
+    check(raw.__decodeAny(layout[HANDLE]))
     if (f64.length === 0) views()
     return new s.P(u64[0], f64)
   }
 
-  Object.defineProperty(Layout.prototype, 'decode', {
-    value: function decode(id) {
-      return decodeWith(this, id)
-    },
-    writable: true,
-    configurable: true,
-  })
-
-  // Layout strings of the free `decode`, parsed by the core once each.
+  // Layout strings of the free functions, parsed by the core once each.
   const parsed = new Map()
-  function decode(id, layout) {
-    let l
-    if (layout instanceof Layout) {
-      l = layout
-    } else if (typeof layout === 'string') {
-      l = parsed.get(layout)
-      if (l === undefined) {
-        l = raw.__layoutArg(layout)
-        if (parsed.size >= 64) parsed.delete(parsed.keys().next().value)
-        parsed.set(layout, l)
-      }
-    } else {
-      l = raw.__layoutArg(layout) // a TypeError (invalid_layout), from the module
+  function layoutArg(layout) {
+    if (layout instanceof Layout) return layout
+    if (typeof layout !== 'string') {
+      push(layout)
+      check(raw.__layout(3)) // a TypeError (invalid_layout), from the module
     }
-    return decodeWith(l, id)
+    let l = parsed.get(layout)
+    if (l === undefined) {
+      l = layoutFrom(2, layout)
+      if (parsed.size >= 64) parsed.delete(parsed.keys().next().value)
+      parsed.set(layout, l)
+    }
+    return l
   }
 
-  return { decode }
+  /** Splits an ID into its parts under `layout` (a Layout, or a preset name or JSON descriptor). */
+  function decode(id, layout) {
+    return decodeWith(layoutArg(layout), id)
+  }
+
+  function compose(layout, timestampMs, sequence, nodes) {
+    push(layout)
+    push(timestampMs)
+    push(sequence)
+    push(nodes, true)
+    check(raw.__compose(NONE))
+    return big(0)
+  }
+
+  function idBounds(layout, timestampMs) {
+    push(layout)
+    push(timestampMs)
+    check(raw.__bounds(NONE))
+    return [big(0), big(1)]
+  }
+
+  // ---- ID strings --------------------------------------------------------------------
+  function format(how, id, fmt) {
+    push(id)
+    if (how === 2) push(fmt)
+    check(raw.__format(how))
+    return raw.__text()
+  }
+  function parse(how, s, fmt) {
+    push(s)
+    if (how === 2) push(fmt)
+    check(raw.__parse(how))
+    return big(0)
+  }
+  const toBase32 = (id) => format(0, id)
+  const toBase62 = (id) => format(1, id)
+  const formatId = (id, fmt) => format(2, id, fmt)
+  const fromBase32 = (s) => parse(0, s)
+  const fromBase62 = (s) => parse(1, s)
+  const parseId = (s, fmt) => parse(2, s, fmt)
+
+  // ---- generators --------------------------------------------------------------------
+  const GEN = Symbol('snowmint.generator')
+  // Frees a generator's state in the module when its object is collected.
+  const collected = new FinalizationRegistry((g) => raw.__genFree(g))
+
+  // 64 random bits for `random:N` sequence starts when the options give no
+  // seed: Web Crypto, or Math.random where there is none.
+  function randomSeed() {
+    const w = new Uint32Array(2)
+    if (globalThis.crypto?.getRandomValues) globalThis.crypto.getRandomValues(w)
+    else for (let i = 0; i < 2; i++) w[i] = Math.random() * 4294967296
+    return (BigInt(w[0]) << 32n) | BigInt(w[1])
+  }
+
+  function newGenerator(self, pure, layout, nodes, options) {
+    push(layout)
+    push(nodes, true)
+    push(options, true)
+    check(raw.__genNew(pure, pure ? 0n : randomSeed()))
+    const g = num(1)
+    self[GEN] = g
+    collected.register(self, g)
+  }
+
+  /**
+   * The generator on `Date.now()`. Generators with the same layout and node
+   * values share one state in the module instance, so they never repeat an ID.
+   */
+  class Generator {
+    constructor(layout, nodes, options) {
+      newGenerator(this, 0, layout, nodes, options)
+    }
+    nextId() {
+      check(raw.__genNext(this[GEN], 0))
+      return big(0)
+    }
+    nextIdString() {
+      check(raw.__genNext(this[GEN], 1))
+      return raw.__text()
+    }
+    nextIds(n) {
+      push(n)
+      check(raw.__genNextIds(this[GEN]))
+      if (f64.length === 0) views()
+      return new BigUint64Array(memory.buffer, f64[1], f64[2]).slice()
+    }
+    get layout() {
+      check(raw.__genLayout(this[GEN]))
+      return wrap(num(1))
+    }
+  }
+
+  /** The pure generator: the caller passes the time (`next(nowMs)`). */
+  class PureGenerator {
+    constructor(layout, nodes, options) {
+      newGenerator(this, 1, layout, nodes, options)
+    }
+    next(nowMs) {
+      push(nowMs)
+      check(raw.__pureNext(this[GEN]))
+      return num(2) === 1 ? { retryAt: f64[1] } : { id: u64[0] }
+    }
+  }
+
+  return {
+    Generator, Layout, PureGenerator, compose, decode, formatId, fromBase32, fromBase62, idBounds, parseId,
+    toBase32, toBase62,
+  }
 }

@@ -4,15 +4,25 @@
 //! A thin layer: it converts JavaScript values to the core's types and back,
 //! and core errors to JavaScript errors. Every rule about IDs, layouts and
 //! generation lives in the core (`snowmint`); nothing here re-implements one.
-//! It exports exactly the API of the native Node package (`bindings-node/`),
-//! and the one shared suite in `tests/js/` drives both.
+//! With `js/api.js` it exports exactly the API of the native Node package
+//! (`bindings-node/`), and the one shared suite in `tests/js/` drives both.
+//!
+//! The module's interface is numbers and strings only (its size: each
+//! exported function taking JavaScript values cost wasm-bindgen a shim of
+//! about 0.5 KB, plus the conversions inlined into it). `js/api.js` holds the
+//! JavaScript classes and functions; for each call it pushes the arguments
+//! with the `__arg*` exports (each value tagged with its JavaScript type,
+//! see [`Arg`]), then calls one operation export, which converts and checks
+//! them here exactly as before, and returns a status: 0, or the failure's
+//! class and code (see [`status`]), its message waiting for `__message`.
+//! Results are left in [`SCRATCH`] (numbers) or returned as strings.
+//! `layout.decode(bigint)`, the hot path, is one call with no pushed
+//! arguments: [`raw_decode`].
 //!
 //! Conventions of the JavaScript API:
 //! - IDs are `bigint` out, and `bigint`, decimal `string` or safe-integer
-//!   `number` in. wasm-bindgen would wrap a `u64` argument modulo 2^64, so
-//!   every ID arrives as a `JsValue` and is range-checked by the core
-//!   (`Id::from_bigint`, `Id::from_f64`, `Id::parse`), never wrapped or
-//!   rounded.
+//!   `number` in, range-checked by the core (`Id::from_bigint`,
+//!   `Id::from_f64`, `Id::parse`), never wrapped or rounded.
 //! - A core error becomes an `Error` whose `code` is the core's code
 //!   (`Error::code`, the cross-language contract). An argument of the wrong
 //!   type becomes a `TypeError`, a number out of its range a `RangeError`;
@@ -23,11 +33,9 @@
 //! std's clock panics on `wasm32-unknown-unknown`, so the generator runs on
 //! [`DateClock`] (`Date.now()`) through `SyncGenerator::with_clock`.
 
-use js_sys::{Array, BigUint64Array, Float64Array, Object};
 use snowmint::{Clock, FieldKind, Format, Id, Next, Nodes, Options, SyncGenerator};
-use std::cell::{Cell, OnceCell, RefCell, UnsafeCell};
+use std::cell::UnsafeCell;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
 // A small allocator: about 1 KB of code instead of dlmalloc's 7 KB (the
 // module is over its size budget; its allocations are few and short-lived,
@@ -41,89 +49,70 @@ use wasm_bindgen::JsCast;
 static ALLOCATOR: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
     unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };
 
-// The JavaScript half of the conversions: see js/glue.js for why.
-#[wasm_bindgen(module = "/js/glue.js")]
-extern "C" {
-    #[wasm_bindgen(js_name = kindOf)]
-    fn kind_of(v: &JsValue) -> u32;
-    #[wasm_bindgen(js_name = lowBits)]
-    fn low_bits(v: &JsValue) -> u64;
-    #[wasm_bindgen(js_name = numberOf)]
-    fn number_of(v: &JsValue) -> f64;
-
-    /// Builds Parts objects for one list of node field names.
-    type Shape;
-    #[wasm_bindgen(constructor)]
-    fn new(names: &str) -> Shape;
-    /// `{ timestampMs, sequence, nodes: { [field]: column } }` from a
-    /// buffer of `2 + node count` columns of `n` values, copied once (into
-    /// `into` when given).
-    #[wasm_bindgen(method)]
-    fn columns(this: &Shape, buf: &[f64], n: u32, into: Option<Float64Array>) -> Object;
-
-    #[wasm_bindgen(js_name = makeError)]
-    fn make_error(kind: u32, code: &str, message: &str) -> JsValue;
-    #[wasm_bindgen(js_name = idResult)]
-    fn id_result(id: u64) -> Object;
-    #[wasm_bindgen(js_name = retryResult)]
-    fn retry_result(ms: f64) -> Object;
-    fn pair(lo: u64, hi: u64) -> Array;
-}
-
-/// What [`kind_of`] reports.
-mod kind {
-    pub const U64: u32 = 0;
-    pub const BIGINT: u32 = 1;
-    pub const NUMBER: u32 = 2;
-    pub const STRING: u32 = 3;
-    pub const NULLISH: u32 = 4;
-    pub const OBJECT: u32 = 5;
-}
-
 #[wasm_bindgen]
 extern "C" {
-    // Typed forms of `Reflect.set`, for `Layout.fields` (not on a hot path):
-    // numbers cross the boundary as plain f64 instead of being boxed into a
-    // `JsValue` first.
-    #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
-    fn set_f64(target: &Object, key: &JsValue, value: f64) -> bool;
-    #[wasm_bindgen(js_namespace = Reflect, js_name = set)]
-    fn set_val(target: &Object, key: &JsValue, value: &JsValue) -> bool;
-
-    /// `String(n)`.
+    /// `String(n)`: a number as JavaScript prints it. Rust's float
+    /// formatting would add about 20 KB to the module for a few error
+    /// messages.
     #[wasm_bindgen(js_name = String)]
     fn number_to_string(n: f64) -> String;
-
-    /// Anything passed where a `Layout` is expected.
-    type LayoutLike;
-    /// `Layout.prototype.__snowmintSelect` (below): a real `Layout` puts its
-    /// value in [`SELECTED`]. wasm-bindgen can hand a class instance to Rust
-    /// only by taking it away from JavaScript, so a borrowed `Layout`
-    /// argument is read by calling this method on it instead.
-    #[wasm_bindgen(method, catch, js_name = __snowmintSelect)]
-    fn select(this: &LayoutLike) -> Result<(), JsValue>;
-
-    /// `globalThis.crypto` when there is one (browsers, Node >= 19).
-    type Crypto;
-    #[wasm_bindgen(thread_local_v2, js_namespace = globalThis, js_name = crypto)]
-    static CRYPTO: Option<Crypto>;
-    #[wasm_bindgen(method, catch, js_name = getRandomValues)]
-    fn get_random_values(this: &Crypto, buf: &js_sys::Uint32Array) -> Result<JsValue, JsValue>;
+    /// `Date.now()`.
+    #[wasm_bindgen(js_namespace = Date, js_name = now)]
+    fn date_now() -> f64;
 }
 
-thread_local! {
-    /// Where `Layout.__snowmintSelect` leaves its layout (see [`LayoutLike`]).
-    static SELECTED: Cell<Option<snowmint::Layout>> = const { Cell::new(None) };
-    /// The failure of the last raw call that returned a non-zero status
-    /// (see [`take_error`]).
-    static LAST_ERROR: RefCell<Option<Fail>> = const { RefCell::new(None) };
+// ---- module state -------------------------------------------------------------
+
+/// A static of this module. The module is built without the atomics feature,
+/// so it never runs on two threads (see ALLOCATOR); on the host (tests,
+/// clippy) only the exports touch these, each call to completion, and no
+/// reference to their contents outlives a call.
+struct Global<T>(UnsafeCell<T>);
+// SAFETY: see above.
+unsafe impl<T> Sync for Global<T> {}
+
+impl<T> Global<T> {
+    #[allow(clippy::mut_from_ref)]
+    fn get(&self) -> &mut T {
+        // SAFETY: see `Global`; callers never hold two references to one
+        // global at once.
+        unsafe { &mut *self.0.get() }
+    }
+}
+
+/// The most node fields a layout has (the core's limit).
+const MAX_NODES: usize = snowmint::MAX_NODES;
+
+/// Where calls leave their numeric results, read by js/api.js through
+/// typed-array views: slots 0 and 1 as `u64` (IDs), and as `f64` slot 1 the
+/// time (Unix ms), slot 2 the sequence, slots 3.. the node values (a
+/// decode), or other numbers.
+static SCRATCH: Global<[f64; 3 + MAX_NODES]> = Global(UnsafeCell::new([0.0; 3 + MAX_NODES]));
+/// Layouts by handle (equal layouts share one; a small entry per distinct
+/// layout, never removed).
+static LAYOUTS: Global<Vec<snowmint::Layout>> = Global(UnsafeCell::new(Vec::new()));
+/// Generators by handle (freed by `__genFree` when js/api.js's objects are
+/// collected).
+static GENERATORS: Global<Vec<Option<Gen>>> = Global(UnsafeCell::new(Vec::new()));
+/// The pushed arguments of the next operation.
+static ARGS: Global<Vec<Arg>> = Global(UnsafeCell::new(Vec::new()));
+/// The message of the last failure, for `__message`.
+static MESSAGE: Global<String> = Global(UnsafeCell::new(String::new()));
+/// The last string result, for `__text`.
+static TEXT: Global<String> = Global(UnsafeCell::new(String::new()));
+/// `decodeMany`'s buffers: the IDs (written by js/api.js) and the columns.
+static BATCH: Global<(Vec<u64>, Vec<f64>)> = Global(UnsafeCell::new((Vec::new(), Vec::new())));
+
+enum Gen {
+    Sync(SyncGenerator<DateClock>),
+    Pure(snowmint::Generator),
 }
 
 // ---- errors -----------------------------------------------------------------
 
-/// Why a call failed, before it becomes a JavaScript exception. Every failure
-/// of this binding becomes a `JsValue` in one place (`From<Fail> for
-/// JsValue`): the one place errors are mapped.
+/// Why a call failed, before it becomes a JavaScript exception: js/api.js
+/// throws an `Error`, `TypeError` or `RangeError` from the class, code and
+/// message [`status`] reports.
 enum Fail {
     /// A core error: an `Error` whose `code` is [`snowmint::Error::code`].
     ///
@@ -157,612 +146,44 @@ impl Fail {
     }
 }
 
-impl From<Fail> for JsValue {
-    fn from(f: Fail) -> JsValue {
-        match f {
-            Fail::Core(e) => make_error(0, e.code(), &e.to_string()),
-            Fail::Type(code, msg) => make_error(1, code, &msg),
-            Fail::Range(code, msg) => make_error(2, code, &msg),
-            Fail::Plain(code, msg) => make_error(0, code, &msg),
-        }
-    }
-}
-
 type Res<T> = Result<T, Fail>;
 
-/// What the exported functions return: `Err` is thrown by wasm-bindgen.
-type JsResult<T> = Result<T, JsValue>;
-
-// ---- arguments ----------------------------------------------------------------
-
-/// An optional argument: `undefined` (or `null`) arrives as `None`.
-fn or_undefined(v: Option<JsValue>) -> JsValue {
-    v.unwrap_or(JsValue::UNDEFINED)
-}
-
-/// The largest integer a JavaScript number holds exactly (2^53 - 1).
-const MAX_SAFE: f64 = 9007199254740991.0;
-
-/// An ID argument: `bigint`, decimal `string` or safe-integer `number`.
-fn id_arg(v: &JsValue) -> Res<u64> {
-    match kind_of(v) {
-        kind::U64 => return Ok(low_bits(v)),
-        kind::BIGINT => return bigint_arg(v),
-        kind::NUMBER => return Id::from_f64(number_of(v)).map(Id::get).map_err(Fail::range),
-        kind::STRING => {
-            let s = v.as_string().unwrap_or_default();
-            return Ok(Id::parse(&s, Format::Decimal)?.get());
-        }
-        _ => {}
-    }
-    Err(Fail::Type(
-        "invalid_id",
-        "an ID must be a bigint, a decimal string or a safe integer number".into(),
-    ))
-}
-
-/// A BigInt whose low 64 bits are not its whole value (negative, or 2^64 or
-/// more): the core decides, from what an engine reports for a BigInt (its
-/// sign, its low 64 bits, and that they are not the whole value), which
-/// `invalid_id` `RangeError` it is. Never wrapped.
-fn bigint_arg(v: &JsValue) -> Res<u64> {
-    let negative = v.lt(&JsValue::from_f64(0.0));
-    Id::from_bigint(negative, low_bits(v), false)
-        .map(Id::get)
-        .map_err(Fail::range)
-}
-
-/// A `number` argument that must be a non-negative safe integer (a time, a
-/// sequence or node value, a count). `code` is the core code whose meaning
-/// fits the argument; `negative_code` is used for negative numbers.
-fn uint_arg(v: &JsValue, what: &str, code: &'static str, negative_code: &'static str) -> Res<u64> {
-    if kind_of(v) != kind::NUMBER {
-        return Err(Fail::Type(code, [what, " must be a number"].concat()));
-    }
-    let n = number_of(v);
-    if n < 0.0 {
-        return Err(Fail::Range(
-            negative_code,
-            [what, " must not be negative (got ", &js_number(n), ")"].concat(),
-        ));
-    }
-    // `n as u64` saturates and truncates; the round trip shows whether `n`
-    // was an integer (f64::trunc needs a libm on this target).
-    if n.is_nan() || n > MAX_SAFE || (n as u64) as f64 != n {
-        return Err(Fail::Range(
-            code,
-            [what, " must be a safe integer (got ", &js_number(n), ")"].concat(),
-        ));
-    }
-    Ok(n as u64)
-}
-
-/// A number as JavaScript prints it. Rust's float formatting would add
-/// about 20 KB to the module for a few error messages.
-fn js_number(n: f64) -> String {
-    number_to_string(n)
-}
-
-/// A time in Unix milliseconds.
-fn time_arg(v: &JsValue) -> Res<u64> {
-    uint_arg(v, "a time in Unix ms", "time_overflow", "time_before_epoch")
-}
-
-fn string_arg(v: &JsValue, what: &str, code: &'static str) -> Res<String> {
-    match kind_of(v) {
-        kind::STRING => v.as_string(),
-        _ => None,
-    }
-    .ok_or_else(|| Fail::Type(code, [what, " must be a string"].concat()))
-}
-
-fn format_arg(v: &JsValue) -> Res<Format> {
-    Ok(Format::from_name(&string_arg(
-        v,
-        "the format",
-        "invalid_id",
-    )?)?)
-}
-
-/// A `Layout` instance or a string for `Layout.parse` (preset name or JSON).
-fn layout_arg(v: &JsValue) -> Res<snowmint::Layout> {
-    let k = kind_of(v);
-    if k == kind::STRING {
-        let s = v.as_string().unwrap_or_default();
-        return Ok(snowmint::Layout::parse(&s)?);
-    }
-    if k == kind::OBJECT {
-        SELECTED.with(|s| s.set(None));
-        let like: &LayoutLike = v.unchecked_ref();
-        // An object without the method (or a freed Layout) throws: not a layout.
-        if like.select().is_ok() {
-            if let Some(l) = SELECTED.with(|s| s.take()) {
-                return Ok(l);
-            }
-        }
-    }
-    Err(Fail::Type(
-        "invalid_layout",
-        "a layout must be a Layout or a string (a preset name or a JSON descriptor)".into(),
-    ))
-}
-
-/// Node values from `{ fieldName: value }`; absent (`undefined`/`null`)
-/// means none, which the core accepts only for layouts without node fields.
-fn nodes_arg(layout: &snowmint::Layout, v: &JsValue) -> Res<Nodes> {
-    let k = kind_of(v);
-    if k == kind::NULLISH {
-        return Ok(layout.nodes_from_pairs([])?);
-    }
-    if k != kind::OBJECT {
-        return Err(Fail::Type(
-            "unknown_field",
-            "nodes must be an object of field name -> number".into(),
-        ));
-    }
-    let obj: &Object = v.unchecked_ref();
-    let names = Object::keys(obj);
-    let mut pairs: Vec<(String, u64)> = Vec::with_capacity(names.length() as usize);
-    for name in names.iter() {
-        let name = name.as_string().unwrap_or_default();
-        let value = js_sys::Reflect::get(obj, &JsValue::from_str(&name)).unwrap_or_default();
-        let what = ["node field '", &name, "'"].concat();
-        let value = uint_arg(&value, &what, "node_out_of_range", "node_out_of_range")?;
-        pairs.push((name, value));
-    }
-    Ok(layout.nodes_from_pairs(pairs.iter().map(|(n, v)| (n.as_str(), *v)))?)
-}
-
-/// `GeneratorOptions`: policy strings pass through unchanged to the core.
-/// Returns the options and whether a seed was given.
-fn options_arg(v: &JsValue) -> Res<(Options, bool)> {
-    let mut policies: [Option<String>; 3] = [None, None, None];
-    let mut seed = None;
-    let mut resume_after = None;
-    if !v.is_undefined() {
-        if kind_of(v) != kind::OBJECT {
-            return Err(Fail::Type(
-                "invalid_option",
-                "options must be an object".into(),
-            ));
-        }
-        let obj: &Object = v.unchecked_ref();
-        for key in Object::keys(obj).iter() {
-            let key = key.as_string().unwrap_or_default();
-            let value = js_sys::Reflect::get(obj, &JsValue::from_str(&key)).unwrap_or_default();
-            if value.is_undefined() {
-                continue; // `{ seed: undefined }` is the same as no seed.
-            }
-            let slot = match key.as_str() {
-                "clockBackwards" => Some(0),
-                "sequenceExhausted" => Some(1),
-                "sequenceStart" => Some(2),
-                _ => None,
-            };
-            if let Some(i) = slot {
-                policies[i] = Some(string_arg(&value, &key, "invalid_option")?);
-                continue;
-            }
-            match key.as_str() {
-                "seed" => {
-                    // The seed reads like an ID, but a bad one is a bad option.
-                    seed = Some(id_arg(&value).map_err(|e| match e {
-                        Fail::Core(e) => {
-                            Fail::Range("invalid_option", ["seed: ", &e.to_string()].concat())
-                        }
-                        Fail::Type(_, m) => Fail::Type("invalid_option", ["seed: ", &m].concat()),
-                        Fail::Range(_, m) | Fail::Plain(_, m) => {
-                            Fail::Range("invalid_option", ["seed: ", &m].concat())
-                        }
-                    })?)
-                }
-                "resumeAfter" => resume_after = Some(id_arg(&value)?),
-                _ => {
-                    return Err(Fail::Type(
-                        "invalid_option",
-                        [
-                            "unknown option '",
-                            &key,
-                            "' (known: clockBackwards, sequenceExhausted, sequenceStart, seed, \
-                             resumeAfter)",
-                        ]
-                        .concat(),
-                    ))
-                }
-            }
-        }
-    }
-    let [clock, exhausted, start] = &policies;
-    let mut options =
-        Options::from_policies(clock.as_deref(), exhausted.as_deref(), start.as_deref())?;
-    options.seed = seed.unwrap_or(0);
-    options.resume_after = resume_after;
-    Ok((options, seed.is_some()))
-}
-
-/// A seed for `random:N` sequence starts when the caller gives none (or 0):
-/// 64 bits from `crypto.getRandomValues`, or from `Math.random` where there
-/// is no Web Crypto. The core would fall back to std's hash keys, which are
-/// fixed on `wasm32-unknown-unknown`. Never 0 (0 means "pick one").
-fn random_seed() -> u64 {
-    let buf = js_sys::Uint32Array::new_with_length(2);
-    let from_crypto = CRYPTO.with(|c| match c {
-        Some(c) => c.get_random_values(&buf).is_ok(),
-        None => false,
-    });
-    let (hi, lo) = if from_crypto {
-        (buf.get_index(0) as u64, buf.get_index(1) as u64)
-    } else {
-        let word = || (js_sys::Math::random() * 4294967296.0) as u64;
-        (word(), word())
-    };
-    ((hi << 32) | lo).max(1)
-}
-
-// ---- results ------------------------------------------------------------------
-
-fn new_shape(layout: &snowmint::Layout) -> Shape {
-    let names: Vec<&str> = layout.nodes().map(|f| f.name()).collect();
-    Shape::new(&names.join(","))
-}
-
-fn bounds_array((lo, hi): (u64, u64)) -> Array {
-    pair(lo, hi)
-}
-
-fn encode(id: u64, format: Format) -> String {
-    let mut buf = [0u8; snowmint::MAX_STR_LEN];
-    Id::new(id).encode(format, &mut buf).to_string()
-}
-
-// ---- Layout ---------------------------------------------------------------------
-
-/// A layout: the epoch, the time unit, and the fields of an ID. Make one with
-/// `Layout.preset`, `Layout.fromJson` or `Layout.parse`.
-#[wasm_bindgen]
-pub struct Layout {
-    inner: snowmint::Layout,
-    /// This layout's Parts builder, made on first use.
-    shape: OnceCell<Shape>,
-}
-
-impl Layout {
-    fn wrap(inner: snowmint::Layout) -> Layout {
-        Layout {
-            inner,
-            shape: OnceCell::new(),
-        }
-    }
-}
-
-fn field_kind(k: FieldKind) -> &'static str {
-    match k {
-        FieldKind::Timestamp => "timestamp",
-        FieldKind::Sequence => "sequence",
-        FieldKind::Node => "node",
-    }
-}
-
-#[wasm_bindgen]
-impl Layout {
-    /// A preset by name (`twitter`, `discord`, ... see `Layout.presets()`).
-    pub fn preset(
-        #[wasm_bindgen(unchecked_param_type = "string")] name: JsValue,
-    ) -> JsResult<Layout> {
-        let name = string_arg(&name, "the preset name", "unknown_preset")?;
-        Ok(Layout::wrap(
-            snowmint::Layout::preset(&name).map_err(Fail::Core)?,
-        ))
-    }
-
-    /// A layout from its JSON descriptor, e.g.
-    /// `{"epoch_ms":0,"fields":[["timestamp",48],["sequence",16]]}`.
-    #[wasm_bindgen(js_name = fromJson)]
-    pub fn from_json(
-        #[wasm_bindgen(unchecked_param_type = "string")] json: JsValue,
-    ) -> JsResult<Layout> {
-        let json = string_arg(&json, "the JSON descriptor", "invalid_layout")?;
-        Ok(Layout::wrap(
-            snowmint::Layout::from_json(&json).map_err(Fail::Core)?,
-        ))
-    }
-
-    /// A preset name or a JSON descriptor (a string starting with `{` or `"`).
-    pub fn parse(#[wasm_bindgen(unchecked_param_type = "string")] s: JsValue) -> JsResult<Layout> {
-        let s = string_arg(&s, "the layout", "invalid_layout")?;
-        Ok(Layout::wrap(
-            snowmint::Layout::parse(&s).map_err(Fail::Core)?,
-        ))
-    }
-
-    /// The preset names, in a fixed order.
-    pub fn presets() -> Vec<String> {
-        snowmint::Layout::PRESETS
-            .iter()
-            .map(|s| s.to_string())
-            .collect()
-    }
-
-    /// The canonical JSON descriptor.
-    #[wasm_bindgen(js_name = toJson)]
-    pub fn to_json(&self) -> String {
-        self.inner.to_json()
-    }
-
-    /// The epoch, Unix milliseconds.
-    #[wasm_bindgen(getter = epochMs)]
-    pub fn epoch_ms(&self) -> f64 {
-        self.inner.epoch_ms() as f64
-    }
-
-    /// The length of one time unit, in milliseconds.
-    #[wasm_bindgen(getter = timeUnitMs)]
-    pub fn time_unit_ms(&self) -> f64 {
-        self.inner.time_unit_ms() as f64
-    }
-
-    /// The width of an ID in bits (at most 64).
-    #[wasm_bindgen(getter = totalBits)]
-    pub fn total_bits(&self) -> u32 {
-        self.inner.total_bits()
-    }
-
-    /// The largest ID of the layout.
-    #[wasm_bindgen(getter = maxId)]
-    pub fn max_id(&self) -> u64 {
-        self.inner.max_id()
-    }
-
-    /// The name of the preset equal to this layout, or `null`.
-    #[wasm_bindgen(getter = presetName, unchecked_return_type = "string | null")]
-    pub fn preset_name(&self) -> JsValue {
-        match self.inner.preset_name() {
-            Some(n) => JsValue::from_str(n),
-            None => JsValue::NULL,
-        }
-    }
-
-    /// The fields, most significant first: `{ name, bits, shift, kind }`.
-    #[wasm_bindgen(
-        getter,
-        unchecked_return_type = "{ name: string; bits: number; shift: number; kind: 'timestamp' | 'sequence' | 'node' }[]"
-    )]
-    pub fn fields(&self) -> Array {
-        let out = Array::new();
-        for f in self.inner.fields() {
-            let o = Object::new();
-            set_val(&o, &"name".into(), &f.name().into());
-            set_f64(&o, &"bits".into(), f.bits() as f64);
-            set_f64(&o, &"shift".into(), f.shift() as f64);
-            set_val(&o, &"kind".into(), &field_kind(f.kind()).into());
-            out.push(&o);
-        }
-        out
-    }
-
-    /// The first Unix ms the time field cannot hold.
-    #[wasm_bindgen(getter = timeEndMs)]
-    pub fn time_end_ms(&self) -> f64 {
-        self.inner.time_end_ms() as f64
-    }
-
-    /// The first Unix ms from which IDs may not fit a signed 64-bit integer.
-    #[wasm_bindgen(getter = i64EndMs)]
-    pub fn i64_end_ms(&self) -> f64 {
-        self.inner.i64_end_ms() as f64
-    }
-
-    /// The first Unix ms from which IDs may exceed `Number.MAX_SAFE_INTEGER`.
-    #[wasm_bindgen(getter = jsSafeEndMs)]
-    pub fn js_safe_end_ms(&self) -> f64 {
-        self.inner.js_safe_end_ms() as f64
-    }
-
-    /// Builds an ID from a time (Unix ms), a sequence value and node values.
-    pub fn compose(
-        &self,
-        #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")]
-        timestamp_ms: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, number>")] nodes: Option<
-            JsValue,
-        >,
-    ) -> JsResult<u64> {
-        Ok(compose_with(
-            &self.inner,
-            &timestamp_ms,
-            &sequence,
-            &or_undefined(nodes),
-        )?)
-    }
-
-    /// The smallest and largest IDs of the time unit holding `timestampMs`.
-    #[wasm_bindgen(js_name = idBounds, unchecked_return_type = "[bigint, bigint]")]
-    pub fn id_bounds(
-        &self,
-        #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")]
-        timestamp_ms: JsValue,
-    ) -> JsResult<Array> {
-        let ms = time_arg(&timestamp_ms)?;
-        Ok(bounds_array(self.inner.id_bounds(ms).map_err(Fail::Core)?))
-    }
-
-    /// True when the ID fits the layout and decodes to a time between the
-    /// epoch and `nowMs` plus one day (the decoder page's "which layout fits?").
-    #[wasm_bindgen(js_name = isPlausible)]
-    pub fn is_plausible(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue,
-        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
-    ) -> JsResult<bool> {
-        let id = id_arg(&id)?;
-        let now = time_arg(&now_ms)?;
-        Ok(self.inner.is_plausible(id, now))
-    }
-
-    /// WebAssembly package only (not in the native package): decodes a whole
-    /// `BigUint64Array` in one call, into columns:
-    /// `{ timestampMs: Float64Array, sequence: Float64Array, nodes: { [field]: Float64Array } }`.
-    /// An ID that does not fit the layout throws `invalid_id` naming its index.
-    ///
-    /// The columns are views of one `Float64Array` of `(2 + node fields) * n`
-    /// values: a new one, or `into` when given (at least that long), so a
-    /// loop over many batches can reuse one buffer instead of allocating.
-    #[wasm_bindgen(
-        js_name = decodeMany,
-        unchecked_return_type = "{ timestampMs: Float64Array; sequence: Float64Array; nodes: Record<string, Float64Array> }"
-    )]
-    pub fn decode_many(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "BigUint64Array")] ids: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Float64Array")] into: Option<JsValue>,
-    ) -> JsResult<Object> {
-        let Some(ids) = ids.dyn_ref::<BigUint64Array>() else {
-            return Err(Fail::Type("invalid_id", "ids must be a BigUint64Array".into()).into());
-        };
-        let layout = &self.inner;
-        let n = ids.length() as usize;
-        // One buffer, column after column (timestamps, sequences, then each
-        // node field: the core's `decompose_columns`); JavaScript gets one
-        // copy of it and a view per column. A batch too large for this
-        // module's memory is an exception, not an aborted module.
-        let width = 2 + layout.node_count();
-        let too_many = || Fail::Range("invalid_id", "too many IDs for memory".into());
-        let total = n.checked_mul(width).ok_or_else(too_many)?;
-        let (mut copy, mut out): (Vec<u64>, Vec<f64>) = (Vec::new(), Vec::new());
-        copy.try_reserve_exact(n).map_err(|_| too_many())?;
-        out.try_reserve_exact(total).map_err(|_| too_many())?;
-        copy.resize(n, 0);
-        ids.copy_to(&mut copy);
-        let ids = copy;
-        out.resize(total, 0.0);
-        layout.decompose_columns(&ids, &mut out).map_err(|(i, e)| {
-            Fail::Plain(
-                e.code(),
-                ["ids[", &i.to_string(), "]: ", &e.to_string()].concat(),
-            )
-        })?;
-        let into = match into {
-            None => None,
-            Some(into) => match into.dyn_into::<Float64Array>() {
-                Ok(a) if a.length() as usize >= out.len() => Some(a),
-                Ok(_) => {
-                    let msg = [
-                        "into must hold at least ",
-                        &out.len().to_string(),
-                        " values",
-                    ];
-                    return Err(Fail::Range("invalid_option", msg.concat()).into());
-                }
-                Err(_) => {
-                    let msg = "into must be a Float64Array";
-                    return Err(Fail::Type("invalid_option", msg.into()).into());
-                }
-            },
-        };
-        let shape = self.shape.get_or_init(|| new_shape(layout));
-        Ok(shape.columns(&out, n as u32, into))
-    }
-
-    /// Internal: see [`LayoutLike`].
-    #[wasm_bindgen(js_name = __snowmintSelect, skip_typescript)]
-    pub fn snowmint_select(&self) {
-        SELECTED.with(|s| s.set(Some(self.inner)));
-    }
-}
-
-fn compose_with(
-    layout: &snowmint::Layout,
-    timestamp_ms: &JsValue,
-    sequence: &JsValue,
-    nodes: &JsValue,
-) -> Res<u64> {
-    let ms = time_arg(timestamp_ms)?;
-    let seq = uint_arg(
-        sequence,
-        "the sequence",
-        "node_out_of_range",
-        "node_out_of_range",
-    )?;
-    let nodes = nodes_arg(layout, nodes)?;
-    Ok(layout.compose(ms, seq, &nodes)?)
-}
-
-// ---- raw exports for js/api.js -----------------------------------------------
-//
-// `decode` is built in JavaScript (js/api.js) on these: one call into the
-// module per decode, numbers only. The call writes its results to
-// [`SCRATCH`], which JavaScript reads through typed-array views of the
-// module's memory, and returns a status: 0, or 1 when it failed, the failure
-// waiting in [`LAST_ERROR`] for [`take_error`] to turn it into the
-// JavaScript exception. The checks and the error codes stay the core's.
-
-/// Where the raw calls leave their results: slot 0 the ID (a `u64`'s bits),
-/// slot 1 the time (Unix ms), slot 2 the sequence, slots 3.. the node values
-/// (the core's `decompose_columns` for one ID).
-struct Scratch(UnsafeCell<[f64; 3 + MAX_NODES]>);
-/// Layouts registered by [`raw_register`], by handle.
-struct Registry(UnsafeCell<Vec<snowmint::Layout>>);
-// SAFETY (both): the module is built without the atomics feature, so it never
-// runs on two threads (see ALLOCATOR); on the host (tests, clippy) only the
-// raw exports touch them, each to completion, and no reference to their
-// contents outlives a call.
-unsafe impl Sync for Scratch {}
-unsafe impl Sync for Registry {}
-static SCRATCH: Scratch = Scratch(UnsafeCell::new([0.0; 3 + MAX_NODES]));
-static REGISTRY: Registry = Registry(UnsafeCell::new(Vec::new()));
-
-/// The most node fields a layout has (the core's limit).
-const MAX_NODES: usize = snowmint::MAX_NODES;
-
-/// A raw call's status: 0 on success, 1 with the failure kept for
-/// [`take_error`].
+/// An operation's status for js/api.js: 0 on success; on failure
+/// `1 + class * 16 + code`, where class is 0 `Error`, 1 `TypeError`, 2
+/// `RangeError` and code the index of the error's code in
+/// `snowmint::Error::ALL_CODES` (the table js/api.js gets from `__codes`),
+/// the message kept for `__message`. Also clears the pushed arguments.
 fn status(r: Res<()>) -> u32 {
-    match r {
-        Ok(()) => 0,
-        Err(f) => {
-            LAST_ERROR.with(|e| *e.borrow_mut() = Some(f));
-            1
-        }
-    }
+    ARGS.get().clear();
+    let (class, code, message) = match r {
+        Ok(()) => return 0,
+        Err(Fail::Core(e)) => (0, e.code(), e.to_string()),
+        Err(Fail::Type(code, m)) => (1, code, m),
+        Err(Fail::Range(code, m)) => (2, code, m),
+        Err(Fail::Plain(code, m)) => (0, code, m),
+    };
+    let codes = snowmint::Error::ALL_CODES;
+    let index = codes.iter().position(|c| *c == code).unwrap_or(0);
+    *MESSAGE.get() = message;
+    1 + class * 16 + index as u32
 }
 
-/// Decodes `id` into [`SCRATCH`].
-fn decode_into(layout: &snowmint::Layout, id: u64) -> Res<()> {
-    // SAFETY: see `Scratch`.
-    let out = unsafe { &mut *SCRATCH.0.get() };
-    out[0] = f64::from_bits(id);
-    layout
-        .decompose_columns(&[id], &mut out[1..])
-        .map_err(|(_, e)| Fail::Core(e))
+/// The core's error codes, comma-separated, in `ALL_CODES` order.
+#[wasm_bindgen(js_name = __codes, skip_typescript)]
+pub fn codes() -> String {
+    snowmint::Error::ALL_CODES.join(",")
 }
 
-/// A handle for `layout` (equal layouts get the same one), for
-/// [`raw_decode`]. js/api.js asks once per distinct layout; the registry
-/// only grows (by one small entry per distinct layout ever decoded with).
-#[wasm_bindgen(js_name = __register, skip_typescript)]
-pub fn raw_register(layout: &Layout) -> u32 {
-    // SAFETY: see `Registry`.
-    let all = unsafe { &mut *REGISTRY.0.get() };
-    let at = all
-        .iter()
-        .position(|l| *l == layout.inner)
-        .unwrap_or_else(|| {
-            all.push(layout.inner);
-            all.len() - 1
-        });
-    at as u32
+/// The message of the last failed operation.
+#[wasm_bindgen(js_name = __message, skip_typescript)]
+pub fn message() -> String {
+    std::mem::take(MESSAGE.get())
 }
 
-/// Calls `f` with the registered layout `h` (js/api.js passes only handles
-/// it was given; any other is an `invalid_layout` error, not a panic).
-fn with_registered(h: u32, f: impl FnOnce(&snowmint::Layout) -> Res<()>) -> u32 {
-    // SAFETY: see `Registry`; `f` does not register layouts.
-    let all = unsafe { &*REGISTRY.0.get() };
-    status(match all.get(h as usize) {
-        Some(l) => f(l),
-        None => Err(Fail::Plain("invalid_layout", "not a layout handle".into())),
-    })
+/// The last string result (`toBase32`, `nextIdString`...).
+#[wasm_bindgen(js_name = __text, skip_typescript)]
+pub fn text() -> String {
+    std::mem::take(TEXT.get())
 }
 
 /// The address of [`SCRATCH`] in the module's memory.
@@ -771,31 +192,333 @@ pub fn scratch() -> u32 {
     SCRATCH.0.get() as usize as u32
 }
 
-/// The module's `WebAssembly.Memory`, for the views of [`SCRATCH`].
+/// The module's `WebAssembly.Memory`, for the views of [`SCRATCH`] and the
+/// batch buffers.
 #[wasm_bindgen(js_name = __memory, skip_typescript)]
 pub fn memory() -> JsValue {
     wasm_bindgen::memory()
 }
 
-/// The exception for the last raw call that returned status 1.
-#[wasm_bindgen(js_name = __error, skip_typescript)]
-pub fn take_error() -> JsValue {
-    match LAST_ERROR.with(|e| e.borrow_mut().take()) {
-        Some(f) => f.into(),
-        None => make_error(0, "invalid_id", "no error"),
+// ---- arguments ----------------------------------------------------------------
+
+/// One pushed argument: a JavaScript value as js/api.js describes it.
+enum Arg {
+    Number(f64),
+    /// A bigint: its sign, its low 64 bits, and whether they are all of it.
+    BigInt {
+        negative: bool,
+        low: u64,
+        lossless: bool,
+    },
+    String(String),
+    Undefined,
+    Null,
+    /// An object: `len` key/value pairs follow (its own enumerable string
+    /// keys, each a `String` then the value), when js/api.js spreads it.
+    Object(u32),
+    /// A `Layout` of js/api.js: its handle.
+    Layout(u32),
+    /// A `BigUint64Array` of this length.
+    U64Array(u32),
+    /// A `Float64Array` of this length.
+    F64Array(u32),
+    /// A boolean, function or symbol.
+    Other,
+}
+
+/// Pushes a number.
+#[wasm_bindgen(js_name = __argNumber, skip_typescript)]
+pub fn arg_number(n: f64) {
+    ARGS.get().push(Arg::Number(n));
+}
+
+/// Pushes a bigint (`low` = `BigInt.asUintN(64, v)`, `lossless` = `low === v`).
+#[wasm_bindgen(js_name = __argBigInt, skip_typescript)]
+pub fn arg_bigint(low: u64, negative: bool, lossless: bool) {
+    ARGS.get().push(Arg::BigInt {
+        negative,
+        low,
+        lossless,
+    });
+}
+
+/// Pushes a string.
+#[wasm_bindgen(js_name = __argString, skip_typescript)]
+pub fn arg_string(s: String) {
+    ARGS.get().push(Arg::String(s));
+}
+
+/// Pushes any other value: 0 `undefined`, 1 `null`, 2 an object with `n`
+/// pairs following, 3 a `Layout` (handle `n`), 4 a `BigUint64Array` and 5 a
+/// `Float64Array` (length `n`), anything else another value.
+#[wasm_bindgen(js_name = __argOther, skip_typescript)]
+pub fn arg_other(kind: u32, n: u32) {
+    ARGS.get().push(match kind {
+        0 => Arg::Undefined,
+        1 => Arg::Null,
+        2 => Arg::Object(n),
+        3 => Arg::Layout(n),
+        4 => Arg::U64Array(n),
+        5 => Arg::F64Array(n),
+        _ => Arg::Other,
+    });
+}
+
+/// The pushed arguments, read in order; a missing one reads as `undefined`.
+struct Args {
+    all: std::vec::IntoIter<Arg>,
+}
+
+impl Args {
+    fn take() -> Args {
+        Args {
+            all: std::mem::take(ARGS.get()).into_iter(),
+        }
+    }
+    fn next(&mut self) -> Arg {
+        self.all.next().unwrap_or(Arg::Undefined)
     }
 }
 
+/// The largest integer a JavaScript number holds exactly (2^53 - 1).
+const MAX_SAFE: f64 = 9007199254740991.0;
+
+/// An ID argument: `bigint`, decimal `string` or safe-integer `number`.
+fn id_arg(v: Arg) -> Res<u64> {
+    match v {
+        Arg::BigInt {
+            negative,
+            low,
+            lossless,
+        } => Id::from_bigint(negative, low, lossless)
+            .map(Id::get)
+            .map_err(Fail::range),
+        Arg::Number(n) => Id::from_f64(n).map(Id::get).map_err(Fail::range),
+        Arg::String(s) => Ok(Id::parse(&s, Format::Decimal)?.get()),
+        _ => Err(Fail::Type(
+            "invalid_id",
+            "an ID must be a bigint, a decimal string or a safe integer number".into(),
+        )),
+    }
+}
+
+/// A `number` argument that must be a non-negative safe integer (a time, a
+/// sequence or node value, a count). `code` is the core code whose meaning
+/// fits the argument; `negative_code` is used for negative numbers.
+fn uint_arg(v: Arg, what: &str, code: &'static str, negative_code: &'static str) -> Res<u64> {
+    let Arg::Number(n) = v else {
+        return Err(Fail::Type(code, [what, " must be a number"].concat()));
+    };
+    if n < 0.0 {
+        return Err(Fail::Range(
+            negative_code,
+            [
+                what,
+                " must not be negative (got ",
+                &number_to_string(n),
+                ")",
+            ]
+            .concat(),
+        ));
+    }
+    // `n as u64` saturates and truncates; the round trip shows whether `n`
+    // was an integer (f64::trunc needs a libm on this target).
+    if n.is_nan() || n > MAX_SAFE || (n as u64) as f64 != n {
+        return Err(Fail::Range(
+            code,
+            [
+                what,
+                " must be a safe integer (got ",
+                &number_to_string(n),
+                ")",
+            ]
+            .concat(),
+        ));
+    }
+    Ok(n as u64)
+}
+
+/// A time in Unix milliseconds.
+fn time_arg(v: Arg) -> Res<u64> {
+    uint_arg(v, "a time in Unix ms", "time_overflow", "time_before_epoch")
+}
+
+fn string_arg(v: Arg, what: &str, code: &'static str) -> Res<String> {
+    match v {
+        Arg::String(s) => Ok(s),
+        _ => Err(Fail::Type(code, [what, " must be a string"].concat())),
+    }
+}
+
+fn format_arg(v: Arg) -> Res<Format> {
+    Ok(Format::from_name(&string_arg(
+        v,
+        "the format",
+        "invalid_id",
+    )?)?)
+}
+
+/// A registered layout by handle.
+fn layout_of(h: u32) -> Res<snowmint::Layout> {
+    LAYOUTS
+        .get()
+        .get(h as usize)
+        .copied()
+        .ok_or_else(|| Fail::Type("invalid_layout", "not a live Layout".into()))
+}
+
+/// A `Layout` or a string for `Layout.parse` (preset name or JSON).
+fn layout_arg(v: Arg) -> Res<snowmint::Layout> {
+    match v {
+        Arg::String(s) => Ok(snowmint::Layout::parse(&s)?),
+        Arg::Layout(h) => layout_of(h),
+        _ => Err(Fail::Type(
+            "invalid_layout",
+            "a layout must be a Layout or a string (a preset name or a JSON descriptor)".into(),
+        )),
+    }
+}
+
+/// The handle of `layout` (equal layouts share one).
+fn register(layout: snowmint::Layout) -> u32 {
+    let all = LAYOUTS.get();
+    let at = all.iter().position(|l| *l == layout).unwrap_or_else(|| {
+        all.push(layout);
+        all.len() - 1
+    });
+    at as u32
+}
+
+/// The key/value pairs of an object argument that js/api.js spread.
+fn pairs(args: &mut Args, len: u32) -> Vec<(String, Arg)> {
+    (0..len)
+        .map(|_| {
+            let key = match args.next() {
+                Arg::String(s) => s,
+                _ => String::new(),
+            };
+            (key, args.next())
+        })
+        .collect()
+}
+
+/// Node values from `{ fieldName: value }`; absent (`undefined`/`null`)
+/// means none, which the core accepts only for layouts without node fields.
+fn nodes_arg(layout: &snowmint::Layout, args: &mut Args) -> Res<Nodes> {
+    let len = match args.next() {
+        Arg::Undefined | Arg::Null => 0,
+        Arg::Object(len) => len,
+        _ => {
+            return Err(Fail::Type(
+                "unknown_field",
+                "nodes must be an object of field name -> number".into(),
+            ))
+        }
+    };
+    let mut values: Vec<(String, u64)> = Vec::new();
+    for (name, value) in pairs(args, len) {
+        let what = ["node field '", &name, "'"].concat();
+        let value = uint_arg(value, &what, "node_out_of_range", "node_out_of_range")?;
+        values.push((name, value));
+    }
+    Ok(layout.nodes_from_pairs(values.iter().map(|(n, v)| (n.as_str(), *v)))?)
+}
+
+/// `GeneratorOptions`: policy strings pass through unchanged to the core.
+fn options_arg(args: &mut Args) -> Res<Options> {
+    let mut policies: [Option<String>; 3] = [None, None, None];
+    let mut seed = None;
+    let mut resume_after = None;
+    let len = match args.next() {
+        Arg::Undefined => 0,
+        Arg::Object(len) => len,
+        _ => {
+            return Err(Fail::Type(
+                "invalid_option",
+                "options must be an object".into(),
+            ))
+        }
+    };
+    for (key, value) in pairs(args, len) {
+        if let Arg::Undefined = value {
+            continue; // `{ seed: undefined }` is the same as no seed.
+        }
+        let slot = match key.as_str() {
+            "clockBackwards" => Some(0),
+            "sequenceExhausted" => Some(1),
+            "sequenceStart" => Some(2),
+            _ => None,
+        };
+        if let Some(i) = slot {
+            policies[i] = Some(string_arg(value, &key, "invalid_option")?);
+            continue;
+        }
+        match key.as_str() {
+            "seed" => {
+                // The seed reads like an ID, but a bad one is a bad option.
+                seed = Some(id_arg(value).map_err(|e| match e {
+                    Fail::Core(e) => {
+                        Fail::Range("invalid_option", ["seed: ", &e.to_string()].concat())
+                    }
+                    Fail::Type(_, m) => Fail::Type("invalid_option", ["seed: ", &m].concat()),
+                    Fail::Range(_, m) | Fail::Plain(_, m) => {
+                        Fail::Range("invalid_option", ["seed: ", &m].concat())
+                    }
+                })?)
+            }
+            "resumeAfter" => resume_after = Some(id_arg(value)?),
+            _ => {
+                return Err(Fail::Type(
+                    "invalid_option",
+                    [
+                        "unknown option '",
+                        &key,
+                        "' (known: clockBackwards, sequenceExhausted, sequenceStart, seed, \
+                         resumeAfter)",
+                    ]
+                    .concat(),
+                ))
+            }
+        }
+    }
+    let [clock, exhausted, start] = &policies;
+    let mut options =
+        Options::from_policies(clock.as_deref(), exhausted.as_deref(), start.as_deref())?;
+    options.seed = seed.unwrap_or(0);
+    options.resume_after = resume_after;
+    Ok(options)
+}
+
+/// Puts an ID into slot 0 of [`SCRATCH`] (read as a `u64`).
+fn put_id(id: u64) {
+    SCRATCH.get()[0] = f64::from_bits(id);
+}
+
+fn encode(id: u64, format: Format) {
+    let mut buf = [0u8; snowmint::MAX_STR_LEN];
+    *TEXT.get() = Id::new(id).encode(format, &mut buf).to_string();
+}
+
+// ---- decoding -------------------------------------------------------------------
+
+/// Decodes `id` into [`SCRATCH`] (the core's `decompose_columns` for one ID).
+fn decode_into(layout: &snowmint::Layout, id: u64) -> Res<()> {
+    let out = SCRATCH.get();
+    out[0] = f64::from_bits(id);
+    layout
+        .decompose_columns(&[id], &mut out[1..])
+        .map_err(|(_, e)| Fail::Core(e))
+}
+
 /// `layout.decode(id)` (layout handle `h`) for an ID already known to be a
-/// `bigint` in 0..2^64 (JavaScript checked `BigInt.asUintN(64, id) === id`).
-/// The hot path of js/api.js: no closure, no `Result` until a failure.
+/// `bigint` in 0..2^64 (js/api.js checked `BigInt.asUintN(64, id) === id`).
+/// The hot path: no pushed arguments, no `Result` until a failure.
 #[wasm_bindgen(js_name = __decode, skip_typescript)]
 pub fn raw_decode(h: u32, id: u64) -> u32 {
-    // SAFETY: see `Registry` and `Scratch`.
-    let (all, out) = unsafe { (&*REGISTRY.0.get(), &mut *SCRATCH.0.get()) };
-    let Some(layout) = all.get(h as usize) else {
-        return with_registered(h, |_| Ok(()));
+    let Some(layout) = LAYOUTS.get().get(h as usize) else {
+        return status(layout_of(h).map(|_| ()));
     };
+    let out = SCRATCH.get();
     out[0] = f64::from_bits(id);
     match layout.decompose_columns(&[id], &mut out[1..]) {
         Ok(()) => 0,
@@ -803,104 +526,265 @@ pub fn raw_decode(h: u32, id: u64) -> u32 {
     }
 }
 
-/// `layout.decode(id)` for any other argument: the ID conversion of every
-/// other function (`bigint` outside 0..2^64, `string`, `number`, wrong types).
+/// `decode`: pushed the layout (handle `h` when `h` is not `u32::MAX`) and
+/// the ID.
 #[wasm_bindgen(js_name = __decodeAny, skip_typescript)]
-pub fn raw_decode_any(h: u32, id: JsValue) -> u32 {
-    with_registered(h, |l| decode_into(l, id_arg(&id)?))
+pub fn decode_any(h: u32) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let layout = if h == u32::MAX {
+            layout_arg(args.next())?
+        } else {
+            layout_of(h)?
+        };
+        decode_into(&layout, id_arg(args.next())?)
+    })())
 }
 
-/// The layout argument of the free functions, as a `Layout` (a string is
-/// parsed by the core; anything else is a `TypeError`).
-#[wasm_bindgen(js_name = __layoutArg, skip_typescript)]
-pub fn raw_layout_arg(layout: JsValue) -> JsResult<Layout> {
-    Ok(Layout::wrap(layout_arg(&layout)?))
+/// `Layout.decodeMany(ids, into?)`, first half: pushed `ids` and `into`;
+/// checks them and makes room for `n` IDs, whose address is left in slot 1
+/// of [`SCRATCH`] (js/api.js copies the IDs there), and the columns'
+/// address and length in slots 2 and 3.
+#[wasm_bindgen(js_name = __batch, skip_typescript)]
+pub fn batch(h: u32) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let layout = layout_of(h)?;
+        let Arg::U64Array(n) = args.next() else {
+            return Err(Fail::Type(
+                "invalid_id",
+                "ids must be a BigUint64Array".into(),
+            ));
+        };
+        let n = n as usize;
+        let width = 2 + layout.node_count();
+        let too_many = || Fail::Range("invalid_id", "too many IDs for memory".into());
+        let total = n.checked_mul(width).ok_or_else(too_many)?;
+        match args.next() {
+            Arg::Undefined | Arg::Null => {}
+            Arg::F64Array(len) if len as usize >= total => {}
+            Arg::F64Array(_) => {
+                let msg = ["into must hold at least ", &total.to_string(), " values"];
+                return Err(Fail::Range("invalid_option", msg.concat()));
+            }
+            _ => {
+                let msg = "into must be a Float64Array";
+                return Err(Fail::Type("invalid_option", msg.into()));
+            }
+        }
+        // A batch too large for this module's memory is an exception, not
+        // an aborted module.
+        let (ids, out) = BATCH.get();
+        ids.clear();
+        out.clear();
+        ids.try_reserve_exact(n).map_err(|_| too_many())?;
+        out.try_reserve_exact(total).map_err(|_| too_many())?;
+        ids.resize(n, 0);
+        out.resize(total, 0.0);
+        let s = SCRATCH.get();
+        s[1] = ids.as_ptr() as usize as f64;
+        s[2] = out.as_ptr() as usize as f64;
+        s[3] = total as f64;
+        Ok(())
+    })())
 }
 
-// ---- functions ----------------------------------------------------------------
-
-/// Builds an ID under `layout` from a time (Unix ms), a sequence value and node values.
-#[wasm_bindgen]
-pub fn compose(
-    #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
-    #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "number")] sequence: JsValue,
-    #[wasm_bindgen(unchecked_optional_param_type = "Record<string, number>")] nodes: Option<
-        JsValue,
-    >,
-) -> JsResult<u64> {
-    let layout = layout_arg(&layout)?;
-    Ok(compose_with(
-        &layout,
-        &timestamp_ms,
-        &sequence,
-        &or_undefined(nodes),
-    )?)
+/// `Layout.decodeMany`, second half: decodes the IDs js/api.js copied in
+/// into columns (timestamps, sequences, then each node field: the core's
+/// `decompose_columns`). An ID that does not fit the layout is an
+/// `invalid_id` error naming its index.
+#[wasm_bindgen(js_name = __decodeMany, skip_typescript)]
+pub fn decode_many(h: u32) -> u32 {
+    status((|| {
+        let layout = layout_of(h)?;
+        let (ids, out) = BATCH.get();
+        layout.decompose_columns(ids, out).map_err(|(i, e)| {
+            Fail::Plain(
+                e.code(),
+                ["ids[", &i.to_string(), "]: ", &e.to_string()].concat(),
+            )
+        })
+    })())
 }
 
-/// The smallest and largest IDs under `layout` of the time unit holding `timestampMs`.
-#[wasm_bindgen(js_name = idBounds, unchecked_return_type = "[bigint, bigint]")]
-pub fn id_bounds(
-    #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
-    #[wasm_bindgen(js_name = timestampMs, unchecked_param_type = "number")] timestamp_ms: JsValue,
-) -> JsResult<Array> {
-    let layout = layout_arg(&layout)?;
-    let ms = time_arg(&timestamp_ms)?;
-    Ok(bounds_array(layout.id_bounds(ms).map_err(Fail::Core)?))
+// ---- layouts ----------------------------------------------------------------------
+
+/// `Layout.preset` (0), `Layout.fromJson` (1), `Layout.parse` (2), or any
+/// layout argument (3: a `Layout` or a string): pushed the argument; the
+/// layout's handle in slot 1 of [`SCRATCH`].
+#[wasm_bindgen(js_name = __layout, skip_typescript)]
+pub fn layout(how: u32) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let v = args.next();
+        let layout = match how {
+            0 => snowmint::Layout::preset(&string_arg(v, "the preset name", "unknown_preset")?)?,
+            1 => snowmint::Layout::from_json(&string_arg(
+                v,
+                "the JSON descriptor",
+                "invalid_layout",
+            )?)?,
+            2 => snowmint::Layout::parse(&string_arg(v, "the layout", "invalid_layout")?)?,
+            _ => layout_arg(v)?,
+        };
+        SCRATCH.get()[1] = register(layout) as f64;
+        Ok(())
+    })())
 }
 
-/// The ID in Crockford base32: 13 characters, upper case, sorts like the number.
-#[wasm_bindgen(js_name = toBase32)]
-pub fn to_base32(#[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue) -> JsResult<String> {
-    Ok(encode(id_arg(&id)?, Format::Base32))
+/// Layout `h`'s numbers: slot 0 `maxId` (`u64`), slots 1.. `epochMs`,
+/// `timeUnitMs`, `totalBits`, `timeEndMs`, `i64EndMs`, `jsSafeEndMs`.
+#[wasm_bindgen(js_name = __layoutNumbers, skip_typescript)]
+pub fn layout_numbers(h: u32) -> u32 {
+    status(layout_of(h).map(|l| {
+        let s = SCRATCH.get();
+        s[0] = f64::from_bits(l.max_id());
+        s[1] = l.epoch_ms() as f64;
+        s[2] = l.time_unit_ms() as f64;
+        s[3] = l.total_bits() as f64;
+        s[4] = l.time_end_ms() as f64;
+        s[5] = l.i64_end_ms() as f64;
+        s[6] = l.js_safe_end_ms() as f64;
+    }))
 }
 
-/// Reads a Crockford base32 ID (case-insensitive; `I`/`L` read as 1, `O` as 0).
-#[wasm_bindgen(js_name = fromBase32)]
-pub fn from_base32(#[wasm_bindgen(unchecked_param_type = "string")] s: JsValue) -> JsResult<u64> {
-    Ok(parse_with(&s, Format::Base32)?)
+/// Layout `h`'s strings: 0 its canonical JSON, 1 its preset name (empty for
+/// none), 2 its fields (`name bits shift kind`, comma-separated), 3 the
+/// preset names (comma-separated; `h` unused).
+#[wasm_bindgen(js_name = __layoutText, skip_typescript)]
+pub fn layout_text(h: u32, what: u32) -> String {
+    if what == 3 {
+        return snowmint::Layout::PRESETS.join(",");
+    }
+    let Ok(l) = layout_of(h) else {
+        return String::new();
+    };
+    match what {
+        0 => l.to_json(),
+        1 => l.preset_name().unwrap_or_default().to_string(),
+        _ => {
+            let fields: Vec<String> = l
+                .fields()
+                .iter()
+                .map(|f| {
+                    let kind = match f.kind() {
+                        FieldKind::Timestamp => "timestamp",
+                        FieldKind::Sequence => "sequence",
+                        FieldKind::Node => "node",
+                    };
+                    [
+                        f.name(),
+                        " ",
+                        &f.bits().to_string(),
+                        " ",
+                        &f.shift().to_string(),
+                        " ",
+                        kind,
+                    ]
+                    .concat()
+                })
+                .collect();
+            fields.join(",")
+        }
+    }
 }
 
-/// The ID in base62 (`0-9A-Za-z`): 11 characters, sorts like the number.
-#[wasm_bindgen(js_name = toBase62)]
-pub fn to_base62(#[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue) -> JsResult<String> {
-    Ok(encode(id_arg(&id)?, Format::Base62))
+/// `compose` (layout handle `h`, or pushed when `h` is `u32::MAX`): pushed
+/// the time, the sequence and the nodes; the ID in slot 0.
+#[wasm_bindgen(js_name = __compose, skip_typescript)]
+pub fn compose(h: u32) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let layout = if h == u32::MAX {
+            layout_arg(args.next())?
+        } else {
+            layout_of(h)?
+        };
+        let ms = time_arg(args.next())?;
+        let seq = uint_arg(
+            args.next(),
+            "the sequence",
+            "node_out_of_range",
+            "node_out_of_range",
+        )?;
+        let nodes = nodes_arg(&layout, &mut args)?;
+        put_id(layout.compose(ms, seq, &nodes)?);
+        Ok(())
+    })())
 }
 
-/// Reads a base62 ID.
-#[wasm_bindgen(js_name = fromBase62)]
-pub fn from_base62(#[wasm_bindgen(unchecked_param_type = "string")] s: JsValue) -> JsResult<u64> {
-    Ok(parse_with(&s, Format::Base62)?)
+/// `idBounds` (layout as for [`compose`]): pushed the time; the bounds in
+/// slots 0 and 1.
+#[wasm_bindgen(js_name = __bounds, skip_typescript)]
+pub fn bounds(h: u32) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let layout = if h == u32::MAX {
+            layout_arg(args.next())?
+        } else {
+            layout_of(h)?
+        };
+        let (lo, hi) = layout.id_bounds(time_arg(args.next())?)?;
+        let s = SCRATCH.get();
+        s[0] = f64::from_bits(lo);
+        s[1] = f64::from_bits(hi);
+        Ok(())
+    })())
 }
 
-/// The ID in `format`: `decimal`, `base32` or `base62`.
-#[wasm_bindgen(js_name = formatId)]
-pub fn format_id(
-    #[wasm_bindgen(unchecked_param_type = "IdLike")] id: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "'decimal' | 'base32' | 'base62'")] format: JsValue,
-) -> JsResult<String> {
-    let id = id_arg(&id)?;
-    Ok(encode(id, format_arg(&format)?))
+/// `layout.isPlausible(id, nowMs)`: pushed both; 1 or 0 in slot 1.
+#[wasm_bindgen(js_name = __plausible, skip_typescript)]
+pub fn plausible(h: u32) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let layout = layout_of(h)?;
+        let id = id_arg(args.next())?;
+        let now = time_arg(args.next())?;
+        SCRATCH.get()[1] = layout.is_plausible(id, now) as u32 as f64;
+        Ok(())
+    })())
 }
 
-/// Reads an ID written in `format`: `decimal`, `base32` or `base62`.
-#[wasm_bindgen(js_name = parseId)]
-pub fn parse_id(
-    #[wasm_bindgen(unchecked_param_type = "string")] s: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "'decimal' | 'base32' | 'base62'")] format: JsValue,
-) -> JsResult<u64> {
-    let format = format_arg(&format)?;
-    Ok(parse_with(&s, format)?)
+// ---- ID strings ---------------------------------------------------------------------
+
+/// `toBase32` (0), `toBase62` (1), `formatId` (2: pushed the format after the
+/// ID): pushed the ID; the string for `__text`.
+#[wasm_bindgen(js_name = __format, skip_typescript)]
+pub fn format(how: u32) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let id = id_arg(args.next())?;
+        let format = match how {
+            0 => Format::Base32,
+            1 => Format::Base62,
+            _ => format_arg(args.next())?,
+        };
+        encode(id, format);
+        Ok(())
+    })())
 }
 
-fn parse_with(s: &JsValue, format: Format) -> Res<u64> {
-    let s = string_arg(s, "the ID string", "invalid_id")?;
-    Ok(Id::parse(&s, format)?.get())
+/// `fromBase32` (0), `fromBase62` (1), `parseId` (2: pushed the format after
+/// the string): pushed the string; the ID in slot 0.
+#[wasm_bindgen(js_name = __parse, skip_typescript)]
+pub fn parse(how: u32) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let s = args.next();
+        let format = match how {
+            0 => Format::Base32,
+            1 => Format::Base62,
+            _ => format_arg(args.next())?,
+        };
+        let s = string_arg(s, "the ID string", "invalid_id")?;
+        put_id(Id::parse(&s, format)?.get());
+        Ok(())
+    })())
 }
 
 // ---- generators -----------------------------------------------------------------
 
-/// The clock of [`Generator`]: `Date.now()`. std's `SystemTime` and `Instant`
+/// The clock of `Generator`: `Date.now()`. std's `SystemTime` and `Instant`
 /// panic on `wasm32-unknown-unknown`, so the core's `SystemClock` is never
 /// used here. Waiting spins (the core's default): there is no way to sleep
 /// in a synchronous call, and waits last at most a few time units.
@@ -911,69 +795,95 @@ impl Clock for DateClock {
     fn now_ms(&self) -> u64 {
         // A clock before 1970 reads as 0: every real layout then refuses to
         // generate with `time_before_epoch`. `as` saturates and truncates.
-        js_sys::Date::now().max(0.0) as u64
+        date_now().max(0.0) as u64
     }
 }
 
-/// The generator on `Date.now()` (the core's `SyncGenerator`).
-///
-/// Generators with the same layout and node values share one state in the
-/// whole module instance, so they never repeat an ID. Every module instance
-/// (each page, each worker) has its own state: give each its own node values.
-#[wasm_bindgen]
-pub struct Generator {
-    inner: SyncGenerator<DateClock>,
+/// `new Generator(layout, nodes?, options?)` (`pure` 0) or `new
+/// PureGenerator(...)` (`pure` 1): pushed the three arguments. `random` is
+/// the seed of `random:N` sequence starts when the options give none (or
+/// 0), for `Generator` only: js/api.js takes it from
+/// `crypto.getRandomValues` (or `Math.random` where there is no Web Crypto);
+/// the core would fall back to std's hash keys, which are fixed on
+/// `wasm32-unknown-unknown`. `PureGenerator` uses the seed as given. The
+/// generator's handle in slot 1.
+#[wasm_bindgen(js_name = __genNew, skip_typescript)]
+pub fn gen_new(pure: u32, random: u64) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let layout = layout_arg(args.next())?;
+        let nodes = nodes_arg(&layout, &mut args)?;
+        let mut options = options_arg(&mut args)?;
+        let generator = if pure == 1 {
+            Gen::Pure(snowmint::Generator::new(layout, nodes, options)?)
+        } else {
+            if options.seed == 0 {
+                options.seed = random.max(1);
+            }
+            Gen::Sync(SyncGenerator::with_clock(
+                layout, nodes, options, DateClock,
+            )?)
+        };
+        let all = GENERATORS.get();
+        let at = all.iter().position(Option::is_none).unwrap_or_else(|| {
+            all.push(None);
+            all.len() - 1
+        });
+        all[at] = Some(generator);
+        SCRATCH.get()[1] = at as f64;
+        Ok(())
+    })())
 }
 
-#[wasm_bindgen]
-impl Generator {
-    /// `new Generator(layout, nodes?, options?)`. Without a seed (or with 0),
-    /// the seed of `random:N` sequence starts comes from
-    /// `crypto.getRandomValues` (or `Math.random` where there is no Web Crypto).
-    #[wasm_bindgen(constructor)]
-    pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, number>")] nodes: Option<
-            JsValue,
-        >,
-        #[wasm_bindgen(unchecked_optional_param_type = "GeneratorOptions")] options: Option<
-            JsValue,
-        >,
-    ) -> JsResult<Generator> {
-        let layout = layout_arg(&layout)?;
-        let nodes = nodes_arg(&layout, &or_undefined(nodes))?;
-        let (mut options, _) = options_arg(&or_undefined(options))?;
-        if options.seed == 0 {
-            options.seed = random_seed();
+/// Frees generator `g` (js/api.js's object was collected).
+#[wasm_bindgen(js_name = __genFree, skip_typescript)]
+pub fn gen_free(g: u32) {
+    if let Some(slot) = GENERATORS.get().get_mut(g as usize) {
+        *slot = None;
+    }
+}
+
+fn generator(g: u32) -> Res<&'static mut Gen> {
+    GENERATORS
+        .get()
+        .get_mut(g as usize)
+        .and_then(Option::as_mut)
+        .ok_or_else(|| Fail::Type("invalid_option", "not a live generator".into()))
+}
+
+fn sync_generator(g: u32) -> Res<&'static SyncGenerator<DateClock>> {
+    match generator(g)? {
+        Gen::Sync(s) => Ok(s),
+        Gen::Pure(_) => Err(Fail::Type("invalid_option", "not a Generator".into())),
+    }
+}
+
+/// `generator.nextId()` (`as_string` 0: the ID in slot 0) or
+/// `nextIdString()` (1: the decimal string for `__text`). Waits (spinning on
+/// `Date.now()`) when a policy says to wait, at most for the few time units
+/// the policy allows.
+#[wasm_bindgen(js_name = __genNext, skip_typescript)]
+pub fn gen_next(g: u32, as_string: u32) -> u32 {
+    status((|| {
+        let id = sync_generator(g)?.next_id()?.get();
+        if as_string == 1 {
+            encode(id, Format::Decimal);
+        } else {
+            put_id(id);
         }
-        Ok(Generator {
-            inner: SyncGenerator::with_clock(layout, nodes, options, DateClock)
-                .map_err(Fail::Core)?,
-        })
-    }
+        Ok(())
+    })())
+}
 
-    /// The next ID. Waits (spinning on `Date.now()`) when a policy says to
-    /// wait, at most for the few time units the policy allows.
-    #[wasm_bindgen(js_name = nextId)]
-    pub fn next_id(&self) -> JsResult<u64> {
-        Ok(self.inner.next_id().map_err(Fail::Core)?.get())
-    }
-
-    /// The next ID as a decimal string (for JSON).
-    #[wasm_bindgen(js_name = nextIdString)]
-    pub fn next_id_string(&self) -> JsResult<String> {
-        let id = self.inner.next_id().map_err(Fail::Core)?;
-        Ok(encode(id.get(), Format::Decimal))
-    }
-
-    /// `n` increasing IDs.
-    #[wasm_bindgen(js_name = nextIds)]
-    pub fn next_ids(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "number")] n: JsValue,
-    ) -> JsResult<Vec<u64>> {
-        let n = uint_arg(&n, "the count", "invalid_option", "invalid_option")?;
-        SyncGenerator::<DateClock>::check_batch(n).map_err(Fail::Core)?;
+/// `generator.nextIds(n)`: pushed `n`; the IDs in the batch buffer, its
+/// address in slot 1 and the count in slot 2.
+#[wasm_bindgen(js_name = __genNextIds, skip_typescript)]
+pub fn gen_next_ids(g: u32) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let generator = sync_generator(g)?;
+        let n = uint_arg(args.next(), "the count", "invalid_option", "invalid_option")?;
+        SyncGenerator::<DateClock>::check_batch(n)?;
         // `check_batch` allows 2^32, which does not fit a 32-bit usize.
         let too_many = || {
             Fail::Range(
@@ -982,98 +892,50 @@ impl Generator {
             )
         };
         let n = usize::try_from(n).map_err(|_| too_many())?;
-        let mut out: Vec<u64> = Vec::new();
+        let (ids, _) = BATCH.get();
+        ids.clear();
         // A huge count must be an exception, not an aborted module.
-        out.try_reserve_exact(n).map_err(|_| too_many())?;
-        out.resize(n, 0);
-        self.inner.next_ids(&mut out).map_err(Fail::Core)?;
-        Ok(out)
-    }
-
-    /// The generator's layout.
-    #[wasm_bindgen(getter)]
-    pub fn layout(&self) -> Layout {
-        Layout::wrap(*self.inner.config().layout())
-    }
+        ids.try_reserve_exact(n).map_err(|_| too_many())?;
+        ids.resize(n, 0);
+        generator.next_ids(ids)?;
+        let s = SCRATCH.get();
+        s[1] = ids.as_ptr() as usize as f64;
+        s[2] = n as f64;
+        Ok(())
+    })())
 }
 
-/// The pure generator (the core's `Generator`): the caller passes the time,
-/// so it can be driven by a script of clock readings. The seed is used as
-/// given (default 0). Not shared with any other generator.
-#[wasm_bindgen]
-pub struct PureGenerator {
-    inner: snowmint::Generator,
+/// The layout handle of generator `g` in slot 1.
+#[wasm_bindgen(js_name = __genLayout, skip_typescript)]
+pub fn gen_layout(g: u32) -> u32 {
+    status((|| {
+        let layout = *sync_generator(g)?.config().layout();
+        SCRATCH.get()[1] = register(layout) as f64;
+        Ok(())
+    })())
 }
 
-#[wasm_bindgen]
-impl PureGenerator {
-    /// `new PureGenerator(layout, nodes?, options?)`.
-    #[wasm_bindgen(constructor)]
-    pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "Layout | string")] layout: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "Record<string, number>")] nodes: Option<
-            JsValue,
-        >,
-        #[wasm_bindgen(unchecked_optional_param_type = "GeneratorOptions")] options: Option<
-            JsValue,
-        >,
-    ) -> JsResult<PureGenerator> {
-        let layout = layout_arg(&layout)?;
-        let nodes = nodes_arg(&layout, &or_undefined(nodes))?;
-        let (options, _) = options_arg(&or_undefined(options))?;
-        Ok(PureGenerator {
-            inner: snowmint::Generator::new(layout, nodes, options).map_err(Fail::Core)?,
-        })
-    }
-
-    /// The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask
-    /// again at (`{ retryAt }`).
-    #[wasm_bindgen(unchecked_return_type = "{ id: bigint } | { retryAt: number }")]
-    pub fn next(
-        &mut self,
-        #[wasm_bindgen(js_name = nowMs, unchecked_param_type = "number")] now_ms: JsValue,
-    ) -> JsResult<Object> {
-        let now = time_arg(&now_ms)?;
-        let next = self.inner.next(now).map_err(Fail::Core)?;
-        Ok(match next {
-            Next::Id(id) => id_result(id.get()),
-            Next::RetryAt(at) => retry_result(at as f64),
-        })
-    }
+/// `pureGenerator.next(nowMs)`: pushed the time. Status 0 with the ID in
+/// slot 0, or status 0 with the time to retry at in slot 1 and 1 in slot 2.
+#[wasm_bindgen(js_name = __pureNext, skip_typescript)]
+pub fn pure_next(g: u32) -> u32 {
+    let mut args = Args::take();
+    status((|| {
+        let Gen::Pure(p) = generator(g)? else {
+            return Err(Fail::Type("invalid_option", "not a PureGenerator".into()));
+        };
+        let now = time_arg(args.next())?;
+        let s = SCRATCH.get();
+        match p.next(now)? {
+            Next::Id(id) => {
+                s[0] = f64::from_bits(id.get());
+                s[2] = 0.0;
+            }
+            Next::RetryAt(at) => {
+                s[1] = at as f64;
+                s[2] = 1.0;
+            }
+        }
+        Ok(())
+    })())
 }
-
-#[wasm_bindgen(typescript_custom_section)]
-const TS_TYPES: &str = r#"
-/** An ID argument: a bigint, a decimal string, or a number only if Number.isSafeInteger. */
-export type IdLike = bigint | string | number;
-
-/**
- * A decoded ID. Node fields are also spread at the top level (never overriding the fixed names).
- * `date` is a getter of the prototype (`new Date(timestampMs)`, made when read), not an own property.
- */
-export interface Parts {
-  id: bigint;
-  timestampMs: number;
-  readonly date: Date;
-  sequence: number;
-  nodes: Record<string, number>;
-  [nodeField: string]: unknown;
-}
-
-/** Splits an ID into its parts under `layout` (a `Layout` or a preset name or JSON descriptor). */
-export function decode(id: IdLike, layout: Layout | string): Parts;
-
-export interface Layout {
-  /** Splits an ID into its parts. */
-  decode(id: IdLike): Parts;
-}
-
-/** Generator options: policy strings as in the core (`fail`, `wait:5`, `borrow:10`, `random:16`...). */
-export interface GeneratorOptions {
-  clockBackwards?: string;
-  sequenceExhausted?: string;
-  sequenceStart?: string;
-  seed?: bigint | string | number;
-  resumeAfter?: IdLike;
-}
-"#;

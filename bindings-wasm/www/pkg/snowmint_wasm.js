@@ -1,381 +1,100 @@
 /* @ts-self-types="./snowmint_wasm.d.ts" */
-import { idResult, makeError, Shape, pair } from './snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js';
-import * as import1 from "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js"
-import * as import2 from "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js"
-import * as import3 from "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js"
-import * as import4 from "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js"
-
 
 /**
- * The generator on `Date.now()` (the core's `SyncGenerator`).
- *
- * Generators with the same layout and node values share one state in the
- * whole module instance, so they never repeat an ID. Every module instance
- * (each page, each worker) has its own state: give each its own node values.
+ * Pushes a bigint (`low` = `BigInt.asUintN(64, v)`, `lossless` = `low === v`).
+ * @param {bigint} low
+ * @param {boolean} negative
+ * @param {boolean} lossless
  */
-export class Generator {
-    __destroy_into_raw() {
-        const ptr = this.__wbg_ptr;
-        this.__wbg_ptr = 0;
-        GeneratorFinalization.unregister(this);
-        return ptr;
-    }
-    free() {
-        const ptr = this.__destroy_into_raw();
-        wasm.__wbg_generator_free(ptr, 0);
-    }
-    /**
-     * The generator's layout.
-     * @returns {Layout}
-     */
-    get layout() {
-        const ret = wasm.generator_layout(this.__wbg_ptr);
-        return Layout.__wrap(ret);
-    }
-    /**
-     * `new Generator(layout, nodes?, options?)`. Without a seed (or with 0),
-     * the seed of `random:N` sequence starts comes from
-     * `crypto.getRandomValues` (or `Math.random` where there is no Web Crypto).
-     * @param {Layout | string} layout
-     * @param {Record<string, number>} [nodes]
-     * @param {GeneratorOptions} [options]
-     */
-    constructor(layout, nodes, options) {
-        const ret = wasm.generator_new(layout, isLikeNone(nodes) ? 0 : addToExternrefTable0(nodes), isLikeNone(options) ? 0 : addToExternrefTable0(options));
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        this.__wbg_ptr = ret[0];
-        GeneratorFinalization.register(this, this.__wbg_ptr, this);
-        return this;
-    }
-    /**
-     * The next ID as a decimal string (for JSON).
-     * @returns {string}
-     */
-    nextIdString() {
-        let deferred2_0;
-        let deferred2_1;
-        try {
-            const ret = wasm.generator_nextIdString(this.__wbg_ptr);
-            var ptr1 = ret[0];
-            var len1 = ret[1];
-            if (ret[3]) {
-                ptr1 = 0; len1 = 0;
-                throw takeFromExternrefTable0(ret[2]);
-            }
-            deferred2_0 = ptr1;
-            deferred2_1 = len1;
-            return getStringFromWasm0(ptr1, len1);
-        } finally {
-            wasm.__wbindgen_free(deferred2_0, deferred2_1, 1);
-        }
-    }
-    /**
-     * The next ID. Waits (spinning on `Date.now()`) when a policy says to
-     * wait, at most for the few time units the policy allows.
-     * @returns {bigint}
-     */
-    nextId() {
-        const ret = wasm.generator_nextId(this.__wbg_ptr);
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return BigInt.asUintN(64, ret[0]);
-    }
-    /**
-     * `n` increasing IDs.
-     * @param {number} n
-     * @returns {BigUint64Array}
-     */
-    nextIds(n) {
-        const ret = wasm.generator_nextIds(this.__wbg_ptr, n);
-        if (ret[3]) {
-            throw takeFromExternrefTable0(ret[2]);
-        }
-        var v1 = getArrayU64FromWasm0(ret[0], ret[1]).slice();
-        wasm.__wbindgen_free(ret[0], ret[1] * 8, 8);
-        return v1;
-    }
+export function __argBigInt(low, negative, lossless) {
+    wasm.__argBigInt(low, negative, lossless);
 }
-if (Symbol.dispose) Generator.prototype[Symbol.dispose] = Generator.prototype.free;
 
 /**
- * A layout: the epoch, the time unit, and the fields of an ID. Make one with
- * `Layout.preset`, `Layout.fromJson` or `Layout.parse`.
+ * Pushes a number.
+ * @param {number} n
  */
-export class Layout {
-    static __wrap(ptr) {
-        const obj = Object.create(Layout.prototype);
-        obj.__wbg_ptr = ptr;
-        LayoutFinalization.register(obj, obj.__wbg_ptr, obj);
-        return obj;
-    }
-    __destroy_into_raw() {
-        const ptr = this.__wbg_ptr;
-        this.__wbg_ptr = 0;
-        LayoutFinalization.unregister(this);
-        return ptr;
-    }
-    free() {
-        const ptr = this.__destroy_into_raw();
-        wasm.__wbg_layout_free(ptr, 0);
-    }
-    /**
-     * Internal: see [`LayoutLike`].
-     */
-    __snowmintSelect() {
-        wasm.layout___snowmintSelect(this.__wbg_ptr);
-    }
-    /**
-     * Builds an ID from a time (Unix ms), a sequence value and node values.
-     * @param {number} timestampMs
-     * @param {number} sequence
-     * @param {Record<string, number>} [nodes]
-     * @returns {bigint}
-     */
-    compose(timestampMs, sequence, nodes) {
-        const ret = wasm.layout_compose(this.__wbg_ptr, timestampMs, sequence, isLikeNone(nodes) ? 0 : addToExternrefTable0(nodes));
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return BigInt.asUintN(64, ret[0]);
-    }
-    /**
-     * WebAssembly package only (not in the native package): decodes a whole
-     * `BigUint64Array` in one call, into columns:
-     * `{ timestampMs: Float64Array, sequence: Float64Array, nodes: { [field]: Float64Array } }`.
-     * An ID that does not fit the layout throws `invalid_id` naming its index.
-     *
-     * The columns are views of one `Float64Array` of `(2 + node fields) * n`
-     * values: a new one, or `into` when given (at least that long), so a
-     * loop over many batches can reuse one buffer instead of allocating.
-     * @param {BigUint64Array} ids
-     * @param {Float64Array} [into]
-     * @returns {{ timestampMs: Float64Array; sequence: Float64Array; nodes: Record<string, Float64Array> }}
-     */
-    decodeMany(ids, into) {
-        const ret = wasm.layout_decodeMany(this.__wbg_ptr, ids, isLikeNone(into) ? 0 : addToExternrefTable0(into));
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return takeFromExternrefTable0(ret[0]);
-    }
-    /**
-     * The epoch, Unix milliseconds.
-     * @returns {number}
-     */
-    get epochMs() {
-        const ret = wasm.layout_epoch_ms(this.__wbg_ptr);
-        return ret;
-    }
-    /**
-     * The fields, most significant first: `{ name, bits, shift, kind }`.
-     * @returns {{ name: string; bits: number; shift: number; kind: 'timestamp' | 'sequence' | 'node' }[]}
-     */
-    get fields() {
-        const ret = wasm.layout_fields(this.__wbg_ptr);
-        return ret;
-    }
-    /**
-     * A layout from its JSON descriptor, e.g.
-     * `{"epoch_ms":0,"fields":[["timestamp",48],["sequence",16]]}`.
-     * @param {string} json
-     * @returns {Layout}
-     */
-    static fromJson(json) {
-        const ret = wasm.layout_fromJson(json);
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return Layout.__wrap(ret[0]);
-    }
-    /**
-     * The first Unix ms from which IDs may not fit a signed 64-bit integer.
-     * @returns {number}
-     */
-    get i64EndMs() {
-        const ret = wasm.layout_i64_end_ms(this.__wbg_ptr);
-        return ret;
-    }
-    /**
-     * The smallest and largest IDs of the time unit holding `timestampMs`.
-     * @param {number} timestampMs
-     * @returns {[bigint, bigint]}
-     */
-    idBounds(timestampMs) {
-        const ret = wasm.layout_idBounds(this.__wbg_ptr, timestampMs);
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return takeFromExternrefTable0(ret[0]);
-    }
-    /**
-     * True when the ID fits the layout and decodes to a time between the
-     * epoch and `nowMs` plus one day (the decoder page's "which layout fits?").
-     * @param {IdLike} id
-     * @param {number} nowMs
-     * @returns {boolean}
-     */
-    isPlausible(id, nowMs) {
-        const ret = wasm.layout_isPlausible(this.__wbg_ptr, id, nowMs);
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return ret[0] !== 0;
-    }
-    /**
-     * The first Unix ms from which IDs may exceed `Number.MAX_SAFE_INTEGER`.
-     * @returns {number}
-     */
-    get jsSafeEndMs() {
-        const ret = wasm.layout_js_safe_end_ms(this.__wbg_ptr);
-        return ret;
-    }
-    /**
-     * The largest ID of the layout.
-     * @returns {bigint}
-     */
-    get maxId() {
-        const ret = wasm.layout_max_id(this.__wbg_ptr);
-        return BigInt.asUintN(64, ret);
-    }
-    /**
-     * A preset name or a JSON descriptor (a string starting with `{` or `"`).
-     * @param {string} s
-     * @returns {Layout}
-     */
-    static parse(s) {
-        const ret = wasm.layout_parse(s);
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return Layout.__wrap(ret[0]);
-    }
-    /**
-     * A preset by name (`twitter`, `discord`, ... see `Layout.presets()`).
-     * @param {string} name
-     * @returns {Layout}
-     */
-    static preset(name) {
-        const ret = wasm.layout_preset(name);
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return Layout.__wrap(ret[0]);
-    }
-    /**
-     * The name of the preset equal to this layout, or `null`.
-     * @returns {string | null}
-     */
-    get presetName() {
-        const ret = wasm.layout_preset_name(this.__wbg_ptr);
-        return ret;
-    }
-    /**
-     * The preset names, in a fixed order.
-     * @returns {string[]}
-     */
-    static presets() {
-        const ret = wasm.layout_presets();
-        var v1 = getArrayJsValueFromWasm0(ret[0], ret[1]);
-        wasm.__wbindgen_free(ret[0], ret[1] * 4, 4);
-        return v1;
-    }
-    /**
-     * The first Unix ms the time field cannot hold.
-     * @returns {number}
-     */
-    get timeEndMs() {
-        const ret = wasm.layout_time_end_ms(this.__wbg_ptr);
-        return ret;
-    }
-    /**
-     * The length of one time unit, in milliseconds.
-     * @returns {number}
-     */
-    get timeUnitMs() {
-        const ret = wasm.layout_time_unit_ms(this.__wbg_ptr);
-        return ret;
-    }
-    /**
-     * The canonical JSON descriptor.
-     * @returns {string}
-     */
-    toJson() {
-        let deferred1_0;
-        let deferred1_1;
-        try {
-            const ret = wasm.layout_toJson(this.__wbg_ptr);
-            deferred1_0 = ret[0];
-            deferred1_1 = ret[1];
-            return getStringFromWasm0(ret[0], ret[1]);
-        } finally {
-            wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
-        }
-    }
-    /**
-     * The width of an ID in bits (at most 64).
-     * @returns {number}
-     */
-    get totalBits() {
-        const ret = wasm.layout_total_bits(this.__wbg_ptr);
-        return ret >>> 0;
-    }
+export function __argNumber(n) {
+    wasm.__argNumber(n);
 }
-if (Symbol.dispose) Layout.prototype[Symbol.dispose] = Layout.prototype.free;
 
 /**
- * The pure generator (the core's `Generator`): the caller passes the time,
- * so it can be driven by a script of clock readings. The seed is used as
- * given (default 0). Not shared with any other generator.
+ * Pushes any other value: 0 `undefined`, 1 `null`, 2 an object with `n`
+ * pairs following, 3 a `Layout` (handle `n`), 4 a `BigUint64Array` and 5 a
+ * `Float64Array` (length `n`), anything else another value.
+ * @param {number} kind
+ * @param {number} n
  */
-export class PureGenerator {
-    __destroy_into_raw() {
-        const ptr = this.__wbg_ptr;
-        this.__wbg_ptr = 0;
-        PureGeneratorFinalization.unregister(this);
-        return ptr;
-    }
-    free() {
-        const ptr = this.__destroy_into_raw();
-        wasm.__wbg_puregenerator_free(ptr, 0);
-    }
-    /**
-     * `new PureGenerator(layout, nodes?, options?)`.
-     * @param {Layout | string} layout
-     * @param {Record<string, number>} [nodes]
-     * @param {GeneratorOptions} [options]
-     */
-    constructor(layout, nodes, options) {
-        const ret = wasm.puregenerator_new(layout, isLikeNone(nodes) ? 0 : addToExternrefTable0(nodes), isLikeNone(options) ? 0 : addToExternrefTable0(options));
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        this.__wbg_ptr = ret[0];
-        PureGeneratorFinalization.register(this, this.__wbg_ptr, this);
-        return this;
-    }
-    /**
-     * The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask
-     * again at (`{ retryAt }`).
-     * @param {number} nowMs
-     * @returns {{ id: bigint } | { retryAt: number }}
-     */
-    next(nowMs) {
-        const ret = wasm.puregenerator_next(this.__wbg_ptr, nowMs);
-        if (ret[2]) {
-            throw takeFromExternrefTable0(ret[1]);
-        }
-        return takeFromExternrefTable0(ret[0]);
+export function __argOther(kind, n) {
+    wasm.__argOther(kind, n);
+}
+
+/**
+ * Pushes a string.
+ * @param {string} s
+ */
+export function __argString(s) {
+    const ptr0 = passStringToWasm0(s, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+    const len0 = WASM_VECTOR_LEN;
+    wasm.__argString(ptr0, len0);
+}
+
+/**
+ * `Layout.decodeMany(ids, into?)`, first half: pushed `ids` and `into`;
+ * checks them and makes room for `n` IDs, whose address is left in slot 1
+ * of [`SCRATCH`] (js/api.js copies the IDs there), and the columns'
+ * address and length in slots 2 and 3.
+ * @param {number} h
+ * @returns {number}
+ */
+export function __batch(h) {
+    const ret = wasm.__batch(h);
+    return ret >>> 0;
+}
+
+/**
+ * `idBounds` (layout as for [`compose`]): pushed the time; the bounds in
+ * slots 0 and 1.
+ * @param {number} h
+ * @returns {number}
+ */
+export function __bounds(h) {
+    const ret = wasm.__bounds(h);
+    return ret >>> 0;
+}
+
+/**
+ * The core's error codes, comma-separated, in `ALL_CODES` order.
+ * @returns {string}
+ */
+export function __codes() {
+    let deferred1_0;
+    let deferred1_1;
+    try {
+        const ret = wasm.__codes();
+        deferred1_0 = ret[0];
+        deferred1_1 = ret[1];
+        return getStringFromWasm0(ret[0], ret[1]);
+    } finally {
+        wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
     }
 }
-if (Symbol.dispose) PureGenerator.prototype[Symbol.dispose] = PureGenerator.prototype.free;
+
+/**
+ * `compose` (layout handle `h`, or pushed when `h` is `u32::MAX`): pushed
+ * the time, the sequence and the nodes; the ID in slot 0.
+ * @param {number} h
+ * @returns {number}
+ */
+export function __compose(h) {
+    const ret = wasm.__compose(h);
+    return ret >>> 0;
+}
 
 /**
  * `layout.decode(id)` (layout handle `h`) for an ID already known to be a
- * `bigint` in 0..2^64 (JavaScript checked `BigInt.asUintN(64, id) === id`).
- * The hot path of js/api.js: no closure, no `Result` until a failure.
+ * `bigint` in 0..2^64 (js/api.js checked `BigInt.asUintN(64, id) === id`).
+ * The hot path: no pushed arguments, no `Result` until a failure.
  * @param {number} h
  * @param {bigint} id
  * @returns {number}
@@ -386,42 +105,148 @@ export function __decode(h, id) {
 }
 
 /**
- * `layout.decode(id)` for any other argument: the ID conversion of every
- * other function (`bigint` outside 0..2^64, `string`, `number`, wrong types).
+ * `decode`: pushed the layout (handle `h` when `h` is not `u32::MAX`) and
+ * the ID.
  * @param {number} h
- * @param {any} id
  * @returns {number}
  */
-export function __decodeAny(h, id) {
-    const ret = wasm.__decodeAny(h, id);
+export function __decodeAny(h) {
+    const ret = wasm.__decodeAny(h);
     return ret >>> 0;
 }
 
 /**
- * The exception for the last raw call that returned status 1.
- * @returns {any}
+ * `Layout.decodeMany`, second half: decodes the IDs js/api.js copied in
+ * into columns (timestamps, sequences, then each node field: the core's
+ * `decompose_columns`). An ID that does not fit the layout is an
+ * `invalid_id` error naming its index.
+ * @param {number} h
+ * @returns {number}
  */
-export function __error() {
-    const ret = wasm.__error();
-    return ret;
+export function __decodeMany(h) {
+    const ret = wasm.__decodeMany(h);
+    return ret >>> 0;
 }
 
 /**
- * The layout argument of the free functions, as a `Layout` (a string is
- * parsed by the core; anything else is a `TypeError`).
- * @param {any} layout
- * @returns {Layout}
+ * `toBase32` (0), `toBase62` (1), `formatId` (2: pushed the format after the
+ * ID): pushed the ID; the string for `__text`.
+ * @param {number} how
+ * @returns {number}
  */
-export function __layoutArg(layout) {
-    const ret = wasm.__layoutArg(layout);
-    if (ret[2]) {
-        throw takeFromExternrefTable0(ret[1]);
+export function __format(how) {
+    const ret = wasm.__format(how);
+    return ret >>> 0;
+}
+
+/**
+ * Frees generator `g` (js/api.js's object was collected).
+ * @param {number} g
+ */
+export function __genFree(g) {
+    wasm.__genFree(g);
+}
+
+/**
+ * The layout handle of generator `g` in slot 1.
+ * @param {number} g
+ * @returns {number}
+ */
+export function __genLayout(g) {
+    const ret = wasm.__genLayout(g);
+    return ret >>> 0;
+}
+
+/**
+ * `new Generator(layout, nodes?, options?)` (`pure` 0) or `new
+ * PureGenerator(...)` (`pure` 1): pushed the three arguments. `random` is
+ * the seed of `random:N` sequence starts when the options give none (or
+ * 0), for `Generator` only: js/api.js takes it from
+ * `crypto.getRandomValues` (or `Math.random` where there is no Web Crypto);
+ * the core would fall back to std's hash keys, which are fixed on
+ * `wasm32-unknown-unknown`. `PureGenerator` uses the seed as given. The
+ * generator's handle in slot 1.
+ * @param {number} pure
+ * @param {bigint} random
+ * @returns {number}
+ */
+export function __genNew(pure, random) {
+    const ret = wasm.__genNew(pure, random);
+    return ret >>> 0;
+}
+
+/**
+ * `generator.nextId()` (`as_string` 0: the ID in slot 0) or
+ * `nextIdString()` (1: the decimal string for `__text`). Waits (spinning on
+ * `Date.now()`) when a policy says to wait, at most for the few time units
+ * the policy allows.
+ * @param {number} g
+ * @param {number} as_string
+ * @returns {number}
+ */
+export function __genNext(g, as_string) {
+    const ret = wasm.__genNext(g, as_string);
+    return ret >>> 0;
+}
+
+/**
+ * `generator.nextIds(n)`: pushed `n`; the IDs in the batch buffer, its
+ * address in slot 1 and the count in slot 2.
+ * @param {number} g
+ * @returns {number}
+ */
+export function __genNextIds(g) {
+    const ret = wasm.__genNextIds(g);
+    return ret >>> 0;
+}
+
+/**
+ * `Layout.preset` (0), `Layout.fromJson` (1), `Layout.parse` (2), or any
+ * layout argument (3: a `Layout` or a string): pushed the argument; the
+ * layout's handle in slot 1 of [`SCRATCH`].
+ * @param {number} how
+ * @returns {number}
+ */
+export function __layout(how) {
+    const ret = wasm.__layout(how);
+    return ret >>> 0;
+}
+
+/**
+ * Layout `h`'s numbers: slot 0 `maxId` (`u64`), slots 1.. `epochMs`,
+ * `timeUnitMs`, `totalBits`, `timeEndMs`, `i64EndMs`, `jsSafeEndMs`.
+ * @param {number} h
+ * @returns {number}
+ */
+export function __layoutNumbers(h) {
+    const ret = wasm.__layoutNumbers(h);
+    return ret >>> 0;
+}
+
+/**
+ * Layout `h`'s strings: 0 its canonical JSON, 1 its preset name (empty for
+ * none), 2 its fields (`name bits shift kind`, comma-separated), 3 the
+ * preset names (comma-separated; `h` unused).
+ * @param {number} h
+ * @param {number} what
+ * @returns {string}
+ */
+export function __layoutText(h, what) {
+    let deferred1_0;
+    let deferred1_1;
+    try {
+        const ret = wasm.__layoutText(h, what);
+        deferred1_0 = ret[0];
+        deferred1_1 = ret[1];
+        return getStringFromWasm0(ret[0], ret[1]);
+    } finally {
+        wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
     }
-    return Layout.__wrap(ret[0]);
 }
 
 /**
- * The module's `WebAssembly.Memory`, for the views of [`SCRATCH`].
+ * The module's `WebAssembly.Memory`, for the views of [`SCRATCH`] and the
+ * batch buffers.
  * @returns {any}
  */
 export function __memory() {
@@ -430,15 +255,51 @@ export function __memory() {
 }
 
 /**
- * A handle for `layout` (equal layouts get the same one), for
- * [`raw_decode`]. js/api.js asks once per distinct layout; the registry
- * only grows (by one small entry per distinct layout ever decoded with).
- * @param {Layout} layout
+ * The message of the last failed operation.
+ * @returns {string}
+ */
+export function __message() {
+    let deferred1_0;
+    let deferred1_1;
+    try {
+        const ret = wasm.__message();
+        deferred1_0 = ret[0];
+        deferred1_1 = ret[1];
+        return getStringFromWasm0(ret[0], ret[1]);
+    } finally {
+        wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
+    }
+}
+
+/**
+ * `fromBase32` (0), `fromBase62` (1), `parseId` (2: pushed the format after
+ * the string): pushed the string; the ID in slot 0.
+ * @param {number} how
  * @returns {number}
  */
-export function __register(layout) {
-    _assertClass(layout, Layout);
-    const ret = wasm.__register(layout.__wbg_ptr);
+export function __parse(how) {
+    const ret = wasm.__parse(how);
+    return ret >>> 0;
+}
+
+/**
+ * `layout.isPlausible(id, nowMs)`: pushed both; 1 or 0 in slot 1.
+ * @param {number} h
+ * @returns {number}
+ */
+export function __plausible(h) {
+    const ret = wasm.__plausible(h);
+    return ret >>> 0;
+}
+
+/**
+ * `pureGenerator.next(nowMs)`: pushed the time. Status 0 with the ID in
+ * slot 0, or status 0 with the time to retry at in slot 1 and 1 in slot 2.
+ * @param {number} g
+ * @returns {number}
+ */
+export function __pureNext(g) {
+    const ret = wasm.__pureNext(g);
     return ret >>> 0;
 }
 
@@ -452,145 +313,19 @@ export function __scratch() {
 }
 
 /**
- * Builds an ID under `layout` from a time (Unix ms), a sequence value and node values.
- * @param {Layout | string} layout
- * @param {number} timestampMs
- * @param {number} sequence
- * @param {Record<string, number>} [nodes]
- * @returns {bigint}
- */
-export function compose(layout, timestampMs, sequence, nodes) {
-    const ret = wasm.compose(layout, timestampMs, sequence, isLikeNone(nodes) ? 0 : addToExternrefTable0(nodes));
-    if (ret[2]) {
-        throw takeFromExternrefTable0(ret[1]);
-    }
-    return BigInt.asUintN(64, ret[0]);
-}
-
-/**
- * The ID in `format`: `decimal`, `base32` or `base62`.
- * @param {IdLike} id
- * @param {'decimal' | 'base32' | 'base62'} format
+ * The last string result (`toBase32`, `nextIdString`...).
  * @returns {string}
  */
-export function formatId(id, format) {
-    let deferred2_0;
-    let deferred2_1;
+export function __text() {
+    let deferred1_0;
+    let deferred1_1;
     try {
-        const ret = wasm.formatId(id, format);
-        var ptr1 = ret[0];
-        var len1 = ret[1];
-        if (ret[3]) {
-            ptr1 = 0; len1 = 0;
-            throw takeFromExternrefTable0(ret[2]);
-        }
-        deferred2_0 = ptr1;
-        deferred2_1 = len1;
-        return getStringFromWasm0(ptr1, len1);
+        const ret = wasm.__text();
+        deferred1_0 = ret[0];
+        deferred1_1 = ret[1];
+        return getStringFromWasm0(ret[0], ret[1]);
     } finally {
-        wasm.__wbindgen_free(deferred2_0, deferred2_1, 1);
-    }
-}
-
-/**
- * Reads a Crockford base32 ID (case-insensitive; `I`/`L` read as 1, `O` as 0).
- * @param {string} s
- * @returns {bigint}
- */
-export function fromBase32(s) {
-    const ret = wasm.fromBase32(s);
-    if (ret[2]) {
-        throw takeFromExternrefTable0(ret[1]);
-    }
-    return BigInt.asUintN(64, ret[0]);
-}
-
-/**
- * Reads a base62 ID.
- * @param {string} s
- * @returns {bigint}
- */
-export function fromBase62(s) {
-    const ret = wasm.fromBase62(s);
-    if (ret[2]) {
-        throw takeFromExternrefTable0(ret[1]);
-    }
-    return BigInt.asUintN(64, ret[0]);
-}
-
-/**
- * The smallest and largest IDs under `layout` of the time unit holding `timestampMs`.
- * @param {Layout | string} layout
- * @param {number} timestampMs
- * @returns {[bigint, bigint]}
- */
-export function idBounds(layout, timestampMs) {
-    const ret = wasm.idBounds(layout, timestampMs);
-    if (ret[2]) {
-        throw takeFromExternrefTable0(ret[1]);
-    }
-    return takeFromExternrefTable0(ret[0]);
-}
-
-/**
- * Reads an ID written in `format`: `decimal`, `base32` or `base62`.
- * @param {string} s
- * @param {'decimal' | 'base32' | 'base62'} format
- * @returns {bigint}
- */
-export function parseId(s, format) {
-    const ret = wasm.parseId(s, format);
-    if (ret[2]) {
-        throw takeFromExternrefTable0(ret[1]);
-    }
-    return BigInt.asUintN(64, ret[0]);
-}
-
-/**
- * The ID in Crockford base32: 13 characters, upper case, sorts like the number.
- * @param {IdLike} id
- * @returns {string}
- */
-export function toBase32(id) {
-    let deferred2_0;
-    let deferred2_1;
-    try {
-        const ret = wasm.toBase32(id);
-        var ptr1 = ret[0];
-        var len1 = ret[1];
-        if (ret[3]) {
-            ptr1 = 0; len1 = 0;
-            throw takeFromExternrefTable0(ret[2]);
-        }
-        deferred2_0 = ptr1;
-        deferred2_1 = len1;
-        return getStringFromWasm0(ptr1, len1);
-    } finally {
-        wasm.__wbindgen_free(deferred2_0, deferred2_1, 1);
-    }
-}
-
-/**
- * The ID in base62 (`0-9A-Za-z`): 11 characters, sorts like the number.
- * @param {IdLike} id
- * @returns {string}
- */
-export function toBase62(id) {
-    let deferred2_0;
-    let deferred2_1;
-    try {
-        const ret = wasm.toBase62(id);
-        var ptr1 = ret[0];
-        var len1 = ret[1];
-        if (ret[3]) {
-            ptr1 = 0; len1 = 0;
-            throw takeFromExternrefTable0(ret[2]);
-        }
-        deferred2_0 = ptr1;
-        deferred2_1 = len1;
-        return getStringFromWasm0(ptr1, len1);
-    } finally {
-        wasm.__wbindgen_free(deferred2_0, deferred2_1, 1);
+        wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
     }
 }
 function __wbg_get_imports() {
@@ -603,151 +338,15 @@ function __wbg_get_imports() {
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
         },
-        __wbg___snowmintSelect_75d1b8732e4b66f1: function() { return handleError(function (arg0) {
-            arg0.__snowmintSelect();
-        }, arguments); },
-        __wbg___wbindgen_is_undefined_be5b34249ff1fc15: function(arg0) {
-            const ret = arg0 === undefined;
-            return ret;
-        },
-        __wbg___wbindgen_lt_0e30ec898d8dffe8: function(arg0, arg1) {
-            const ret = arg0 < arg1;
-            return ret;
-        },
         __wbg___wbindgen_memory_17a1178bc3328ea3: function() {
             const ret = wasm.memory;
             return ret;
         },
-        __wbg___wbindgen_string_get_7ce8eee7fd327545: function(arg0, arg1) {
-            const obj = arg1;
-            const ret = typeof(obj) === 'string' ? obj : undefined;
-            var ptr1 = isLikeNone(ret) ? 0 : passStringToWasm0(ret, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
-            var len1 = WASM_VECTOR_LEN;
-            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
-            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
-        },
         __wbg___wbindgen_throw_4c88d8bf264fd984: function(arg0, arg1) {
             throw new Error(getStringFromWasm0(arg0, arg1));
         },
-        __wbg_columns_a8e7ace80a4c0547: function(arg0, arg1, arg2, arg3, arg4) {
-            const ret = arg0.columns(getArrayF64FromWasm0(arg1, arg2), arg3 >>> 0, arg4);
-            return ret;
-        },
-        __wbg_getRandomValues_a7a18e5ac1a7fd17: function() { return handleError(function (arg0, arg1) {
-            const ret = arg0.getRandomValues(arg1);
-            return ret;
-        }, arguments); },
-        __wbg_get_2080c49015e35254: function() { return handleError(function (arg0, arg1) {
-            const ret = Reflect.get(arg0, arg1);
-            return ret;
-        }, arguments); },
-        __wbg_get_index_bba57111ae9b9ed4: function(arg0, arg1) {
-            const ret = arg0[arg1 >>> 0];
-            return ret;
-        },
-        __wbg_get_unchecked_e6325ad374eff861: function(arg0, arg1) {
-            const ret = arg0[arg1 >>> 0];
-            return ret;
-        },
-        __wbg_idResult_a70a8a5a2ba257d4: function(arg0) {
-            const ret = idResult(BigInt.asUintN(64, arg0));
-            return ret;
-        },
-        __wbg_instanceof_BigUint64Array_b7138a187432f337: function(arg0) {
-            let result;
-            try {
-                result = arg0 instanceof BigUint64Array;
-            } catch (_) {
-                result = false;
-            }
-            const ret = result;
-            return ret;
-        },
-        __wbg_instanceof_Float64Array_4acace5b49aaf791: function(arg0) {
-            let result;
-            try {
-                result = arg0 instanceof Float64Array;
-            } catch (_) {
-                result = false;
-            }
-            const ret = result;
-            return ret;
-        },
-        __wbg_keys_105f5c0857898f84: function(arg0) {
-            const ret = Object.keys(arg0);
-            return ret;
-        },
-        __wbg_length_5a8bb8abe1e54e15: function(arg0) {
-            const ret = arg0.length;
-            return ret;
-        },
-        __wbg_length_b03a0fabb109b1e9: function(arg0) {
-            const ret = arg0.length;
-            return ret;
-        },
-        __wbg_length_f44a8927f9058599: function(arg0) {
-            const ret = arg0.length;
-            return ret;
-        },
-        __wbg_makeError_25fbe879df49ffda: function(arg0, arg1, arg2, arg3, arg4) {
-            const ret = makeError(arg0 >>> 0, getStringFromWasm0(arg1, arg2), getStringFromWasm0(arg3, arg4));
-            return ret;
-        },
-        __wbg_new_37eb45aaf5eeb820: function() {
-            const ret = new Array();
-            return ret;
-        },
-        __wbg_new_a6dbc3873ebac649: function(arg0, arg1) {
-            const ret = new Shape(getStringFromWasm0(arg0, arg1));
-            return ret;
-        },
-        __wbg_new_cd4348290afae586: function() {
-            const ret = new Object();
-            return ret;
-        },
-        __wbg_new_with_length_00818aa0a226a550: function(arg0) {
-            const ret = new Uint32Array(arg0 >>> 0);
-            return ret;
-        },
-        __wbg_now_463ac581d2fc7ea3: function() {
+        __wbg_now_c6967710652e1b08: function() {
             const ret = Date.now();
-            return ret;
-        },
-        __wbg_pair_1dd2396656ebfc53: function(arg0, arg1) {
-            const ret = pair(BigInt.asUintN(64, arg0), BigInt.asUintN(64, arg1));
-            return ret;
-        },
-        __wbg_prototypesetcall_991a3d9a5b981243: function(arg0, arg1, arg2) {
-            BigUint64Array.prototype.set.call(getArrayU64FromWasm0(arg0, arg1), arg2);
-        },
-        __wbg_push_c9f4893fc209f768: function(arg0, arg1) {
-            const ret = arg0.push(arg1);
-            return ret;
-        },
-        __wbg_random_df36b90cd78a7d54: function() {
-            const ret = Math.random();
-            return ret;
-        },
-        __wbg_set_1e52975a1ddf5b71: function(arg0, arg1, arg2) {
-            const ret = Reflect.set(arg0, arg1, arg2);
-            return ret;
-        },
-        __wbg_set_c8e6162384817a76: function(arg0, arg1, arg2) {
-            const ret = Reflect.set(arg0, arg1, arg2);
-            return ret;
-        },
-        __wbg_static_accessor_CRYPTO_76142485172cc0b0: function() {
-            const ret = typeof globalThis === 'undefined' ? undefined : globalThis?.crypto;
-            return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
-        },
-        __wbindgen_generic_0000000000000001: function(arg0) {
-            // Cast intrinsic for `F64 -> Externref`.
-            const ret = arg0;
-            return ret;
-        },
-        __wbindgen_generic_0000000000000002: function(arg0, arg1) {
-            // Cast intrinsic for `Ref(String) -> Externref`.
-            const ret = getStringFromWasm0(arg0, arg1);
             return ret;
         },
         __wbindgen_init_externref_table: function() {
@@ -762,62 +361,7 @@ function __wbg_get_imports() {
     return {
         __proto__: null,
         "./snowmint_wasm_bg.js": import0,
-        "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js": import1,
-        "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js": import2,
-        "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js": import3,
-        "./snippets/snowmint-wasm-7290618f7e0470cc/js/glue.js": import4,
     };
-}
-
-const GeneratorFinalization = (typeof FinalizationRegistry === 'undefined')
-    ? { register: () => {}, unregister: () => {} }
-    : new FinalizationRegistry(ptr => wasm.__wbg_generator_free(ptr, 1));
-const LayoutFinalization = (typeof FinalizationRegistry === 'undefined')
-    ? { register: () => {}, unregister: () => {} }
-    : new FinalizationRegistry(ptr => wasm.__wbg_layout_free(ptr, 1));
-const PureGeneratorFinalization = (typeof FinalizationRegistry === 'undefined')
-    ? { register: () => {}, unregister: () => {} }
-    : new FinalizationRegistry(ptr => wasm.__wbg_puregenerator_free(ptr, 1));
-
-function addToExternrefTable0(obj) {
-    const idx = wasm.__externref_table_alloc();
-    wasm.__wbindgen_externrefs.set(idx, obj);
-    return idx;
-}
-
-function _assertClass(instance, klass) {
-    if (!(instance instanceof klass)) {
-        throw new Error(`expected instance of ${klass.name}`);
-    }
-}
-
-function getArrayF64FromWasm0(ptr, len) {
-    ptr = ptr >>> 0;
-    return getFloat64ArrayMemory0().subarray(ptr / 8, ptr / 8 + len);
-}
-
-function getArrayJsValueFromWasm0(ptr, len) {
-    ptr = ptr >>> 0;
-    const mem = getDataViewMemory0();
-    const result = [];
-    for (let i = ptr; i < ptr + 4 * len; i += 4) {
-        result.push(wasm.__wbindgen_externrefs.get(mem.getUint32(i, true)));
-    }
-    wasm.__externref_drop_slice(ptr, len);
-    return result;
-}
-
-function getArrayU64FromWasm0(ptr, len) {
-    ptr = ptr >>> 0;
-    return getBigUint64ArrayMemory0().subarray(ptr / 8, ptr / 8 + len);
-}
-
-let cachedBigUint64ArrayMemory0 = null;
-function getBigUint64ArrayMemory0() {
-    if (cachedBigUint64ArrayMemory0 === null || cachedBigUint64ArrayMemory0.byteLength === 0) {
-        cachedBigUint64ArrayMemory0 = new BigUint64Array(wasm.memory.buffer);
-    }
-    return cachedBigUint64ArrayMemory0;
 }
 
 let cachedDataViewMemory0 = null;
@@ -826,14 +370,6 @@ function getDataViewMemory0() {
         cachedDataViewMemory0 = new DataView(wasm.memory.buffer);
     }
     return cachedDataViewMemory0;
-}
-
-let cachedFloat64ArrayMemory0 = null;
-function getFloat64ArrayMemory0() {
-    if (cachedFloat64ArrayMemory0 === null || cachedFloat64ArrayMemory0.byteLength === 0) {
-        cachedFloat64ArrayMemory0 = new Float64Array(wasm.memory.buffer);
-    }
-    return cachedFloat64ArrayMemory0;
 }
 
 function getStringFromWasm0(ptr, len) {
@@ -847,19 +383,6 @@ function getUint8ArrayMemory0() {
         cachedUint8ArrayMemory0 = new Uint8Array(wasm.memory.buffer);
     }
     return cachedUint8ArrayMemory0;
-}
-
-function handleError(f, args) {
-    try {
-        return f.apply(this, args);
-    } catch (e) {
-        const idx = addToExternrefTable0(e);
-        wasm.__wbindgen_exn_store(idx);
-    }
-}
-
-function isLikeNone(x) {
-    return x === undefined || x === null;
 }
 
 function passStringToWasm0(arg, malloc, realloc) {
@@ -899,12 +422,6 @@ function passStringToWasm0(arg, malloc, realloc) {
     return ptr;
 }
 
-function takeFromExternrefTable0(idx) {
-    const value = wasm.__wbindgen_externrefs.get(idx);
-    wasm.__externref_table_dealloc(idx);
-    return value;
-}
-
 let cachedTextDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
 cachedTextDecoder.decode();
 const MAX_SAFARI_DECODE_BYTES = 2146435072;
@@ -939,9 +456,7 @@ function __wbg_finalize_init(instance, module) {
     wasmInstance = instance;
     wasm = instance.exports;
     wasmModule = module;
-    cachedBigUint64ArrayMemory0 = null;
     cachedDataViewMemory0 = null;
-    cachedFloat64ArrayMemory0 = null;
     cachedUint8ArrayMemory0 = null;
     wasm.__wbindgen_start();
     return wasm;

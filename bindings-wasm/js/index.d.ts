@@ -1,0 +1,139 @@
+// TypeScript declarations of the package (both builds: bindings-wasm/build.sh
+// copies this file into pkg-node/ and pkg-web/ as index.d.ts; the web copy
+// also declares the module's init functions).
+
+/** An ID argument: a bigint, a decimal string, or a number only if Number.isSafeInteger. */
+export type IdLike = bigint | string | number;
+
+/**
+ * A decoded ID. Node fields are also spread at the top level (never overriding `id`,
+ * `timestampMs`, `date`, `sequence` or `nodes`).
+ *
+ * Own (enumerable) properties: `id`, `timestampMs`, `sequence` and the node fields;
+ * `{...parts}` and `JSON.stringify(parts)` carry those, not `date` or `nodes`.
+ */
+export interface Parts {
+  /** The ID decoded (the caller's bigint itself when a bigint was passed). */
+  id: bigint;
+  /** The start of the ID's time unit, Unix milliseconds. */
+  timestampMs: number;
+  /** `new Date(this.timestampMs)`, computed on access: a getter of the prototype that
+   * returns a new `Date` on every read (not an own property). */
+  readonly date: Date;
+  sequence: number;
+  /** The node fields by name, computed on access: a getter of the prototype that returns
+   * a new object on every read (not an own property). */
+  readonly nodes: Record<string, number>;
+  [nodeField: string]: unknown;
+}
+
+/** Generator options: policy strings as in the core (`fail`, `wait:5`, `borrow:10`, `random:16`...). */
+export interface GeneratorOptions {
+  clockBackwards?: string;
+  sequenceExhausted?: string;
+  sequenceStart?: string;
+  seed?: bigint | string | number;
+  resumeAfter?: IdLike;
+}
+
+/** A layout: the epoch, the time unit, and the fields of an ID. Make one with
+ * `Layout.preset`, `Layout.fromJson` or `Layout.parse`. */
+export class Layout {
+  private constructor();
+  /** A preset by name (`twitter`, `discord`, ... see `Layout.presets()`). */
+  static preset(name: string): Layout;
+  /** A layout from its JSON descriptor, e.g.
+   * `{"epoch_ms":0,"fields":[["timestamp",48],["sequence",16]]}`. */
+  static fromJson(json: string): Layout;
+  /** A preset name or a JSON descriptor (a string starting with `{` or `"`). */
+  static parse(s: string): Layout;
+  /** The preset names, in a fixed order. */
+  static presets(): string[];
+  /** The canonical JSON descriptor. */
+  toJson(): string;
+  /** The epoch, Unix milliseconds. */
+  readonly epochMs: number;
+  /** The length of one time unit, in milliseconds. */
+  readonly timeUnitMs: number;
+  /** The width of an ID in bits (at most 64). */
+  readonly totalBits: number;
+  /** The largest ID of the layout. */
+  readonly maxId: bigint;
+  /** The name of the preset equal to this layout, or `null`. */
+  readonly presetName: string | null;
+  /** The fields, most significant first. */
+  readonly fields: { name: string; bits: number; shift: number; kind: 'timestamp' | 'sequence' | 'node' }[];
+  /** The first Unix ms the time field cannot hold. */
+  readonly timeEndMs: number;
+  /** The first Unix ms from which IDs may not fit a signed 64-bit integer. */
+  readonly i64EndMs: number;
+  /** The first Unix ms from which IDs may exceed `Number.MAX_SAFE_INTEGER`. */
+  readonly jsSafeEndMs: number;
+  /** Splits an ID into its parts. */
+  decode(id: IdLike): Parts;
+  /** Builds an ID from a time (Unix ms), a sequence value and node values. */
+  compose(timestampMs: number, sequence: number, nodes?: Record<string, number>): bigint;
+  /** The smallest and largest IDs of the time unit holding `timestampMs`. */
+  idBounds(timestampMs: number): [bigint, bigint];
+  /** True when the ID fits the layout and decodes to a time between the epoch and
+   * `nowMs` plus one day. */
+  isPlausible(id: IdLike, nowMs: number): boolean;
+  /**
+   * WebAssembly package only (not in the native package): decodes a whole
+   * `BigUint64Array` in one call, into columns. An ID that does not fit the layout
+   * throws `invalid_id` naming its index. The columns are views of one `Float64Array`
+   * of `(2 + node fields) * n` values: a new one, or `into` when given (at least that
+   * long), so a loop over many batches can reuse one buffer instead of allocating.
+   */
+  decodeMany(ids: BigUint64Array, into?: Float64Array): {
+    timestampMs: Float64Array;
+    sequence: Float64Array;
+    nodes: Record<string, Float64Array>;
+  };
+}
+
+/**
+ * The generator on `Date.now()` (the core's `SyncGenerator`). Generators with the same
+ * layout and node values share one state in the whole module instance, so they never
+ * repeat an ID. Every module instance (each page, each worker) has its own state: give
+ * each its own node values. Without a seed (or with 0), the seed of `random:N` sequence
+ * starts comes from `crypto.getRandomValues` (or `Math.random` where there is no Web Crypto).
+ */
+export class Generator {
+  constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions);
+  /** The next ID. Waits (spinning on `Date.now()`) when a policy says to wait. */
+  nextId(): bigint;
+  /** The next ID as a decimal string (for JSON). */
+  nextIdString(): string;
+  /** `n` increasing IDs. */
+  nextIds(n: number): BigUint64Array;
+  /** The generator's layout. */
+  readonly layout: Layout;
+}
+
+/** The pure generator (the core's `Generator`): the caller passes the time. The seed is
+ * used as given (default 0). Not shared with any other generator. */
+export class PureGenerator {
+  constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions);
+  /** The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask again at (`{ retryAt }`). */
+  next(nowMs: number): { id: bigint } | { retryAt: number };
+}
+
+/** Splits an ID into its parts under `layout` (a `Layout` or a preset name or JSON descriptor). */
+export function decode(id: IdLike, layout: Layout | string): Parts;
+/** Builds an ID under `layout` from a time (Unix ms), a sequence value and node values. */
+export function compose(layout: Layout | string, timestampMs: number, sequence: number, nodes?: Record<string, number>): bigint;
+/** The smallest and largest IDs under `layout` of the time unit holding `timestampMs`. */
+export function idBounds(layout: Layout | string, timestampMs: number): [bigint, bigint];
+/** The ID in Crockford base32: 13 characters, upper case, sorts like the number. */
+export function toBase32(id: IdLike): string;
+/** Reads a Crockford base32 ID (case-insensitive; `I`/`L` read as 1, `O` as 0). */
+export function fromBase32(s: string): bigint;
+/** The ID in base62 (`0-9A-Za-z`): 11 characters, sorts like the number. */
+export function toBase62(id: IdLike): string;
+/** Reads a base62 ID. */
+export function fromBase62(s: string): bigint;
+/** The ID in `format`: `decimal`, `base32` or `base62`. */
+export function formatId(id: IdLike, format: 'decimal' | 'base32' | 'base62'): string;
+/** Reads an ID written in `format`: `decimal`, `base32` or `base62`. */
+export function parseId(s: string, format: 'decimal' | 'base32' | 'base62'): bigint;
