@@ -36,8 +36,16 @@ function makeDecoder(layout) {
   const json = l.toJson()
   let d = byJson.get(json)
   if (d === undefined) {
-    const names = l.fields.filter((f) => f.kind === 'node').map((f) => f.name)
-    d = compileDecoder(names, native) ?? genericDecoder(names, native)
+    const nodeFields = l.fields.filter((f) => f.kind === 'node')
+    const names = nodeFields.map((f) => f.name)
+    // Per scratch slot (timestamp, sequence, nodes...): whether the field has
+    // at most 31 bits (see compileDecoder).
+    const small = [
+      false,
+      l.fields.find((f) => f.kind === 'sequence').bits <= 31,
+      ...nodeFields.map((f) => f.bits <= 31),
+    ]
+    d = compileDecoder(names, small, native) ?? genericDecoder(names, native)
     if (byJson.size >= JSON_CACHE_MAX) byJson.delete(byJson.keys().next().value)
     byJson.set(json, d)
   }
@@ -82,8 +90,14 @@ function addGetters(Parts, names) {
 // layout ([a-z][a-z0-9_]*) and are quoted with JSON.stringify all the same.
 // Where code generation from strings is disabled, the generic decoder below
 // is used.
-function compileDecoder(names, native) {
-  const slot = (i) => `s[${2 + i}]`
+//
+// A value of a field of at most 31 bits is read as `s[k] | 0`: the same
+// integer (the core decoded it, it is below 2^31), but as an int32, so V8
+// stores a small integer in the Parts object instead of boxing a double
+// (~4 ns per decode here). No ID goes through JavaScript arithmetic.
+function compileDecoder(names, small, native) {
+  const get = (k) => (small[k] ? `(s[${k}] | 0)` : `s[${k}]`)
+  const slot = (i) => get(2 + i)
   const spread = names
     .map((n, i) => (FIXED.has(n) ? '' : `  this[${JSON.stringify(n)}] = ${slot(i)}\n`))
     .join('')
@@ -92,7 +106,7 @@ function compileDecoder(names, native) {
     'function Parts(id) {\n' +
     '  this.id = id\n' +
     '  this.timestampMs = s[0]\n' +
-    '  this.sequence = s[1]\n' +
+    `  this.sequence = ${get(1)}\n` +
     spread +
     (hidden.length ? `  Object.defineProperty(this, HIDDEN, { value: [${hidden.join(', ')}] })\n` : '') +
     '}\n' +
