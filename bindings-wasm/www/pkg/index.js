@@ -1,6 +1,1 @@
-// The package entry point (written by bindings-wasm/build.sh): the API that
-// api.js (js/api.js in the repository) builds on the wasm-bindgen module.
-import * as raw from './snowmint_wasm.js'
-import { install } from './api.js'
-export { default, initSync } from './snowmint_wasm.js'
-export const { Generator, Layout, PureGenerator, compose, decode, formatId, fromBase32, fromBase62, idBounds, parseId, toBase32, toBase62 } = install(raw)
+import*as o from"./snowmint_wasm.js";import{install as e}from"./api.js";export{default,initSync}from"./snowmint_wasm.js";export const{Generator:Generator,Layout:Layout,PureGenerator:PureGenerator,compose:compose,decode:decode,formatId:formatId,fromBase32:fromBase32,fromBase62:fromBase62,idBounds:idBounds,parseId:parseId,toBase32:toBase32,toBase62:toBase62}=e(o);
