@@ -218,8 +218,9 @@ export function install(raw) {
 
   // ---- decode ----------------------------------------------------------------------
   // Per layout (by its canonical JSON, so equal layouts share a prototype):
-  // { P: the Parts constructor, names: the node field names }, kept on each
-  // Layout object too.
+  // { P: the Parts constructor, names: the node field names, h: the handle
+  // (the module interns layouts: equal layouts have one handle) }, kept on
+  // each Layout object too.
   const shapes = new Map()
   const FIXED = ['id', 'timestampMs', 'date', 'sequence', 'nodes']
 
@@ -228,7 +229,7 @@ export function install(raw) {
     let s = shapes.get(json)
     if (s === undefined) {
       const names = layout.fields.filter((f) => f.kind === 'node').map((f) => f.name)
-      s = { P: partsClass(names), names }
+      s = { P: partsClass(names), names, h: layout[HANDLE] }
       if (shapes.size >= 256) shapes.delete(shapes.keys().next().value)
       shapes.set(json, s)
     }
@@ -306,7 +307,7 @@ export function install(raw) {
   function decodeWith(layout, id) {
     const s = layout[SHAPE] ?? shapeOf(layout)
     if (typeof id === 'bigint' && BigInt.asUintN(64, id) === id) {
-      check(raw.__decode(layout[HANDLE], id))
+      check(raw.__decode(s.h, id))
       if (f64.length === 0) views()
       return new s.P(id, f64)
     }
