@@ -171,7 +171,7 @@ fn status(r: Res<()>) -> u32 {
 /// The core's error codes, comma-separated, in `ALL_CODES` order.
 #[wasm_bindgen(js_name = __codes, skip_typescript)]
 pub fn codes() -> String {
-    snowmint::Error::ALL_CODES.join(",")
+    join(&snowmint::Error::ALL_CODES)
 }
 
 /// The message of the last failed operation.
@@ -197,6 +197,28 @@ pub fn scratch() -> u32 {
 #[wasm_bindgen(js_name = __memory, skip_typescript)]
 pub fn memory() -> JsValue {
     wasm_bindgen::memory()
+}
+
+/// The strings one after the other (`[..].concat()` and `.join()` cost about
+/// 1 KB of generic code in the module).
+fn cat(parts: &[&str]) -> String {
+    let mut out = String::new();
+    for p in parts {
+        out.push_str(p);
+    }
+    out
+}
+
+/// The strings, comma-separated.
+fn join<S: AsRef<str>>(items: &[S]) -> String {
+    let mut out = String::new();
+    for (i, s) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(s.as_ref());
+    }
+    out
 }
 
 // ---- arguments ----------------------------------------------------------------
@@ -307,18 +329,17 @@ fn id_arg(v: Arg) -> Res<u64> {
 /// fits the argument; `negative_code` is used for negative numbers.
 fn uint_arg(v: Arg, what: &str, code: &'static str, negative_code: &'static str) -> Res<u64> {
     let Arg::Number(n) = v else {
-        return Err(Fail::Type(code, [what, " must be a number"].concat()));
+        return Err(Fail::Type(code, cat(&[what, " must be a number"])));
     };
     if n < 0.0 {
         return Err(Fail::Range(
             negative_code,
-            [
+            cat(&[
                 what,
                 " must not be negative (got ",
                 &number_to_string(n),
                 ")",
-            ]
-            .concat(),
+            ]),
         ));
     }
     // `n as u64` saturates and truncates; the round trip shows whether `n`
@@ -326,13 +347,12 @@ fn uint_arg(v: Arg, what: &str, code: &'static str, negative_code: &'static str)
     if n.is_nan() || n > MAX_SAFE || (n as u64) as f64 != n {
         return Err(Fail::Range(
             code,
-            [
+            cat(&[
                 what,
                 " must be a safe integer (got ",
                 &number_to_string(n),
                 ")",
-            ]
-            .concat(),
+            ]),
         ));
     }
     Ok(n as u64)
@@ -346,7 +366,7 @@ fn time_arg(v: Arg) -> Res<u64> {
 fn string_arg(v: Arg, what: &str, code: &'static str) -> Res<String> {
     match v {
         Arg::String(s) => Ok(s),
-        _ => Err(Fail::Type(code, [what, " must be a string"].concat())),
+        _ => Err(Fail::Type(code, cat(&[what, " must be a string"]))),
     }
 }
 
@@ -417,7 +437,7 @@ fn nodes_arg(layout: &snowmint::Layout, args: &mut Args) -> Res<Nodes> {
     };
     let mut values: Vec<(String, u64)> = Vec::new();
     for (name, value) in pairs(args, len) {
-        let what = ["node field '", &name, "'"].concat();
+        let what = cat(&["node field '", &name, "'"]);
         let value = uint_arg(value, &what, "node_out_of_range", "node_out_of_range")?;
         values.push((name, value));
     }
@@ -458,11 +478,11 @@ fn options_arg(args: &mut Args) -> Res<Options> {
                 // The seed reads like an ID, but a bad one is a bad option.
                 seed = Some(id_arg(value).map_err(|e| match e {
                     Fail::Core(e) => {
-                        Fail::Range("invalid_option", ["seed: ", &e.to_string()].concat())
+                        Fail::Range("invalid_option", cat(&["seed: ", &e.to_string()]))
                     }
-                    Fail::Type(_, m) => Fail::Type("invalid_option", ["seed: ", &m].concat()),
+                    Fail::Type(_, m) => Fail::Type("invalid_option", cat(&["seed: ", &m])),
                     Fail::Range(_, m) | Fail::Plain(_, m) => {
-                        Fail::Range("invalid_option", ["seed: ", &m].concat())
+                        Fail::Range("invalid_option", cat(&["seed: ", &m]))
                     }
                 })?)
             }
@@ -470,13 +490,12 @@ fn options_arg(args: &mut Args) -> Res<Options> {
             _ => {
                 return Err(Fail::Type(
                     "invalid_option",
-                    [
+                    cat(&[
                         "unknown option '",
                         &key,
                         "' (known: clockBackwards, sequenceExhausted, sequenceStart, seed, \
                          resumeAfter)",
-                    ]
-                    .concat(),
+                    ]),
                 ))
             }
         }
@@ -565,7 +584,7 @@ pub fn batch(h: u32) -> u32 {
             Arg::F64Array(len) if len as usize >= total => {}
             Arg::F64Array(_) => {
                 let msg = ["into must hold at least ", &total.to_string(), " values"];
-                return Err(Fail::Range("invalid_option", msg.concat()));
+                return Err(Fail::Range("invalid_option", cat(&msg)));
             }
             _ => {
                 let msg = "into must be a Float64Array";
@@ -601,7 +620,7 @@ pub fn decode_many(h: u32) -> u32 {
         layout.decompose_columns(ids, out).map_err(|(i, e)| {
             Fail::Plain(
                 e.code(),
-                ["ids[", &i.to_string(), "]: ", &e.to_string()].concat(),
+                cat(&["ids[", &i.to_string(), "]: ", &e.to_string()]),
             )
         })
     })())
@@ -654,7 +673,7 @@ pub fn layout_numbers(h: u32) -> u32 {
 #[wasm_bindgen(js_name = __layoutText, skip_typescript)]
 pub fn layout_text(h: u32, what: u32) -> String {
     if what == 3 {
-        return snowmint::Layout::PRESETS.join(",");
+        return join(&snowmint::Layout::PRESETS);
     }
     let Ok(l) = layout_of(h) else {
         return String::new();
@@ -672,7 +691,7 @@ pub fn layout_text(h: u32, what: u32) -> String {
                         FieldKind::Sequence => "sequence",
                         FieldKind::Node => "node",
                     };
-                    [
+                    cat(&[
                         f.name(),
                         " ",
                         &f.bits().to_string(),
@@ -680,11 +699,10 @@ pub fn layout_text(h: u32, what: u32) -> String {
                         &f.shift().to_string(),
                         " ",
                         kind,
-                    ]
-                    .concat()
+                    ])
                 })
                 .collect();
-            fields.join(",")
+            join(&fields)
         }
     }
 }
@@ -888,7 +906,7 @@ pub fn gen_next_ids(g: u32) -> u32 {
         let too_many = || {
             Fail::Range(
                 "invalid_option",
-                ["cannot allocate ", &n.to_string(), " IDs"].concat(),
+                cat(&["cannot allocate ", &n.to_string(), " IDs"]),
             )
         };
         let n = usize::try_from(n).map_err(|_| too_many())?;
