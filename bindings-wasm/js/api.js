@@ -84,11 +84,18 @@ export function install(raw) {
         if (v instanceof BigUint64Array) return raw.__argOther(4, v.length)
         if (v instanceof Float64Array) return raw.__argOther(5, v.length)
         if (!spread) return raw.__argOther(2, 0)
-        const keys = Object.keys(v)
+        let keys, values
+        try {
+          keys = Object.keys(v)
+          values = keys.map((k) => v[k])
+        } catch (e) {
+          raw.__argOther(7, 0) // a getter or proxy threw: drop this call's arguments
+          throw e
+        }
         raw.__argOther(2, keys.length)
-        for (const k of keys) {
-          raw.__argString(k)
-          push(v[k], false)
+        for (let i = 0; i < keys.length; i++) {
+          raw.__argString(keys[i])
+          push(values[i], false)
         }
         return
       }

@@ -272,9 +272,13 @@ pub fn arg_string(s: String) {
 
 /// Pushes any other value: 0 `undefined`, 1 `null`, 2 an object with `n`
 /// pairs following, 3 a `Layout` (handle `n`), 4 a `BigUint64Array` and 5 a
-/// `Float64Array` (length `n`), anything else another value.
+/// `Float64Array` (length `n`), 6 another value; 7 drops the arguments
+/// pushed so far (js/api.js, when reading an argument threw).
 #[wasm_bindgen(js_name = __argOther, skip_typescript)]
 pub fn arg_other(kind: u32, n: u32) {
+    if kind == 7 {
+        return ARGS.get().clear();
+    }
     ARGS.get().push(match kind {
         0 => Arg::Undefined,
         1 => Arg::Null,

@@ -154,6 +154,24 @@ describe('Layout.decodeMany (wasm package only)', () => {
   })
 })
 
+describe('the module interface (js/api.js)', () => {
+  test('an argument whose reading throws leaves no arguments behind for the next call', () => {
+    const nodes = { get datacenter() { throw new Error('boom') }, worker: 1 }
+    assert.throws(() => new snowmint.Generator('twitter', nodes), /boom/)
+    assert.equal(snowmint.compose('mastodon', 1, 2), (1n << 16n) | 2n)
+    assert.equal(typeof new snowmint.Generator('twitter', { datacenter: 1, worker: 2 }).nextId(), 'bigint')
+  })
+
+  test('equal layouts share one Parts prototype; date and nodes are getters', () => {
+    const a = snowmint.Layout.preset('discord').decode(175928847299117063n)
+    const b = snowmint.decode('175928847299117063', snowmint.Layout.parse('discord'))
+    assert.equal(Object.getPrototypeOf(a), Object.getPrototypeOf(b))
+    assert.deepEqual(Object.keys(a), ['id', 'timestampMs', 'sequence', 'worker', 'process'])
+    assert.equal(typeof Object.getOwnPropertyDescriptor(Object.getPrototypeOf(a), 'date').get, 'function')
+    assert.deepEqual(a.nodes, { worker: 1, process: 0 })
+  })
+})
+
 describe('README', () => {
   test('the WebAssembly quickstart runs', () => {
     const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
