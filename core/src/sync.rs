@@ -221,8 +221,10 @@ fn install_fork_handlers() {
 struct Backoff(u32);
 
 impl Backoff {
-    /// The longest pause, in `spin_loop` hints (2^6).
-    const MAX_STEP: u32 = 6;
+    /// The longest pause, in `spin_loop` hints (2^8: a few microseconds). Measured
+    /// on 2 cores (bench/RESULTS.md): 2^3 left two threads at 0.91x of one,
+    /// 2^6 to 2^8 at 0.96x-1.01x, 2^10 no better.
+    const MAX_STEP: u32 = 8;
 
     #[inline(always)]
     fn new() -> Backoff {
