@@ -453,33 +453,32 @@ impl Layout {
 
     /// Splits an ID into its parts. Fails with `invalid_id` when the ID has
     /// bits above the layout's width.
+    #[inline]
     pub fn decompose(&self, id: u64) -> Result<Parts> {
         if id > self.max_id() {
             return Err(Error::InvalidId(IdProblem::TooWideForLayout {
                 layout_bits: self.total as u32,
             }));
         }
-        let mut parts = Parts {
-            id: Id::new(id),
-            tick: 0,
-            timestamp_ms: 0,
-            sequence: 0,
-            nodes: [0; MAX_NODES],
-            node_count: 0,
-        };
-        for f in self.fields() {
-            let v = (id >> f.shift) & f.max();
-            match f.kind {
-                FieldKind::Timestamp => parts.tick = v,
-                FieldKind::Sequence => parts.sequence = v,
-                FieldKind::Node => {
-                    parts.nodes[parts.node_count as usize] = v;
-                    parts.node_count += 1;
-                }
+        // The timestamp is the top field: no mask needed below the width.
+        let tick = id >> self.fields[0].shift;
+        let seq = &self.fields[self.seq_index as usize];
+        let mut nodes = [0; MAX_NODES];
+        let mut node_count = 0;
+        for f in &self.fields[1..self.len as usize] {
+            if f.kind == FieldKind::Node {
+                nodes[node_count] = (id >> f.shift) & f.max();
+                node_count += 1;
             }
         }
-        parts.timestamp_ms = self.ms_of_tick(parts.tick);
-        Ok(parts)
+        Ok(Parts {
+            id: Id::new(id),
+            tick,
+            timestamp_ms: self.ms_of_tick(tick),
+            sequence: (id >> seq.shift) & seq.max(),
+            nodes,
+            node_count: node_count as u8,
+        })
     }
 
     /// Splits many IDs at once, into columns of `f64` (exact: no field is
