@@ -24,8 +24,8 @@ const snowmint = createRequire(import.meta.url)(nodePkg)
 // budget. Lower the ceilings as the module shrinks, down to the budgets.
 const WASM_BUDGET = 40 * 1024
 const WEB_GZIP_BUDGET = 25 * 1024
-const WASM_MAX = 62 * 1024 + 512
-const WEB_GZIP_MAX = 33 * 1024
+const WASM_MAX = 62 * 1024
+const WEB_GZIP_MAX = 32 * 1024 + 512
 const vsBudget = (size, budget) =>
   size <= budget ? `within the budget of ${budget}` : `OVER the budget of ${budget} by ${size - budget}`
 
