@@ -481,6 +481,45 @@ impl Layout {
         })
     }
 
+    /// Splits one ID into `out` as `f64` values (exact: no field is wider
+    /// than 53 bits and no time reaches 2^53 ms): the timestamp (Unix ms, as
+    /// [`Parts::timestamp_ms`]), the sequence, then each node field in layout
+    /// order; returns how many were written (`2 + node_count()`). The
+    /// per-ID form of [`decompose_columns`](Self::decompose_columns), for
+    /// bindings that hand the values to JavaScript through a scratch
+    /// `Float64Array`. Fails with `invalid_id` like
+    /// [`decompose`](Self::decompose), leaving `out` unchanged. Panics if
+    /// `out` is shorter than `2 + node_count()`.
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    /// let discord = Layout::preset("discord").unwrap();
+    /// let mut out = [0.0; 8];
+    /// assert_eq!(discord.decompose_f64(175928847299117063, &mut out), Ok(4));
+    /// assert_eq!(out[..4], [1462015105796.0, 7.0, 1.0, 0.0]); // ms, sequence, worker, process
+    /// ```
+    #[inline]
+    pub fn decompose_f64(&self, id: u64, out: &mut [f64]) -> Result<usize> {
+        if id > self.max_id() {
+            return Err(Error::InvalidId(IdProblem::TooWideForLayout {
+                layout_bits: self.total as u32,
+            }));
+        }
+        let n = 2 + self.node_count();
+        let out = &mut out[..n];
+        out[0] = self.ms_of_tick(id >> self.fields[0].shift) as f64;
+        let seq = &self.fields[self.seq_index as usize];
+        out[1] = ((id >> seq.shift) & seq.max()) as f64;
+        let mut k = 2;
+        for f in &self.fields[1..self.len as usize] {
+            if f.kind == FieldKind::Node {
+                out[k] = ((id >> f.shift) & f.max()) as f64;
+                k += 1;
+            }
+        }
+        Ok(n)
+    }
+
     /// Splits many IDs at once, into columns of `f64` (exact: no field is
     /// wider than 53 bits and no time reaches 2^53 ms): `out` holds
     /// `2 + node_count()` columns of `ids.len()` values each, the timestamps

@@ -43,6 +43,13 @@ proptest! {
         let p = l.decompose(id).unwrap();
         prop_assert_eq!(p.nodes(), &nodes[..]);
         prop_assert_eq!(p.sequence(), seq);
+        let mut f = [0.0; 8];
+        prop_assert_eq!(l.decompose_f64(id, &mut f), Ok(2 + nodes.len()));
+        prop_assert_eq!(f[0], p.timestamp_ms() as f64);
+        prop_assert_eq!(f[1], seq as f64);
+        for (i, &v) in nodes.iter().enumerate() {
+            prop_assert_eq!(f[2 + i], v as f64);
+        }
         // The timestamp is the start of the time unit that contains `time`.
         prop_assert!(p.timestamp_ms() <= time && time - p.timestamp_ms() < l.time_unit_ms());
         let (lo, hi) = l.id_bounds(time).unwrap();

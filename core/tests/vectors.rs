@@ -90,11 +90,18 @@ fn ids() {
     for c in v["decode"].as_array().unwrap() {
         let l = Layout::parse(c["layout"].as_str().unwrap()).unwrap();
         let id = u(&c["id"]);
+        let mut f = [0.0; 8];
         if let Some(err) = c.get("error") {
             assert_eq!(code(l.decompose(id)), *err, "decode {c}");
+            assert_eq!(code(l.decompose_f64(id, &mut f)), *err, "decode {c}");
             continue;
         }
         let p = l.decompose(id).unwrap();
+        // The f64 form (for the JavaScript bindings) says the same.
+        assert_eq!(l.decompose_f64(id, &mut f), Ok(2 + l.node_count()), "{c}");
+        let mut want_f = vec![p.timestamp_ms() as f64, p.sequence() as f64];
+        want_f.extend(p.nodes().iter().map(|&v| v as f64));
+        assert_eq!(&f[..want_f.len()], &want_f[..], "{c}");
         let e = &c["expect"];
         assert_eq!(p.timestamp_ms(), u(&e["timestamp_ms"]), "{c}");
         assert_eq!(p.sequence(), u(&e["sequence"]), "{c}");
