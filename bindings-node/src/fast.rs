@@ -100,14 +100,13 @@ unsafe extern "C" fn decode_cb(
 
 impl Decoder {
     /// Decodes `id` into the scratch array: [timestampMs, sequence, ...nodes]
-    /// (the core's columns for a batch of one ID).
+    /// (the core's `decompose_f64`).
     fn write(&self, id: u64) -> Res<()> {
         // SAFETY: `out` points to at least SCRATCH_LEN f64 values of an array
         // kept alive by `self.scratch`; no JavaScript runs during a callback.
         let out = unsafe { std::slice::from_raw_parts_mut(self.out, SCRATCH_LEN) };
-        self.layout
-            .decompose_columns(&[id], out)
-            .map_err(|(_, e)| Fail::Core(e))
+        self.layout.decompose_f64(id, out).map_err(Fail::Core)?;
+        Ok(())
     }
 }
 

@@ -524,13 +524,14 @@ fn encode(id: u64, format: Format) {
 
 // ---- decoding -------------------------------------------------------------------
 
-/// Decodes `id` into [`SCRATCH`] (the core's `decompose_columns` for one ID).
+/// Decodes `id` into [`SCRATCH`] (the core's `decompose_f64`).
 fn decode_into(layout: &snowmint::Layout, id: u64) -> Res<()> {
     let out = SCRATCH.get();
     out[0] = f64::from_bits(id);
     layout
-        .decompose_columns(&[id], &mut out[1..])
-        .map_err(|(_, e)| Fail::Core(e))
+        .decompose_f64(id, &mut out[1..])
+        .map_err(Fail::Core)?;
+    Ok(())
 }
 
 /// `layout.decode(id)` (layout handle `h`) for an ID already known to be a
@@ -543,9 +544,9 @@ pub fn raw_decode(h: u32, id: u64) -> u32 {
     };
     let out = SCRATCH.get();
     out[0] = f64::from_bits(id);
-    match layout.decompose_columns(&[id], &mut out[1..]) {
-        Ok(()) => 0,
-        Err((_, e)) => status(Err(Fail::Core(e))),
+    match layout.decompose_f64(id, &mut out[1..]) {
+        Ok(_) => 0,
+        Err(e) => status(Err(Fail::Core(e))),
     }
 }
 
