@@ -62,7 +62,7 @@ export class Layout {
   /** The name of the preset equal to this layout, or `null`. */
   readonly presetName: string | null;
   /** The fields, most significant first. */
-  readonly fields: { name: string; bits: number; shift: number; kind: 'timestamp' | 'sequence' | 'node' }[];
+  readonly fields: Field[];
   /** The first Unix ms the time field cannot hold. */
   readonly timeEndMs: number;
   /** The first Unix ms from which IDs may not fit a signed 64-bit integer. */
@@ -137,3 +137,12 @@ export function fromBase62(s: string): bigint;
 export function formatId(id: IdLike, format: 'decimal' | 'base32' | 'base62'): string;
 /** Reads an ID written in `format`: `decimal`, `base32` or `base62`. */
 export function parseId(s: string, format: 'decimal' | 'base32' | 'base62'): bigint;
+
+/** One field of a layout, most significant first. */
+export interface Field {
+  name: string;
+  bits: number;
+  /** Position of the field's lowest bit in the ID. */
+  shift: number;
+  kind: 'timestamp' | 'sequence' | 'node';
+}

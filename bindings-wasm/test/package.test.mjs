@@ -75,7 +75,7 @@ describe('package files', () => {
     for (const name of ['class Layout', 'class Generator', 'class PureGenerator', 'function decode',
       'function compose', 'function idBounds', 'function toBase32', 'function fromBase32', 'function toBase62',
       'function fromBase62', 'function formatId', 'function parseId', 'interface Parts', 'type IdLike',
-      'interface GeneratorOptions', 'decodeMany']) {
+      'interface GeneratorOptions', 'interface Field', 'decodeMany']) {
       assert.ok(dts.includes(name), name)
     }
     assert.ok(!dts.includes('__'), 'no raw exports')
