@@ -35,6 +35,7 @@
 
 use snowmint::{Clock, FieldKind, Format, Id, Next, Nodes, Options, SyncGenerator};
 use std::cell::UnsafeCell;
+use std::collections::TryReserveError;
 use wasm_bindgen::prelude::*;
 
 // A small allocator: about 1 KB of code instead of dlmalloc's 7 KB (the
@@ -596,21 +597,25 @@ pub fn batch(h: u32) -> u32 {
                 return Err(Fail::Type("invalid_option", msg.into()));
             }
         }
-        // A batch too large for this module's memory is an exception, not
-        // an aborted module.
         let (ids, out) = BATCH.get();
-        ids.clear();
-        out.clear();
-        ids.try_reserve_exact(n).map_err(|_| too_many())?;
-        out.try_reserve_exact(total).map_err(|_| too_many())?;
-        ids.resize(n, 0);
-        out.resize(total, 0.0);
+        zeroed(ids, n, 0).map_err(|_| too_many())?;
+        zeroed(out, total, 0.0).map_err(|_| too_many())?;
         let s = SCRATCH.get();
         s[1] = ids.as_ptr() as usize as f64;
         s[2] = out.as_ptr() as usize as f64;
         s[3] = total as f64;
         Ok(())
     })())
+}
+
+/// Makes `v` hold `n` copies of `zero`, reusing its allocation. A size too
+/// large for this module's memory is an error (for an exception), not an
+/// aborted module.
+fn zeroed<T: Clone>(v: &mut Vec<T>, n: usize, zero: T) -> Result<(), TryReserveError> {
+    v.clear();
+    v.try_reserve_exact(n)?;
+    v.resize(n, zero);
+    Ok(())
 }
 
 /// `Layout.decodeMany`, second half: decodes the IDs js/api.js copied in
@@ -906,20 +911,16 @@ pub fn gen_next_ids(g: u32) -> u32 {
     status((|| {
         let generator = sync_generator(g)?;
         let n = uint_arg(args.next(), "the count", "invalid_option", "invalid_option")?;
-        SyncGenerator::<DateClock>::check_batch(n)?;
-        // `check_batch` allows 2^32, which does not fit a 32-bit usize.
-        let too_many = || {
+        // The core refuses counts above its maximum, or that do not fit
+        // this target's usize.
+        let n = SyncGenerator::<DateClock>::check_batch(n)?;
+        let (ids, _) = BATCH.get();
+        zeroed(ids, n, 0).map_err(|_| {
             Fail::Range(
                 "invalid_option",
                 cat(&["cannot allocate ", &n.to_string(), " IDs"]),
             )
-        };
-        let n = usize::try_from(n).map_err(|_| too_many())?;
-        let (ids, _) = BATCH.get();
-        ids.clear();
-        // A huge count must be an exception, not an aborted module.
-        ids.try_reserve_exact(n).map_err(|_| too_many())?;
-        ids.resize(n, 0);
+        })?;
         generator.next_ids(ids)?;
         let s = SCRATCH.get();
         s[1] = ids.as_ptr() as usize as f64;
