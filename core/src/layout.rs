@@ -182,6 +182,11 @@ pub struct Layout {
     len: u8,
     total: u8,
     seq_index: u8,
+    /// How the decoders split an ID, worked out from `fields` when the
+    /// layout is built: `(shift, mask)` of the sequence, then of each node
+    /// field in layout order (`len - 1` entries used). A decode is then one
+    /// shift and one mask per field, with no search for the field kinds.
+    split: [(u64, u64); MAX_FIELDS - 1],
 }
 
 const EMPTY_FIELD: Field = Field {
@@ -260,6 +265,7 @@ impl Layout {
         self.fields().iter().find(|f| f.name.eq_str(name))
     }
     /// The largest ID of the layout (all its bits set).
+    #[inline]
     pub const fn max_id(&self) -> u64 {
         mask(self.total as u32)
     }
@@ -325,6 +331,7 @@ impl Layout {
 
     /// The first Unix millisecond of `tick`. Only meaningful for ticks the
     /// time field holds (and one past them), where it cannot overflow.
+    #[inline]
     pub const fn ms_of_tick(&self, tick: u64) -> u64 {
         self.epoch_ms + tick * self.unit_ms
     }
@@ -462,22 +469,18 @@ impl Layout {
         }
         // The timestamp is the top field: no mask needed below the width.
         let tick = id >> self.fields[0].shift;
-        let seq = &self.fields[self.seq_index as usize];
+        let (seq_shift, seq_mask) = self.split[0];
         let mut nodes = [0; MAX_NODES];
-        let mut node_count = 0;
-        for f in &self.fields[1..self.len as usize] {
-            if f.kind == FieldKind::Node {
-                nodes[node_count] = (id >> f.shift) & f.max();
-                node_count += 1;
-            }
+        for (v, &(shift, mask)) in nodes.iter_mut().zip(&self.split[1..self.len as usize - 1]) {
+            *v = (id >> shift) & mask;
         }
         Ok(Parts {
             id: Id::new(id),
             tick,
             timestamp_ms: self.ms_of_tick(tick),
-            sequence: (id >> seq.shift) & seq.max(),
+            sequence: (id >> seq_shift) & seq_mask,
             nodes,
-            node_count: node_count as u8,
+            node_count: self.node_count() as u8,
         })
     }
 
@@ -506,16 +509,13 @@ impl Layout {
             }));
         }
         let n = 2 + self.node_count();
-        let out = &mut out[..n];
-        out[0] = self.ms_of_tick(id >> self.fields[0].shift) as f64;
-        let seq = &self.fields[self.seq_index as usize];
-        out[1] = ((id >> seq.shift) & seq.max()) as f64;
-        let mut k = 2;
-        for f in &self.fields[1..self.len as usize] {
-            if f.kind == FieldKind::Node {
-                out[k] = ((id >> f.shift) & f.max()) as f64;
-                k += 1;
-            }
+        let (ms, rest) = out[..n].split_at_mut(1);
+        // Every value is below 2^53: the signed conversion is exact, and in
+        // WebAssembly cheaper than the unsigned one.
+        ms[0] = self.ms_of_tick(id >> self.fields[0].shift) as i64 as f64;
+        for (i, o) in rest.iter_mut().enumerate() {
+            let (shift, mask) = self.split[i];
+            *o = ((id >> shift) & mask) as i64 as f64;
         }
         Ok(n)
     }
@@ -884,6 +884,7 @@ impl LayoutBuilder {
             len: self.len as u8,
             total: self.total as u8,
             seq_index: seq as u8,
+            split: [(0, 0); MAX_FIELDS - 1],
         };
         let mut below = self.total;
         for i in 0..self.len {
@@ -901,6 +902,12 @@ impl LayoutBuilder {
                 },
             };
         }
+        let mut split = layout.split;
+        let order = layout.fields[seq..=seq].iter().chain(layout.nodes());
+        for (f, slot) in order.zip(&mut split) {
+            *slot = (f.shift as u64, f.max());
+        }
+        layout.split = split;
         Ok(layout)
     }
 }
