@@ -7,6 +7,11 @@
 // Why: each N-API property write on a new object costs ~300 ns on Node 20,
 // so a Parts object made natively took ~3 us; a constructor here takes a few
 // ns. What a decode costs is in bench/RESULTS.md (Node section).
+//
+// A bigint ID is split by the same core code compiled to WebAssembly
+// (decoder.wasm, from decoder/; why, in decoder/src/lib.rs): a call into it
+// costs a fraction of an N-API call. Every other case goes to the native
+// decoder, which also throws every decode error.
 'use strict'
 
 const binding = require('./binding.js')
@@ -18,6 +23,31 @@ const { Layout } = binding
 // and returns the ID (a bigint argument itself, else a new bigint); it is read
 // back at once, before any other code runs.
 const scratch = new Float64Array(8)
+
+// The WebAssembly decoder: { decode(h, id), view (its output as a
+// Float64Array), handle(json) }; null where there is no WebAssembly
+// (node --jitless), and then every decode is native. Loaded with the package:
+// like the .node file, a missing decoder.wasm fails `require`, not a decode.
+const wasm = loadWasmDecoder()
+
+function loadWasmDecoder() {
+  if (typeof WebAssembly !== 'object') return null
+  const bytes = require('node:fs').readFileSync(require('node:path').join(__dirname, 'decoder.wasm'))
+  const x = new WebAssembly.Instance(new WebAssembly.Module(bytes)).exports
+  // The module never grows its memory, so these views stay valid.
+  const view = new Float64Array(x.memory.buffer, x.out(), scratch.length)
+  const json = new Uint8Array(x.memory.buffer, x.json_buffer(), x.json_capacity())
+  const encoder = new TextEncoder()
+  return {
+    decode: x.decode,
+    view,
+    // The module's handle of a layout (by its canonical JSON), or -1.
+    handle(text) {
+      const { read, written } = encoder.encodeInto(text, json)
+      return read === text.length ? x.layout(written) : -1
+    },
+  }
+}
 
 // Field names that a node field never overrides at the top level of Parts.
 const FIXED = new Set(['id', 'timestampMs', 'date', 'sequence', 'nodes'])
@@ -45,7 +75,9 @@ function makeDecoder(layout) {
       l.fields.find((f) => f.kind === 'sequence').bits <= 31,
       ...nodeFields.map((f) => f.bits <= 31),
     ]
-    d = compileDecoder(names, small, native) ?? genericDecoder(names, native)
+    const h = wasm === null ? -1 : wasm.handle(json)
+    const fast = h < 0 ? null : { decode: wasm.decode, view: wasm.view, h }
+    d = compileDecoder(names, small, native, fast) ?? genericDecoder(names, native, fast)
     if (byJson.size >= JSON_CACHE_MAX) byJson.delete(byJson.keys().next().value)
     byJson.set(json, d)
   }
@@ -91,11 +123,16 @@ function addGetters(Parts, names) {
 // Where code generation from strings is disabled, the generic decoder below
 // is used.
 //
+// `fast` (or null): the WebAssembly decoder's function, output view and
+// handle of this layout. It takes a bigint in 0..2^64 (`BigInt.asUintN`
+// leaves it unchanged) and returns 0 when it decoded it; anything else goes
+// to `native`, which decodes it or throws the binding's error.
+//
 // A value of a field of at most 31 bits is read as `s[k] | 0`: the same
 // integer (the core decoded it, it is below 2^31), but as an int32, so V8
 // stores a small integer in the Parts object instead of boxing a double
 // (~4 ns per decode here). No ID goes through JavaScript arithmetic.
-function compileDecoder(names, small, native) {
+function compileDecoder(names, small, native, fast) {
   const get = (k) => (small[k] ? `(s[${k}] | 0)` : `s[${k}]`)
   const slot = (i) => get(2 + i)
   const spread = names
@@ -103,7 +140,7 @@ function compileDecoder(names, small, native) {
     .join('')
   const hidden = names.map((n, i) => (FIXED.has(n) ? slot(i) : '')).filter(Boolean)
   const body =
-    'function Parts(id) {\n' +
+    'function Parts(id, s) {\n' +
     '  this.id = id\n' +
     '  this.timestampMs = s[0]\n' +
     `  this.sequence = ${get(1)}\n` +
@@ -111,13 +148,22 @@ function compileDecoder(names, small, native) {
     (hidden.length ? `  Object.defineProperty(this, HIDDEN, { value: [${hidden.join(', ')}] })\n` : '') +
     '}\n' +
     'addGetters(Parts, names)\n' +
-    'return function decodeParts(id) {\n' +
-    '  return new Parts(native(id))\n' +
-    '}'
+    (fast === null
+      ? 'return function decodeParts(id) {\n' +
+        '  return new Parts(native(id), scratch)\n' +
+        '}'
+      : 'const { decode, view, h } = fast\n' +
+        'return function decodeParts(id) {\n' +
+        "  if (typeof id === 'bigint' && BigInt.asUintN(64, id) === id && decode(h, id) === 0) {\n" +
+        '    return new Parts(id, view)\n' +
+        '  }\n' +
+        '  return new Parts(native(id), scratch)\n' +
+        '}')
   try {
-    return new Function('s', 'native', 'addGetters', 'names', 'HIDDEN', body)(
+    return new Function('scratch', 'native', 'fast', 'addGetters', 'names', 'HIDDEN', body)(
       scratch,
       native,
+      fast,
       addGetters,
       names,
       HIDDEN,
@@ -127,10 +173,9 @@ function compileDecoder(names, small, native) {
   }
 }
 
-function genericDecoder(names, native) {
+function genericDecoder(names, native, fast) {
   const spread = names.map((n) => !FIXED.has(n))
-  const s = scratch
-  function Parts(id) {
+  function Parts(id, s) {
     this.id = id
     this.timestampMs = s[0]
     this.sequence = s[1]
@@ -143,7 +188,10 @@ function genericDecoder(names, native) {
   }
   addGetters(Parts, names)
   return function decodeParts(id) {
-    return new Parts(native(id))
+    if (fast !== null && typeof id === 'bigint' && BigInt.asUintN(64, id) === id && fast.decode(fast.h, id) === 0) {
+      return new Parts(id, fast.view)
+    }
+    return new Parts(native(id), scratch)
   }
 }
 

@@ -12,6 +12,8 @@
 //!   another class's object;
 //! - decoding writes numbers into a `Float64Array` owned by `index.js`, which
 //!   builds the `Parts` object in JavaScript (a few ns instead of ~3 us).
+//!   `index.js` comes here for the IDs that `decoder.wasm` (the same core
+//!   decoder in WebAssembly, cheaper to call) does not take, and for errors.
 //!
 //! The conversions are the same functions the rest of the binding uses
 //! (`crate::id_arg`, `crate::uint_arg`, `crate::Fail`), so behaviour and

@@ -55,6 +55,45 @@ test('the internal decoder checks its scratch array', () => {
   assert.equal(path.basename(fileURLToPath(pkgEntryUrl)), 'index.js')
 })
 
+test('a bigint ID is split by decoder.wasm; other IDs, errors, and everything without WebAssembly natively', () => {
+  // Counts the calls of the native decoders index.js makes (it looks up
+  // binding.__decoder when it makes one), in a fresh process per flag set.
+  const entry = fileURLToPath(pkgEntryUrl)
+  const script = `
+    const binding = require(${JSON.stringify(path.join(path.dirname(entry), 'binding.js'))})
+    const make = binding.__decoder
+    let calls = 0
+    binding.__decoder = (l, s) => {
+      const native = make(l, s)
+      return (id) => (calls++, native(id))
+    }
+    const pkg = require(${JSON.stringify(entry)})
+    const l = pkg.Layout.preset('discord')
+    const count = (f) => {
+      const before = calls
+      let r
+      try { r = f().timestampMs } catch (e) { r = e.code }
+      return [calls - before, r]
+    }
+    console.log(JSON.stringify([
+      count(() => l.decode(175928847299117063n)),
+      count(() => pkg.decode(175928847299117063n, 'discord')),
+      count(() => l.decode('175928847299117063')),
+      count(() => l.decode(175928847299117063)),
+      count(() => l.decode(1n << 64n)),
+      count(() => l.decode(-1n)),
+      count(() => pkg.decode(1n << 63n, 'twitter')),
+    ]))
+  `
+  const run = (flags) =>
+    JSON.parse(execFileSync(process.execPath, [...flags, '-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))
+  const ms = 1462015105796
+  const rest = [[1, ms], [1, 'invalid_id'], [1, 'invalid_id'], [1, 'invalid_id'], [1, 'invalid_id']]
+  assert.deepEqual(run([]), [[0, ms], [0, ms], ...rest])
+  assert.deepEqual(run(['--disallow-code-generation-from-strings']), [[0, ms], [0, ms], ...rest])
+  assert.deepEqual(run(['--jitless']), [[1, ms], [1, ms], ...rest])
+})
+
 test('Parts are the same where code generation from strings is disabled', () => {
   // index.js compiles a decoder per layout; with code generation disabled it
   // falls back to a generic one, which must build equal objects.
