@@ -20,29 +20,10 @@
 //! worker thread loads its own), used by one thread.
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
-use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
+use core::ptr::addr_of_mut;
 
 use snowmint::{Layout, MAX_NODES};
-
-/// A module-level value. The module's functions run on one thread (a
-/// WebAssembly instance without shared memory is never entered by two
-/// threads) and none re-enters another, so no two references to a value are
-/// ever alive at once.
-struct Global<T>(UnsafeCell<T>);
-
-// SAFETY: see `Global`: in WebAssembly, one thread per instance; on the host
-// (tests), each test touches the statics from its own thread only through
-// these functions, which do not overlap within one call.
-unsafe impl<T> Sync for Global<T> {}
-
-impl<T> Global<T> {
-    #[allow(clippy::mut_from_ref)]
-    fn get(&self) -> &mut T {
-        // SAFETY: see `Global`: the only reference alive.
-        unsafe { &mut *self.0.get() }
-    }
-}
 
 /// How many distinct layouts one instance holds. `index.js` asks once per
 /// distinct layout (its cache has room for 256) and equal layouts share a
@@ -52,34 +33,51 @@ pub const MAX_LAYOUTS: usize = 256;
 /// The room for one layout's JSON (a canonical layout is well under 1 KB).
 pub const JSON_CAPACITY: usize = 4096;
 
-static OUT: Global<[f64; 2 + MAX_NODES]> = Global(UnsafeCell::new([0.0; 2 + MAX_NODES]));
-static JSON: Global<[u8; JSON_CAPACITY]> = Global(UnsafeCell::new([0; JSON_CAPACITY]));
-/// The layouts taken so far: the first `.1` slots are initialised. (Not
-/// `Option<Layout>`: its `None` is not all zero bytes, so the whole table
-/// would be written into the module's data.)
-static LAYOUTS: Global<([MaybeUninit<Layout>; MAX_LAYOUTS], usize)> = Global(UnsafeCell::new((
-    [const { MaybeUninit::uninit() }; MAX_LAYOUTS],
-    0,
-)));
+struct State {
+    /// What [`decode`] writes.
+    out: [f64; 2 + MAX_NODES],
+    /// What `index.js` writes before calling [`layout`].
+    json: [u8; JSON_CAPACITY],
+    /// The layouts taken so far: the first `used` slots are initialised.
+    /// (Not `Option<Layout>`: its `None` is not all zero bytes, so the
+    /// whole table would be written into the module's data.)
+    layouts: [MaybeUninit<Layout>; MAX_LAYOUTS],
+    used: usize,
+}
 
-/// The layouts taken so far.
-fn taken() -> &'static [Layout] {
-    let (slots, used) = LAYOUTS.get();
+static mut STATE: State = State {
+    out: [0.0; 2 + MAX_NODES],
+    json: [0; JSON_CAPACITY],
+    layouts: [const { MaybeUninit::uninit() }; MAX_LAYOUTS],
+    used: 0,
+};
+
+/// The module's state. A WebAssembly instance without shared memory is
+/// entered by one thread, and each exported function below takes this once
+/// and is done with it when it returns, so no two references to it are ever
+/// alive at once. (On the host, the one unit test is the only user.)
+fn state() -> &'static mut State {
+    // SAFETY: as above, this is the only live reference.
+    unsafe { &mut *addr_of_mut!(STATE) }
+}
+
+/// The layouts taken so far: the first `used` of `layouts`.
+fn taken(layouts: &[MaybeUninit<Layout>], used: usize) -> &[Layout] {
     // SAFETY: the first `used` slots were written by `layout` (and never
     // after); `MaybeUninit<Layout>` has `Layout`'s layout.
-    unsafe { core::slice::from_raw_parts(slots.as_ptr().cast::<Layout>(), *used) }
+    unsafe { core::slice::from_raw_parts(layouts.as_ptr().cast::<Layout>(), used) }
 }
 
 /// Where [`decode`] writes: `2 + MAX_NODES` `f64` values.
 #[no_mangle]
 pub extern "C" fn out() -> *const f64 {
-    OUT.get().as_ptr()
+    state().out.as_ptr()
 }
 
 /// Where `index.js` writes a layout's JSON (UTF-8) before calling [`layout`].
 #[no_mangle]
 pub extern "C" fn json_buffer() -> *mut u8 {
-    JSON.get().as_mut_ptr()
+    state().json.as_mut_ptr()
 }
 
 /// The size of [`json_buffer`].
@@ -93,7 +91,8 @@ pub extern "C" fn json_capacity() -> u32 {
 /// handle), or -1 when the text is not a valid layout or the table is full.
 #[no_mangle]
 pub extern "C" fn layout(len: u32) -> i32 {
-    let Some(bytes) = JSON.get().get(..len as usize) else {
+    let st = state();
+    let Some(bytes) = st.json.get(..len as usize) else {
         return -1;
     };
     let Ok(text) = core::str::from_utf8(bytes) else {
@@ -102,16 +101,18 @@ pub extern "C" fn layout(len: u32) -> i32 {
     let Ok(parsed) = Layout::from_json(text) else {
         return -1;
     };
-    if let Some(h) = taken().iter().position(|l| *l == parsed) {
+    if let Some(h) = taken(&st.layouts, st.used)
+        .iter()
+        .position(|l| *l == parsed)
+    {
         return h as i32;
     }
-    let (slots, used) = LAYOUTS.get();
-    if *used == MAX_LAYOUTS {
+    if st.used == MAX_LAYOUTS {
         return -1;
     }
-    slots[*used].write(parsed);
-    *used += 1;
-    (*used - 1) as i32
+    st.layouts[st.used].write(parsed);
+    st.used += 1;
+    (st.used - 1) as i32
 }
 
 /// Decodes `id` (the JavaScript bigint, passed as `i64`: its 64 bits) under
@@ -119,12 +120,15 @@ pub extern "C" fn layout(len: u32) -> i32 {
 /// above the layout's width) or `h` is not a handle.
 #[no_mangle]
 pub extern "C" fn decode(h: u32, id: u64) -> u32 {
-    match taken().get(h as usize) {
-        Some(l) => match l.decompose_f64(id, OUT.get()) {
-            Ok(_) => 0,
-            Err(_) => 1,
-        },
-        None => 1,
+    let State {
+        out, layouts, used, ..
+    } = state();
+    let Some(l) = taken(layouts, *used).get(h as usize) else {
+        return 1;
+    };
+    match l.decompose_f64(id, out) {
+        Ok(_) => 0,
+        Err(_) => 1,
     }
 }
 
@@ -141,12 +145,8 @@ mod tests {
     use super::*;
 
     fn load(json: &str) -> i32 {
-        json_buffer_slice()[..json.len()].copy_from_slice(json.as_bytes());
+        state().json[..json.len()].copy_from_slice(json.as_bytes());
         layout(json.len() as u32)
-    }
-
-    fn json_buffer_slice() -> &'static mut [u8] {
-        JSON.get()
     }
 
     // One test: the statics are shared by the whole test binary.
@@ -158,7 +158,7 @@ mod tests {
         // The same layout spelt otherwise: the same handle.
         assert_eq!(load(&DISCORD.replace(' ', "")), h);
         assert_eq!(decode(h as u32, 175928847299117063), 0);
-        assert_eq!(OUT.get()[..4], [1462015105796.0, 7.0, 1.0, 0.0]);
+        assert_eq!(state().out[..4], [1462015105796.0, 7.0, 1.0, 0.0]);
         let twitter = load(
             r#"{"epoch_ms": 1288834974657, "fields": [["timestamp", 41], ["datacenter", 5], ["worker", 5], ["sequence", 12]]}"#,
         );
