@@ -94,6 +94,20 @@ test('a bigint ID is split by decoder.wasm; other IDs, errors, and everything wi
   assert.deepEqual(run(['--jitless']), [[1, ms], [1, ms], ...rest])
 })
 
+test('past the 256 layouts decoder.wasm holds, decodes are native and the same', () => {
+  // 300 layouts that differ by their epoch: the first 256 get a slot in
+  // decoder.wasm (unless earlier tests took some), the rest decode natively.
+  for (let i = 0; i < 300; i++) {
+    const epoch = 1_600_000_000_000 + i * 1000
+    const l = Layout.fromJson(`{"epoch_ms": ${epoch}, "fields": [["timestamp", 41], ["shard", 10], ["sequence", 12]]}`)
+    const id = (5n << 22n) | (3n << 12n) | 7n
+    for (const p of [l.decode(id), pkg.decode(String(id), l)]) {
+      assert.deepEqual({ ...p }, { id, timestampMs: epoch + 5, sequence: 7, shard: 3 })
+    }
+    throwsCode(() => l.decode(1n << 63n), 'invalid_id')
+  }
+})
+
 test('Parts are the same where code generation from strings is disabled', () => {
   // index.js compiles a decoder per layout; with code generation disabled it
   // falls back to a generic one, which must build equal objects.
