@@ -458,15 +458,22 @@ impl Layout {
             | node_bits
     }
 
-    /// Splits an ID into its parts. Fails with `invalid_id` when the ID has
-    /// bits above the layout's width.
+    /// Fails with `invalid_id` when `id` has bits above the layout's width.
     #[inline]
-    pub fn decompose(&self, id: u64) -> Result<Parts> {
+    fn check_width(&self, id: u64) -> Result<()> {
         if id > self.max_id() {
             return Err(Error::InvalidId(IdProblem::TooWideForLayout {
                 layout_bits: self.total as u32,
             }));
         }
+        Ok(())
+    }
+
+    /// Splits an ID into its parts. Fails with `invalid_id` when the ID has
+    /// bits above the layout's width.
+    #[inline]
+    pub fn decompose(&self, id: u64) -> Result<Parts> {
+        self.check_width(id)?;
         // The timestamp is the top field: no mask needed below the width.
         let tick = id >> self.fields[0].shift;
         let (seq_shift, seq_mask) = self.split[0];
@@ -503,11 +510,7 @@ impl Layout {
     /// ```
     #[inline]
     pub fn decompose_f64(&self, id: u64, out: &mut [f64]) -> Result<usize> {
-        if id > self.max_id() {
-            return Err(Error::InvalidId(IdProblem::TooWideForLayout {
-                layout_bits: self.total as u32,
-            }));
-        }
+        self.check_width(id)?;
         let n = 2 + self.node_count();
         let (ms, rest) = out[..n].split_at_mut(1);
         // Every value is below 2^53: the signed conversion is exact, and in
@@ -560,7 +563,7 @@ impl Layout {
         if let Some(at) = ids.iter().position(|&id| id > max) {
             return Err((
                 at,
-                self.decompose(ids[at])
+                self.check_width(ids[at])
                     .err()
                     .unwrap_or(Error::InvalidId(IdProblem::Overflow)),
             ));
