@@ -8,7 +8,7 @@
 #   bindings-wasm/build.sh            # build everything
 #   bindings-wasm/build.sh --check    # also fail if www/pkg/ differs from the fresh build
 #
-# Needs: the wasm32-unknown-unknown target, wasm-bindgen-cli 0.2.130 on PATH
+# Needs: the wasm32-unknown-unknown target, the rust-src component, wasm-bindgen-cli 0.2.130 on PATH
 # (the same version as the pinned crate), and `npm install` in this folder
 # (npm's binaryen for wasm-opt: Debian's binaryen 108 silently breaks the
 # module; terser). scripts/test-wasm installs all of them.
@@ -26,15 +26,20 @@ check=0
 # release profile (lto, one codegen unit) stays as it is; only the
 # optimisation level is overridden, here, for this build.
 export CARGO_PROFILE_RELEASE_OPT_LEVEL=s
-# Panic locations (file, line, column) would be compiled into the module, so
-# that moving a line in core/ or src/ changed the committed www/pkg/ copy
-# without changing what it does; -Zlocation-detail=none leaves them out (and
-# saves a little size). The flag is unstable: RUSTC_BOOTSTRAP=1 lets the
-# stable compiler accept it, for this build only. Panics abort on this target
-# anyway (the binding avoids them; see src/lib.rs).
+# The standard library is rebuilt for this module (-Zbuild-std; needs the
+# rust-src component) with the `immediate-abort` panic strategy: a panic is
+# an `unreachable` trap at once, with none of the panic machinery (message
+# formatting, the hook, `core::fmt` pulled in by them), about 6 KB of the
+# module. Nothing changes for users: on this target a panic already aborted
+# the module, its message going nowhere (the binding avoids panics; see
+# src/lib.rs). Panic locations (file, line, column) are left out too
+# (-Zlocation-detail=none), so that moving a line in core/ or src/ does not
+# change the committed www/pkg/ copy. These flags are unstable:
+# RUSTC_BOOTSTRAP=1 lets the stable compiler accept them, for this build only.
 export RUSTC_BOOTSTRAP=1
-export RUSTFLAGS="-Zlocation-detail=none"
-cargo build --quiet -p snowmint-wasm --target wasm32-unknown-unknown --release
+export RUSTFLAGS="-Zlocation-detail=none -Zunstable-options -Cpanic=immediate-abort"
+cargo build --quiet -p snowmint-wasm --target wasm32-unknown-unknown --release \
+  -Zbuild-std=std,panic_abort
 wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/snowmint_wasm.wasm"
 
 # The features rustc enables by default for wasm32-unknown-unknown; wasm-opt

@@ -26,7 +26,7 @@
 //! - A core error becomes an `Error` whose `code` is the core's code
 //!   (`Error::code`, the cross-language contract). An argument of the wrong
 //!   type becomes a `TypeError`, a number out of its range a `RangeError`;
-//!   both carry a `code` too (see [`Fail`]).
+//!   both carry a `code` too (see [`fail`]).
 //! - Nothing here may panic on input: on `wasm32-unknown-unknown` a panic
 //!   aborts the module (an `unreachable` trap), which would leave it unusable.
 //!
@@ -97,8 +97,8 @@ static LAYOUTS: Global<Vec<snowmint::Layout>> = Global(UnsafeCell::new(Vec::new(
 static GENERATORS: Global<Vec<Option<Gen>>> = Global(UnsafeCell::new(Vec::new()));
 /// The pushed arguments of the next operation.
 static ARGS: Global<Vec<Arg>> = Global(UnsafeCell::new(Vec::new()));
-/// The message of the last failure, for `__message`.
-static MESSAGE: Global<String> = Global(UnsafeCell::new(String::new()));
+/// The last failure, for [`status`] and `__message`: its status and message.
+static FAILURE: Global<(u32, String)> = Global(UnsafeCell::new((0, String::new())));
 /// The last string result, for `__text`.
 static TEXT: Global<String> = Global(UnsafeCell::new(String::new()));
 /// `decodeMany`'s buffers: the IDs (written by js/api.js) and the columns.
@@ -111,62 +111,75 @@ enum Gen {
 
 // ---- errors -----------------------------------------------------------------
 
-/// Why a call failed, before it becomes a JavaScript exception: js/api.js
-/// throws an `Error`, `TypeError` or `RangeError` from the class, code and
-/// message [`status`] reports.
-enum Fail {
-    /// A core error: an `Error` whose `code` is [`snowmint::Error::code`].
-    ///
-    /// The core's `Error` is `#[non_exhaustive]`, so no match can list every
-    /// variant; none is needed, because JavaScript has one error form for all
-    /// of them and the code comes from the core itself. The shared suite
-    /// (`tests/js/`) provokes every code of `vectors/codes.json` through this
-    /// path, so a new core variant is covered the day it gets a vector.
-    Core(snowmint::Error),
-    /// An argument of the wrong JavaScript type: a `TypeError` with `code`.
-    Type(&'static str, String),
-    /// A number that is not acceptable (negative, fractional, not a safe
-    /// integer, a BigInt outside 0..2^64): a `RangeError` with `code`.
-    Range(&'static str, String),
-    /// A core error with a message of the binding's (naming an index): an
-    /// `Error` with `code`.
-    Plain(&'static str, String),
+/// A failed operation. What failed (the JavaScript error's class, its code
+/// and message) was recorded in [`FAILURE`] when it happened ([`fail`]), so
+/// the error moves through every `?` as nothing at all: carrying it (a core
+/// error, a message) up the calls cost several KB of the module.
+struct Failed;
+
+type Res<T> = Result<T, Failed>;
+
+/// The class of a JavaScript error (the status's high part, see [`status`]):
+/// `Error` for core errors, `TypeError` for an argument of the wrong type,
+/// `RangeError` for a number out of its range (negative, fractional, not a
+/// safe integer, a bigint outside 0..2^64). Each carries a `code`.
+const ERROR: u32 = 0;
+const TYPE_ERROR: u32 = 1;
+const RANGE_ERROR: u32 = 2;
+
+/// Records a failure: an error of `class` with `code` (one of the core's
+/// `Error::ALL_CODES`) and the message made of `message`.
+fn fail(class: u32, code: &str, message: &[&str]) -> Failed {
+    let codes = snowmint::Error::ALL_CODES;
+    let index = codes.iter().position(|c| *c == code).unwrap_or(0);
+    let (status, m) = FAILURE.get();
+    *status = 1 + class * 16 + index as u32;
+    m.clear();
+    for piece in message {
+        m.push_str(piece);
+    }
+    Failed
 }
 
-impl From<snowmint::Error> for Fail {
-    fn from(e: snowmint::Error) -> Fail {
-        Fail::Core(e)
+/// Records a core error as an error of `class`, with the core's code and
+/// message (`Error::code`, the cross-language contract, and
+/// `Error::write_message`, which stays clear of `core::fmt`'s machinery).
+///
+/// The core's `Error` is `#[non_exhaustive]`, so no match can list every
+/// variant; none is needed, because JavaScript has one error form for all of
+/// them and the code comes from the core itself. The shared suite
+/// (`tests/js/`) provokes every code of `vectors/codes.json` through this
+/// path, so a new core variant is covered the day it gets a vector.
+fn fail_core(class: u32, e: snowmint::Error) -> Failed {
+    let failed = fail(class, e.code(), &[]);
+    // Writing into a String cannot fail.
+    let _ = e.write_message(&mut FAILURE.get().1);
+    failed
+}
+
+impl From<snowmint::Error> for Failed {
+    fn from(e: snowmint::Error) -> Failed {
+        fail_core(ERROR, e)
     }
 }
 
-impl Fail {
-    /// A core error about a number's range (from `Id::from_f64` or
-    /// `Id::from_bigint`): a `RangeError` with the core's code and message.
-    fn range(e: snowmint::Error) -> Fail {
-        Fail::Range(e.code(), e.to_string())
-    }
+/// A core error about a number's range (from `Id::from_f64` or
+/// `Id::from_bigint`): a `RangeError` with the core's code and message.
+fn range(e: snowmint::Error) -> Failed {
+    fail_core(RANGE_ERROR, e)
 }
-
-type Res<T> = Result<T, Fail>;
 
 /// An operation's status for js/api.js: 0 on success; on failure
-/// `1 + class * 16 + code`, where class is 0 `Error`, 1 `TypeError`, 2
-/// `RangeError` and code the index of the error's code in
+/// `1 + class * 16 + code`, where class is [`ERROR`], [`TYPE_ERROR`] or
+/// [`RANGE_ERROR`] and code the index of the error's code in
 /// `snowmint::Error::ALL_CODES` (the table js/api.js gets from `__codes`),
 /// the message kept for `__message`. Also clears the pushed arguments.
 fn status(r: Res<()>) -> u32 {
     ARGS.get().clear();
-    let (class, code, message) = match r {
-        Ok(()) => return 0,
-        Err(Fail::Core(e)) => (0, e.code(), e.to_string()),
-        Err(Fail::Type(code, m)) => (1, code, m),
-        Err(Fail::Range(code, m)) => (2, code, m),
-        Err(Fail::Plain(code, m)) => (0, code, m),
-    };
-    let codes = snowmint::Error::ALL_CODES;
-    let index = codes.iter().position(|c| *c == code).unwrap_or(0);
-    *MESSAGE.get() = message;
-    1 + class * 16 + index as u32
+    match r {
+        Ok(()) => 0,
+        Err(Failed) => FAILURE.get().0,
+    }
 }
 
 /// The core's error codes, comma-separated, in `ALL_CODES` order.
@@ -178,7 +191,7 @@ pub fn codes() -> String {
 /// The message of the last failed operation.
 #[wasm_bindgen(js_name = __message, skip_typescript)]
 pub fn message() -> String {
-    std::mem::take(MESSAGE.get())
+    std::mem::take(&mut FAILURE.get().1)
 }
 
 /// The last string result (`toBase32`, `nextIdString`...).
@@ -198,6 +211,12 @@ pub fn scratch() -> u32 {
 #[wasm_bindgen(js_name = __memory, skip_typescript)]
 pub fn memory() -> JsValue {
     wasm_bindgen::memory()
+}
+
+/// `n` in decimal, written into `buf` (the core's decimal ID encoding: Rust's
+/// integer formatting would bring `core::fmt` into the module).
+fn decimal(n: usize, buf: &mut [u8; snowmint::MAX_STR_LEN]) -> &str {
+    Id::new(n as u64).encode(Format::Decimal, buf)
 }
 
 /// The strings one after the other (`[..].concat()` and `.join()` cost about
@@ -319,12 +338,13 @@ fn id_arg(v: Arg) -> Res<u64> {
             lossless,
         } => Id::from_bigint(negative, low, lossless)
             .map(Id::get)
-            .map_err(Fail::range),
-        Arg::Number(n) => Id::from_f64(n).map(Id::get).map_err(Fail::range),
+            .map_err(range),
+        Arg::Number(n) => Id::from_f64(n).map(Id::get).map_err(range),
         Arg::String(s) => Ok(Id::parse(&s, Format::Decimal)?.get()),
-        _ => Err(Fail::Type(
+        _ => Err(fail(
+            TYPE_ERROR,
             "invalid_id",
-            "an ID must be a bigint, a decimal string or a safe integer number".into(),
+            &["an ID must be a bigint, a decimal string or a safe integer number"],
         )),
     }
 }
@@ -334,31 +354,19 @@ fn id_arg(v: Arg) -> Res<u64> {
 /// fits the argument; `negative_code` is used for negative numbers.
 fn uint_arg(v: Arg, what: &str, code: &'static str, negative_code: &'static str) -> Res<u64> {
     let Arg::Number(n) = v else {
-        return Err(Fail::Type(code, cat(&[what, " must be a number"])));
+        return Err(fail(TYPE_ERROR, code, &[what, " must be a number"]));
     };
     if n < 0.0 {
-        return Err(Fail::Range(
-            negative_code,
-            cat(&[
-                what,
-                " must not be negative (got ",
-                &number_to_string(n),
-                ")",
-            ]),
-        ));
+        let got = number_to_string(n);
+        let message = [what, " must not be negative (got ", &got, ")"];
+        return Err(fail(RANGE_ERROR, negative_code, &message));
     }
     // `n as u64` saturates and truncates; the round trip shows whether `n`
     // was an integer (f64::trunc needs a libm on this target).
     if n.is_nan() || n > MAX_SAFE || (n as u64) as f64 != n {
-        return Err(Fail::Range(
-            code,
-            cat(&[
-                what,
-                " must be a safe integer (got ",
-                &number_to_string(n),
-                ")",
-            ]),
-        ));
+        let got = number_to_string(n);
+        let message = [what, " must be a safe integer (got ", &got, ")"];
+        return Err(fail(RANGE_ERROR, code, &message));
     }
     Ok(n as u64)
 }
@@ -371,7 +379,7 @@ fn time_arg(v: Arg) -> Res<u64> {
 fn string_arg(v: Arg, what: &str, code: &'static str) -> Res<String> {
     match v {
         Arg::String(s) => Ok(s),
-        _ => Err(Fail::Type(code, cat(&[what, " must be a string"]))),
+        _ => Err(fail(TYPE_ERROR, code, &[what, " must be a string"])),
     }
 }
 
@@ -389,7 +397,7 @@ fn layout_of(h: u32) -> Res<snowmint::Layout> {
         .get()
         .get(h as usize)
         .copied()
-        .ok_or_else(|| Fail::Type("invalid_layout", "not a live Layout".into()))
+        .ok_or_else(|| fail(TYPE_ERROR, "invalid_layout", &["not a live Layout"]))
 }
 
 /// A `Layout` or a string for `Layout.parse` (preset name or JSON).
@@ -397,9 +405,10 @@ fn layout_arg(v: Arg) -> Res<snowmint::Layout> {
     match v {
         Arg::String(s) => Ok(snowmint::Layout::parse(&s)?),
         Arg::Layout(h) => layout_of(h),
-        _ => Err(Fail::Type(
+        _ => Err(fail(
+            TYPE_ERROR,
             "invalid_layout",
-            "a layout must be a Layout or a string (a preset name or a JSON descriptor)".into(),
+            &["a layout must be a Layout or a string (a preset name or a JSON descriptor)"],
         )),
     }
 }
@@ -434,9 +443,10 @@ fn nodes_arg(layout: &snowmint::Layout, args: &mut Args) -> Res<Nodes> {
         Arg::Undefined | Arg::Null => 0,
         Arg::Object(len) => len,
         _ => {
-            return Err(Fail::Type(
+            return Err(fail(
+                TYPE_ERROR,
                 "unknown_field",
-                "nodes must be an object of field name -> number".into(),
+                &["nodes must be an object of field name -> number"],
             ))
         }
     };
@@ -458,9 +468,10 @@ fn options_arg(args: &mut Args) -> Res<Options> {
         Arg::Undefined => 0,
         Arg::Object(len) => len,
         _ => {
-            return Err(Fail::Type(
+            return Err(fail(
+                TYPE_ERROR,
                 "invalid_option",
-                "options must be an object".into(),
+                &["options must be an object"],
             ))
         }
     };
@@ -481,26 +492,30 @@ fn options_arg(args: &mut Args) -> Res<Options> {
         match key.as_str() {
             "seed" => {
                 // The seed reads like an ID, but a bad one is a bad option.
-                seed = Some(id_arg(value).map_err(|e| match e {
-                    Fail::Core(e) => {
-                        Fail::Range("invalid_option", cat(&["seed: ", &e.to_string()]))
-                    }
-                    Fail::Type(_, m) => Fail::Type("invalid_option", cat(&["seed: ", &m])),
-                    Fail::Range(_, m) | Fail::Plain(_, m) => {
-                        Fail::Range("invalid_option", cat(&["seed: ", &m]))
-                    }
+                seed = Some(id_arg(value).map_err(|Failed| {
+                    // A TypeError stays one; any other failure becomes a
+                    // RangeError. Both with the option's code.
+                    let (status, m) = FAILURE.get();
+                    let class = if (*status - 1) / 16 == TYPE_ERROR {
+                        TYPE_ERROR
+                    } else {
+                        RANGE_ERROR
+                    };
+                    let m = std::mem::take(m);
+                    fail(class, "invalid_option", &["seed: ", &m])
                 })?)
             }
             "resumeAfter" => resume_after = Some(id_arg(value)?),
             _ => {
-                return Err(Fail::Type(
+                return Err(fail(
+                    TYPE_ERROR,
                     "invalid_option",
-                    cat(&[
+                    &[
                         "unknown option '",
                         &key,
                         "' (known: clockBackwards, sequenceExhausted, sequenceStart, seed, \
                          resumeAfter)",
-                    ]),
+                    ],
                 ))
             }
         }
@@ -520,7 +535,9 @@ fn put_id(id: u64) {
 
 fn encode(id: u64, format: Format) {
     let mut buf = [0u8; snowmint::MAX_STR_LEN];
-    *TEXT.get() = Id::new(id).encode(format, &mut buf).to_string();
+    let text = TEXT.get();
+    text.clear();
+    text.push_str(Id::new(id).encode(format, &mut buf));
 }
 
 // ---- decoding -------------------------------------------------------------------
@@ -532,9 +549,7 @@ fn encode(id: u64, format: Format) {
 fn decode_into(layout: &snowmint::Layout, id: u64) -> Res<()> {
     let out = SCRATCH.get();
     out[0] = f64::from_bits(id);
-    layout
-        .decompose_f64(id, &mut out[1..])
-        .map_err(Fail::Core)?;
+    layout.decompose_f64(id, &mut out[1..])?;
     Ok(())
 }
 
@@ -577,25 +592,31 @@ pub fn batch(h: u32) -> u32 {
     status((|| {
         let layout = layout_of(h)?;
         let Arg::U64Array(n) = args.next() else {
-            return Err(Fail::Type(
+            return Err(fail(
+                TYPE_ERROR,
                 "invalid_id",
-                "ids must be a BigUint64Array".into(),
+                &["ids must be a BigUint64Array"],
             ));
         };
         let n = n as usize;
         let width = 2 + layout.node_count();
-        let too_many = || Fail::Range("invalid_id", "too many IDs for memory".into());
+        let too_many = || fail(RANGE_ERROR, "invalid_id", &["too many IDs for memory"]);
         let total = n.checked_mul(width).ok_or_else(too_many)?;
         match args.next() {
             Arg::Undefined | Arg::Null => {}
             Arg::F64Array(len) if len as usize >= total => {}
             Arg::F64Array(_) => {
-                let msg = ["into must hold at least ", &total.to_string(), " values"];
-                return Err(Fail::Range("invalid_option", cat(&msg)));
+                let mut buf = [0u8; snowmint::MAX_STR_LEN];
+                let msg = [
+                    "into must hold at least ",
+                    decimal(total, &mut buf),
+                    " values",
+                ];
+                return Err(fail(RANGE_ERROR, "invalid_option", &msg));
             }
             _ => {
                 let msg = "into must be a Float64Array";
-                return Err(Fail::Type("invalid_option", msg.into()));
+                return Err(fail(TYPE_ERROR, "invalid_option", &[msg]));
             }
         }
         let (ids, out) = BATCH.get();
@@ -629,10 +650,11 @@ pub fn decode_many(h: u32) -> u32 {
         let layout = layout_of(h)?;
         let (ids, out) = BATCH.get();
         layout.decompose_columns(ids, out).map_err(|(i, e)| {
-            Fail::Plain(
-                e.code(),
-                cat(&["ids[", &i.to_string(), "]: ", &e.to_string()]),
-            )
+            let mut buf = [0u8; snowmint::MAX_STR_LEN];
+            let failed = fail(ERROR, e.code(), &["ids[", decimal(i, &mut buf), "]: "]);
+            // Writing into a String cannot fail.
+            let _ = e.write_message(&mut FAILURE.get().1);
+            failed
         })
     })())
 }
@@ -691,29 +713,25 @@ pub fn layout_text(h: u32, what: u32) -> String {
     };
     match what {
         0 => l.to_json(),
-        1 => l.preset_name().unwrap_or_default().to_string(),
+        1 => String::from(l.preset_name().unwrap_or_default()),
         _ => {
-            let fields: Vec<String> = l
-                .fields()
-                .iter()
-                .map(|f| {
-                    let kind = match f.kind() {
-                        FieldKind::Timestamp => "timestamp",
-                        FieldKind::Sequence => "sequence",
-                        FieldKind::Node => "node",
-                    };
-                    cat(&[
-                        f.name(),
-                        " ",
-                        &f.bits().to_string(),
-                        " ",
-                        &f.shift().to_string(),
-                        " ",
-                        kind,
-                    ])
-                })
-                .collect();
-            join(&fields)
+            let mut out = String::new();
+            for (i, f) in l.fields().iter().enumerate() {
+                let kind = match f.kind() {
+                    FieldKind::Timestamp => "timestamp",
+                    FieldKind::Sequence => "sequence",
+                    FieldKind::Node => "node",
+                };
+                let (mut bits, mut shift) =
+                    ([0u8; snowmint::MAX_STR_LEN], [0u8; snowmint::MAX_STR_LEN]);
+                let bits = decimal(f.bits() as usize, &mut bits);
+                let shift = decimal(f.shift() as usize, &mut shift);
+                let sep = if i > 0 { "," } else { "" };
+                for piece in [sep, f.name(), " ", bits, " ", shift, " ", kind] {
+                    out.push_str(piece);
+                }
+            }
+            out
         }
     }
 }
@@ -877,13 +895,13 @@ fn generator(g: u32) -> Res<&'static mut Gen> {
         .get()
         .get_mut(g as usize)
         .and_then(Option::as_mut)
-        .ok_or_else(|| Fail::Type("invalid_option", "not a live generator".into()))
+        .ok_or_else(|| fail(TYPE_ERROR, "invalid_option", &["not a live generator"]))
 }
 
 fn sync_generator(g: u32) -> Res<&'static SyncGenerator<DateClock>> {
     match generator(g)? {
         Gen::Sync(s) => Ok(s),
-        Gen::Pure(_) => Err(Fail::Type("invalid_option", "not a Generator".into())),
+        Gen::Pure(_) => Err(fail(TYPE_ERROR, "invalid_option", &["not a Generator"])),
     }
 }
 
@@ -917,10 +935,9 @@ pub fn gen_next_ids(g: u32) -> u32 {
         let n = SyncGenerator::<DateClock>::check_batch(n)?;
         let (ids, _) = BATCH.get();
         zeroed(ids, n, 0).map_err(|_| {
-            Fail::Range(
-                "invalid_option",
-                cat(&["cannot allocate ", &n.to_string(), " IDs"]),
-            )
+            let mut buf = [0u8; snowmint::MAX_STR_LEN];
+            let message = ["cannot allocate ", decimal(n, &mut buf), " IDs"];
+            fail(RANGE_ERROR, "invalid_option", &message)
         })?;
         generator.next_ids(ids)?;
         let s = SCRATCH.get();
@@ -947,7 +964,7 @@ pub fn pure_next(g: u32) -> u32 {
     let mut args = Args::take();
     status((|| {
         let Gen::Pure(p) = generator(g)? else {
-            return Err(Fail::Type("invalid_option", "not a PureGenerator".into()));
+            return Err(fail(TYPE_ERROR, "invalid_option", &["not a PureGenerator"]));
         };
         let now = time_arg(args.next())?;
         let s = SCRATCH.get();

@@ -213,89 +213,186 @@ impl Error {
     ];
 }
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+// The messages are written piece by piece with `write_str` alone, never
+// `write!`: `core::fmt`'s formatting machinery (argument tables, padding,
+// integer formatting) would otherwise be compiled into every user of the
+// messages, a few KB of the WebAssembly module (issue 6's size budget).
+
+/// Where messages are written: any `fmt::Write`, through a trait object
+/// with this one method (a `dyn fmt::Write` would bring `write_fmt`, and
+/// with it the machinery, into the vtable).
+pub(crate) trait Sink {
+    fn put_str(&mut self, s: &str) -> fmt::Result;
+}
+
+impl<W: fmt::Write + ?Sized> Sink for W {
+    fn put_str(&mut self, s: &str) -> fmt::Result {
+        self.write_str(s)
+    }
+}
+
+/// One piece of a message: text, a number (in decimal) or a field name.
+pub(crate) trait Piece {
+    fn put(&self, w: &mut dyn Sink) -> fmt::Result;
+}
+
+impl Piece for &str {
+    fn put(&self, w: &mut dyn Sink) -> fmt::Result {
+        w.put_str(self)
+    }
+}
+
+impl Piece for u64 {
+    fn put(&self, w: &mut dyn Sink) -> fmt::Result {
+        let mut buf = [0u8; crate::MAX_STR_LEN];
+        w.put_str(crate::Id::new(*self).encode(crate::Format::Decimal, &mut buf))
+    }
+}
+
+impl Piece for u32 {
+    fn put(&self, w: &mut dyn Sink) -> fmt::Result {
+        u64::from(*self).put(w)
+    }
+}
+
+impl Piece for u8 {
+    fn put(&self, w: &mut dyn Sink) -> fmt::Result {
+        u64::from(*self).put(w)
+    }
+}
+
+impl Piece for FieldName {
+    fn put(&self, w: &mut dyn Sink) -> fmt::Result {
+        w.put_str(self.as_str())
+    }
+}
+
+/// Writes the pieces one after the other: `put!(w; "time ", ms, " ms")`.
+macro_rules! put {
+    ($w:expr; $($piece:expr),+ $(,)?) => {{
+        let w: &mut dyn $crate::error::Sink = $w;
+        $( $crate::error::Piece::put(&$piece, w)?; )+
+        Ok(())
+    }};
+}
+pub(crate) use put;
+
+impl Error {
+    /// Writes the message, the same text as `Display` (`to_string()`), with
+    /// `write_str` alone: for targets where the size of `core::fmt`'s
+    /// formatting machinery matters (the WebAssembly binding).
+    ///
+    /// ```
+    /// let err = snowmint::Layout::preset("nope").unwrap_err();
+    /// let mut message = String::new();
+    /// err.write_message(&mut message).unwrap();
+    /// assert_eq!(message, err.to_string());
+    /// ```
+    pub fn write_message<W: fmt::Write>(&self, w: &mut W) -> fmt::Result {
+        self.write_to(w)
+    }
+
+    fn write_to(&self, w: &mut dyn Sink) -> fmt::Result {
         match self {
-            Error::InvalidLayout(p) => write!(f, "invalid layout: {p}")?,
-            Error::UnknownPreset => f.write_str(
+            Error::InvalidLayout(p) => {
+                w.put_str("invalid layout: ")?;
+                p.write_to(w)?
+            }
+            Error::UnknownPreset => w.put_str(
                 "unknown preset (known: twitter, discord, instagram, sonyflake, sonyflake-v2, \
                  shardingsphere, leaf, baidu, tsid, mastodon)",
             )?,
             Error::UnknownField { name } => {
-                write!(f, "the layout has no node field named '{name}'")?
+                put!(w; "the layout has no node field named '", *name, "'")?
             }
-            Error::MissingNode { field } => write!(f, "no value given for node field '{field}'")?,
+            Error::MissingNode { field } => {
+                put!(w; "no value given for node field '", *field, "'")?
+            }
             Error::NodeOutOfRange { field, value, max } => {
-                write!(f, "value {value} does not fit field '{field}' (0..={max})")?
+                put!(w; "value ", *value, " does not fit field '", *field, "' (0..=", *max, ")")?
             }
-            Error::InvalidOption(p) => write!(f, "invalid option: {p}")?,
-            Error::TimeBeforeEpoch { time_ms, epoch_ms } => write!(
-                f,
-                "time {time_ms} ms is before the layout's epoch {epoch_ms} ms"
+            Error::InvalidOption(p) => {
+                w.put_str("invalid option: ")?;
+                w.put_str(p.message())?
+            }
+            Error::TimeBeforeEpoch { time_ms, epoch_ms } => put!(w;
+                "time ", *time_ms, " ms is before the layout's epoch ", *epoch_ms, " ms"
             )?,
-            Error::TimeOverflow { time_ms, end_ms } => write!(
-                f,
-                "time {time_ms} ms is past the end of the layout's time field ({end_ms} ms)"
+            Error::TimeOverflow { time_ms, end_ms } => put!(w;
+                "time ", *time_ms, " ms is past the end of the layout's time field (",
+                *end_ms, " ms)"
             )?,
-            Error::ClockMovedBackwards { now_ms, last_ms } => write!(
-                f,
-                "clock moved backwards: now {now_ms} ms, last ID at {last_ms} ms ({} ms behind)",
-                last_ms.saturating_sub(*now_ms)
+            Error::ClockMovedBackwards { now_ms, last_ms } => put!(w;
+                "clock moved backwards: now ", *now_ms, " ms, last ID at ", *last_ms, " ms (",
+                last_ms.saturating_sub(*now_ms), " ms behind)"
             )?,
-            Error::InvalidId(p) => write!(f, "invalid id: {p}")?,
-            Error::ProcessForked => f.write_str(
+            Error::InvalidId(p) => {
+                w.put_str("invalid id: ")?;
+                p.write_to(w)?
+            }
+            Error::ProcessForked => w.put_str(
                 "this generator was created before fork(); in the child process create a new \
                  generator with a node value no other process uses",
             )?,
         }
-        write!(f, " [{}]", self.code())
+        put!(w; " [", self.code(), "]")
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_to(f)
+    }
+}
+
+impl LayoutProblem {
+    fn write_to(&self, w: &mut dyn Sink) -> fmt::Result {
+        match self {
+            LayoutProblem::TooWide { bits } => {
+                put!(w; "the fields add up to ", *bits, " bits; at most 64 fit in an ID")
+            }
+            LayoutProblem::TooManyFields => {
+                put!(w; "more than ", crate::MAX_FIELDS as u64, " fields")
+            }
+            LayoutProblem::ZeroWidth { field } => put!(w; "field '", *field, "' has width 0"),
+            LayoutProblem::FieldTooWide { field } => put!(w;
+                "field '", *field,
+                "' is wider than 53 bits (its values must be exact in every language)"
+            ),
+            LayoutProblem::DuplicateField { field } => {
+                put!(w; "field '", *field, "' appears twice")
+            }
+            LayoutProblem::BadFieldName => w.put_str(
+                "a field name must be 1 to 24 characters of [a-z0-9_], starting with a letter",
+            ),
+            LayoutProblem::MissingTimestamp => w.put_str("no 'timestamp' field"),
+            LayoutProblem::MissingSequence => w.put_str("no 'sequence' field"),
+            LayoutProblem::TimestampNotFirst => {
+                w.put_str("'timestamp' must be the first (most significant) field")
+            }
+            LayoutProblem::ZeroTimeUnit => w.put_str("the time unit must be at least 1 ms"),
+            LayoutProblem::TimeRangeTooLarge => w.put_str(
+                "the time field reaches past 2^53 ms after the Unix epoch; use fewer time bits",
+            ),
+            LayoutProblem::EpochInFuture { epoch_ms, now_ms } => put!(w;
+                "the epoch ", *epoch_ms, " ms is in the future (now ", *now_ms, " ms)"
+            ),
+            LayoutProblem::Json { offset } => {
+                put!(w; "malformed layout descriptor at byte ", *offset)
+            }
+        }
     }
 }
 
 impl fmt::Display for LayoutProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LayoutProblem::TooWide { bits } => write!(
-                f,
-                "the fields add up to {bits} bits; at most 64 fit in an ID"
-            ),
-            LayoutProblem::TooManyFields => {
-                write!(f, "more than {} fields", crate::MAX_FIELDS)
-            }
-            LayoutProblem::ZeroWidth { field } => write!(f, "field '{field}' has width 0"),
-            LayoutProblem::FieldTooWide { field } => write!(
-                f,
-                "field '{field}' is wider than 53 bits (its values must be exact in every language)"
-            ),
-            LayoutProblem::DuplicateField { field } => {
-                write!(f, "field '{field}' appears twice")
-            }
-            LayoutProblem::BadFieldName => f.write_str(
-                "a field name must be 1 to 24 characters of [a-z0-9_], starting with a letter",
-            ),
-            LayoutProblem::MissingTimestamp => f.write_str("no 'timestamp' field"),
-            LayoutProblem::MissingSequence => f.write_str("no 'sequence' field"),
-            LayoutProblem::TimestampNotFirst => {
-                f.write_str("'timestamp' must be the first (most significant) field")
-            }
-            LayoutProblem::ZeroTimeUnit => f.write_str("the time unit must be at least 1 ms"),
-            LayoutProblem::TimeRangeTooLarge => f.write_str(
-                "the time field reaches past 2^53 ms after the Unix epoch; use fewer time bits",
-            ),
-            LayoutProblem::EpochInFuture { epoch_ms, now_ms } => write!(
-                f,
-                "the epoch {epoch_ms} ms is in the future (now {now_ms} ms)"
-            ),
-            LayoutProblem::Json { offset } => {
-                write!(f, "malformed layout descriptor at byte {offset}")
-            }
-        }
+        self.write_to(f)
     }
 }
 
-impl fmt::Display for OptionProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl OptionProblem {
+    fn message(&self) -> &'static str {
+        match self {
             OptionProblem::ClockPolicy => "clock_backwards must be 'fail', 'wait:N' or 'borrow:N'",
             OptionProblem::ExhaustedPolicy => "sequence_exhausted must be 'wait' or 'borrow:N'",
             OptionProblem::StartPolicy => {
@@ -303,34 +400,43 @@ impl fmt::Display for OptionProblem {
             }
             OptionProblem::Count => "the count must be between 1 and 2^32",
             OptionProblem::ResumeAfter => "resume_after is not a valid ID of this layout",
-        })
+        }
+    }
+}
+
+impl fmt::Display for OptionProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl IdProblem {
+    fn write_to(&self, w: &mut dyn Sink) -> fmt::Result {
+        match self {
+            IdProblem::Empty => w.put_str("empty string"),
+            IdProblem::BadChar { at } => put!(w; "unexpected character at offset ", *at),
+            IdProblem::WrongLength { len, expected } => {
+                put!(w; "length ", *len, ", expected ", *expected)
+            }
+            IdProblem::Overflow => w.put_str("value is 2^64 or more"),
+            IdProblem::Negative => w.put_str("value is negative"),
+            IdProblem::NotExact => w.put_str(
+                "not an exact integer (a JavaScript number above 2^53 may already be rounded; \
+                 pass a bigint or a decimal string)",
+            ),
+            IdProblem::TooWideForLayout { layout_bits } => put!(w;
+                "the ID has bits set above the layout's ", *layout_bits, " bits"
+            ),
+            IdProblem::UnknownFormat => {
+                w.put_str("unknown format (known: decimal, base32, base62)")
+            }
+        }
     }
 }
 
 impl fmt::Display for IdProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            IdProblem::Empty => f.write_str("empty string"),
-            IdProblem::BadChar { at } => write!(f, "unexpected character at offset {at}"),
-            IdProblem::WrongLength { len, expected } => {
-                write!(f, "length {len}, expected {expected}")
-            }
-            IdProblem::Overflow => f.write_str("value is 2^64 or more"),
-            IdProblem::Negative => f.write_str("value is negative"),
-            IdProblem::NotExact => f.write_str(
-                "not an exact integer (a JavaScript number above 2^53 may already be rounded; \
-                 pass a bigint or a decimal string)",
-            ),
-            IdProblem::TooWideForLayout { layout_bits } => {
-                write!(
-                    f,
-                    "the ID has bits set above the layout's {layout_bits} bits"
-                )
-            }
-            IdProblem::UnknownFormat => {
-                f.write_str("unknown format (known: decimal, base32, base62)")
-            }
-        }
+        self.write_to(f)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::error::{Error, IdProblem, LayoutProblem, Result};
+use crate::error::{put, Error, IdProblem, LayoutProblem, Result};
 use crate::id::Id;
 
 /// The most fields a layout may have (timestamp and sequence included).
@@ -763,16 +763,13 @@ impl Layout {
     /// Writes the canonical JSON descriptor (no spaces, keys in the order
     /// `epoch_ms`, `time_unit_ms`, `fields`).
     pub fn write_json<W: fmt::Write>(&self, w: &mut W) -> fmt::Result {
-        write!(
-            w,
-            "{{\"epoch_ms\":{},\"time_unit_ms\":{},\"fields\":[",
-            self.epoch_ms, self.unit_ms
-        )?;
+        // `put!` (write_str alone), not `write!`: see error.rs.
+        put!(w; "{\"epoch_ms\":", self.epoch_ms, ",\"time_unit_ms\":", self.unit_ms, ",\"fields\":[")?;
         for (i, f) in self.fields().iter().enumerate() {
             if i > 0 {
-                w.write_char(',')?;
+                w.write_str(",")?;
             }
-            write!(w, "[\"{}\",{}]", f.name, f.bits)?;
+            put!(w; "[\"", f.name, "\",", f.bits, "]")?;
         }
         w.write_str("]}")
     }
