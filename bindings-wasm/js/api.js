@@ -16,13 +16,41 @@
 // codes and messages all stay in Rust (the core, and src/lib.rs for
 // argument types). This file branches on `typeof` to tag arguments, maps a
 // failed status to an Error, TypeError or RangeError with the core's code
-// (from the table `__codes` gives) and the module's message, and builds
+// (from the table `__string` gives) and the module's message, and builds
 // result objects.
 //
 // bindings-wasm/build.sh copies this file into both packages (as CommonJS for
 // pkg-node: it is only `export function` declarations).
 
 export function install(raw) {
+  // ---- the module's operations -------------------------------------------------
+  // `__op(op, h, x)` runs one operation on the pushed arguments (`h`: a
+  // handle or a variant) and returns its status; `__string(what, h)` returns
+  // a string. The numbers are those of `op` and `string` in src/lib.rs.
+  const DECODE_ANY = 0
+  const BATCH = 1
+  const DECODE_MANY = 2
+  const LAYOUT = 3
+  const LAYOUT_NUMBERS = 4
+  const COMPOSE = 5
+  const BOUNDS = 6
+  const PLAUSIBLE = 7
+  const FORMAT = 8
+  const PARSE = 9
+  const GEN_NEW = 10
+  const GEN_NEXT = 11
+  const GEN_NEXT_IDS = 12
+  const GEN_LAYOUT = 13
+  const PURE_NEXT = 14
+  // __string
+  const CODES = 0
+  const MESSAGE = 1
+  const TEXT = 2
+  const LAYOUT_JSON = 3
+  const PRESET_NAME = 4
+  const FIELDS = 5
+  const PRESETS = 6
+
   // ---- views of the module's memory ----------------------------------------
   // Slots of the result buffer (`SCRATCH` in src/lib.rs) as f64 and u64. A
   // view of a buffer that memory growth detached has length 0: re-created
@@ -54,9 +82,9 @@ export function install(raw) {
   // message waits in the module.
   function check(st) {
     if (st === 0) return
-    codes ??= raw.__codes().split(',')
+    codes ??= raw.__string(CODES, 0).split(',')
     const s = st - 1
-    const message = raw.__message()
+    const message = raw.__string(MESSAGE, 0)
     const cls = s >> 4
     const e = cls === 1 ? new TypeError(message) : cls === 2 ? new RangeError(message) : new Error(message)
     e.code = codes[s & 15]
@@ -126,10 +154,10 @@ export function install(raw) {
       return layoutFrom(2, s)
     }
     static presets() {
-      return raw.__layoutText(0, 3).split(',')
+      return raw.__string(PRESETS, 0).split(',')
     }
     toJson() {
-      return raw.__layoutText(this[HANDLE], 0)
+      return raw.__string(LAYOUT_JSON, this[HANDLE])
     }
     get epochMs() {
       return this.#num(1)
@@ -141,7 +169,7 @@ export function install(raw) {
       return this.#num(3)
     }
     get maxId() {
-      check(raw.__layoutNumbers(this[HANDLE]))
+      check(raw.__op(LAYOUT_NUMBERS, this[HANDLE], 0))
       return big(0)
     }
     get timeEndMs() {
@@ -154,14 +182,14 @@ export function install(raw) {
       return this.#num(6)
     }
     #num(i) {
-      check(raw.__layoutNumbers(this[HANDLE]))
+      check(raw.__op(LAYOUT_NUMBERS, this[HANDLE], 0))
       return num(i)
     }
     get presetName() {
-      return raw.__layoutText(this[HANDLE], 1) || null
+      return raw.__string(PRESET_NAME, this[HANDLE]) || null
     }
     get fields() {
-      return raw.__layoutText(this[HANDLE], 2).split(',').map((f) => {
+      return raw.__string(FIELDS, this[HANDLE]).split(',').map((f) => {
         const [name, bits, shift, kind] = f.split(' ')
         return { name, bits: Number(bits), shift: Number(shift), kind }
       })
@@ -173,31 +201,31 @@ export function install(raw) {
       push(timestampMs)
       push(sequence)
       push(nodes, true)
-      check(raw.__compose(this[HANDLE]))
+      check(raw.__op(COMPOSE, this[HANDLE], 0))
       return big(0)
     }
     idBounds(timestampMs) {
       push(timestampMs)
-      check(raw.__bounds(this[HANDLE]))
+      check(raw.__op(BOUNDS, this[HANDLE], 0))
       return [big(0), big(1)]
     }
     isPlausible(id, nowMs) {
       push(id)
       push(nowMs)
-      check(raw.__plausible(this[HANDLE]))
+      check(raw.__op(PLAUSIBLE, this[HANDLE], 0))
       return num(1) === 1
     }
     decodeMany(ids, into) {
       push(ids)
       push(into)
       const h = this[HANDLE]
-      check(raw.__batch(h))
+      check(raw.__op(BATCH, h, 0))
       const n = ids.length
       if (f64.length === 0 || f64.buffer !== memory.buffer) views()
       const total = f64[3]
       const outAt = f64[2]
       new BigUint64Array(memory.buffer, f64[1], n).set(ids)
-      check(raw.__decodeMany(h))
+      check(raw.__op(DECODE_MANY, h, 0))
       if (f64.length === 0) views()
       const all = into == null ? new Float64Array(total) : into
       all.set(new Float64Array(memory.buffer, outAt, total))
@@ -219,7 +247,7 @@ export function install(raw) {
 
   function layoutFrom(how, v) {
     push(v)
-    check(raw.__layout(how))
+    check(raw.__op(LAYOUT, how, 0))
     return wrap(num(1))
   }
 
@@ -331,7 +359,7 @@ export function install(raw) {
     // Strings, numbers, out-of-range bigints, wrong types: converted (or
     // refused) by the module as for every other function.
     push(id)
-    check(raw.__decodeAny(layout[HANDLE]))
+    check(raw.__op(DECODE_ANY, layout[HANDLE], 0))
     if (f64.length === 0) views()
     return new s.P(u64[0], f64)
   }
@@ -342,7 +370,7 @@ export function install(raw) {
     if (layout instanceof Layout) return layout
     if (typeof layout !== 'string') {
       push(layout)
-      check(raw.__layout(3)) // a TypeError (invalid_layout), from the module
+      check(raw.__op(LAYOUT, 3, 0)) // a TypeError (invalid_layout), from the module
     }
     let l = parsed.get(layout)
     if (l === undefined) {
@@ -363,14 +391,14 @@ export function install(raw) {
     push(timestampMs)
     push(sequence)
     push(nodes, true)
-    check(raw.__compose(NONE))
+    check(raw.__op(COMPOSE, NONE, 0))
     return big(0)
   }
 
   function idBounds(layout, timestampMs) {
     push(layout)
     push(timestampMs)
-    check(raw.__bounds(NONE))
+    check(raw.__op(BOUNDS, NONE, 0))
     return [big(0), big(1)]
   }
 
@@ -378,13 +406,13 @@ export function install(raw) {
   function format(how, id, fmt) {
     push(id)
     if (how === 2) push(fmt)
-    check(raw.__format(how))
-    return raw.__text()
+    check(raw.__op(FORMAT, how, 0))
+    return raw.__string(TEXT, 0)
   }
   function parse(how, s, fmt) {
     push(s)
     if (how === 2) push(fmt)
-    check(raw.__parse(how))
+    check(raw.__op(PARSE, how, 0))
     return big(0)
   }
   const toBase32 = (id) => format(0, id)
@@ -412,7 +440,8 @@ export function install(raw) {
     push(layout)
     push(nodes, true)
     push(options, true)
-    check(raw.__genNew(pure, pure ? 0n : randomSeed()))
+    push(pure ? 0n : randomSeed())
+    check(raw.__op(GEN_NEW, pure, 0))
     const g = num(1)
     self[GEN] = g
     collected.register(self, g)
@@ -427,21 +456,21 @@ export function install(raw) {
       newGenerator(this, 0, layout, nodes, options)
     }
     nextId() {
-      check(raw.__genNext(this[GEN], 0))
+      check(raw.__op(GEN_NEXT, this[GEN], 0))
       return big(0)
     }
     nextIdString() {
-      check(raw.__genNext(this[GEN], 1))
-      return raw.__text()
+      check(raw.__op(GEN_NEXT, this[GEN], 1))
+      return raw.__string(TEXT, 0)
     }
     nextIds(n) {
       push(n)
-      check(raw.__genNextIds(this[GEN]))
+      check(raw.__op(GEN_NEXT_IDS, this[GEN], 0))
       if (f64.length === 0) views()
       return new BigUint64Array(memory.buffer, f64[1], f64[2]).slice()
     }
     get layout() {
-      check(raw.__genLayout(this[GEN]))
+      check(raw.__op(GEN_LAYOUT, this[GEN], 0))
       return wrap(num(1))
     }
   }
@@ -453,7 +482,7 @@ export function install(raw) {
     }
     next(nowMs) {
       push(nowMs)
-      check(raw.__pureNext(this[GEN]))
+      check(raw.__op(PURE_NEXT, this[GEN], 0))
       return num(2) === 1 ? { retryAt: f64[1] } : { id: u64[0] }
     }
   }

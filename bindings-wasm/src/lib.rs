@@ -12,9 +12,9 @@
 //! about 0.5 KB, plus the conversions inlined into it). `js/api.js` holds the
 //! JavaScript classes and functions; for each call it pushes the arguments
 //! with the `__arg*` exports (each value tagged with its JavaScript type,
-//! see [`Arg`]), then calls one operation export, which converts and checks
+//! see [`Arg`]), then calls the operation (`__op`, see [`op`]), which converts and checks
 //! them here exactly as before, and returns a status: 0, or the failure's
-//! class and code (see [`status`]), its message waiting for `__message`.
+//! class and code (see [`status`]), its message waiting for `__string`.
 //! Results are left in [`SCRATCH`] (numbers) or returned as strings.
 //! `layout.decode(bigint)`, the hot path, is one call with no pushed
 //! arguments: [`raw_decode`].
@@ -91,15 +91,15 @@ const MAX_NODES: usize = snowmint::MAX_NODES;
 static SCRATCH: Global<[f64; 3 + MAX_NODES]> = Global(UnsafeCell::new([0.0; 3 + MAX_NODES]));
 /// Layouts by handle (equal layouts share one; a small entry per distinct
 /// layout, never removed).
-static LAYOUTS: Global<Vec<snowmint::Layout>> = Global(UnsafeCell::new(Vec::new()));
+static LAYOUTS: Global<Vec<&'static snowmint::Layout>> = Global(UnsafeCell::new(Vec::new()));
 /// Generators by handle (freed by `__genFree` when js/api.js's objects are
 /// collected).
 static GENERATORS: Global<Vec<Option<Gen>>> = Global(UnsafeCell::new(Vec::new()));
 /// The pushed arguments of the next operation.
 static ARGS: Global<Vec<Arg>> = Global(UnsafeCell::new(Vec::new()));
-/// The last failure, for [`status`] and `__message`: its status and message.
+/// The last failure, for [`status`] and `__string`: its status and message.
 static FAILURE: Global<(u32, String)> = Global(UnsafeCell::new((0, String::new())));
-/// The last string result, for `__text`.
+/// The last string result, for `__string`.
 static TEXT: Global<String> = Global(UnsafeCell::new(String::new()));
 /// `decodeMany`'s buffers: the IDs (written by js/api.js) and the columns.
 static BATCH: Global<(Vec<u64>, Vec<f64>)> = Global(UnsafeCell::new((Vec::new(), Vec::new())));
@@ -172,8 +172,8 @@ fn range(e: snowmint::Error) -> Failed {
 /// An operation's status for js/api.js: 0 on success; on failure
 /// `1 + class * 16 + code`, where class is [`ERROR`], [`TYPE_ERROR`] or
 /// [`RANGE_ERROR`] and code the index of the error's code in
-/// `snowmint::Error::ALL_CODES` (the table js/api.js gets from `__codes`),
-/// the message kept for `__message`. Also clears the pushed arguments.
+/// `snowmint::Error::ALL_CODES` (the table js/api.js gets from `__string`),
+/// the message kept for `__string`. Also clears the pushed arguments.
 fn status(r: Res<()>) -> u32 {
     ARGS.get().clear();
     match r {
@@ -182,22 +182,47 @@ fn status(r: Res<()>) -> u32 {
     }
 }
 
-/// The core's error codes, comma-separated, in `ALL_CODES` order.
-#[wasm_bindgen(js_name = __codes, skip_typescript)]
-pub fn codes() -> String {
-    join(&snowmint::Error::ALL_CODES)
+/// The operations of js/api.js, each with its pushed arguments (see
+/// [`Arg`]) and `h`: a layout or generator handle, or which variant of the
+/// operation (see each function). One export for all of them: each export
+/// cost the module its own copy of taking and dropping the arguments and of
+/// the status, and wasm-bindgen's JavaScript glue a function.
+#[wasm_bindgen(js_name = __op, skip_typescript)]
+pub fn op(op: u32, h: u32, x: u32) -> u32 {
+    let mut args = Args::take();
+    let args = &mut args;
+    status(match op {
+        0 => decode_any(h, args),
+        1 => batch(h, args),
+        2 => decode_many(h),
+        3 => layout(h, args),
+        4 => layout_numbers(h),
+        5 => compose(h, args),
+        6 => bounds(h, args),
+        7 => plausible(h, args),
+        8 => format(h, args),
+        9 => parse(h, args),
+        10 => gen_new(h, args),
+        11 => gen_next(h, x),
+        12 => gen_next_ids(h, args),
+        13 => gen_layout(h),
+        _ => pure_next(h, args),
+    })
 }
 
-/// The message of the last failed operation.
-#[wasm_bindgen(js_name = __message, skip_typescript)]
-pub fn message() -> String {
-    std::mem::take(&mut FAILURE.get().1)
-}
-
-/// The last string result (`toBase32`, `nextIdString`...).
-#[wasm_bindgen(js_name = __text, skip_typescript)]
-pub fn text() -> String {
-    std::mem::take(TEXT.get())
+/// The strings of js/api.js: 0 the core's error codes (comma-separated, in
+/// `ALL_CODES` order), 1 the message of the last failed operation, 2 the
+/// last string result (`toBase32`, `nextIdString`...), 3 to 6 layout
+/// strings (see [`layout_text`]). One export for all: each export returning
+/// a string cost wasm-bindgen's JavaScript glue a function of its own.
+#[wasm_bindgen(js_name = __string, skip_typescript)]
+pub fn string(what: u32, h: u32) -> String {
+    match what {
+        0 => join(&snowmint::Error::ALL_CODES),
+        1 => std::mem::take(&mut FAILURE.get().1),
+        2 => std::mem::take(TEXT.get()),
+        _ => layout_text(h, what - 3),
+    }
 }
 
 /// The address of [`SCRATCH`] in the module's memory.
@@ -392,7 +417,7 @@ fn format_arg(v: Arg) -> Res<Format> {
 }
 
 /// A registered layout by handle.
-fn layout_of(h: u32) -> Res<snowmint::Layout> {
+fn layout_of(h: u32) -> Res<&'static snowmint::Layout> {
     LAYOUTS
         .get()
         .get(h as usize)
@@ -400,10 +425,12 @@ fn layout_of(h: u32) -> Res<snowmint::Layout> {
         .ok_or_else(|| fail(TYPE_ERROR, "invalid_layout", &["not a live Layout"]))
 }
 
-/// A `Layout` or a string for `Layout.parse` (preset name or JSON).
-fn layout_arg(v: Arg) -> Res<snowmint::Layout> {
+/// A `Layout` or a string for `Layout.parse` (preset name or JSON),
+/// registered as `Layout.parse` does (js/api.js's functions taking a layout
+/// string do the same).
+fn layout_arg(v: Arg) -> Res<&'static snowmint::Layout> {
     match v {
-        Arg::String(s) => Ok(snowmint::Layout::parse(&s)?),
+        Arg::String(s) => layout_of(register(snowmint::Layout::parse(&s)?)),
         Arg::Layout(h) => layout_of(h),
         _ => Err(fail(
             TYPE_ERROR,
@@ -413,27 +440,27 @@ fn layout_arg(v: Arg) -> Res<snowmint::Layout> {
     }
 }
 
-/// The handle of `layout` (equal layouts share one).
+/// The handle of `layout` (equal layouts share one). Layouts are never
+/// removed, so each is kept for good (`Box::leak`): the functions then pass
+/// a reference, where copying the layout (about 360 bytes) cost the module
+/// a copy at each step.
 fn register(layout: snowmint::Layout) -> u32 {
     let all = LAYOUTS.get();
-    let at = all.iter().position(|l| *l == layout).unwrap_or_else(|| {
-        all.push(layout);
+    let at = all.iter().position(|l| **l == layout).unwrap_or_else(|| {
+        all.push(Box::leak(Box::new(layout)));
         all.len() - 1
     });
     at as u32
 }
 
-/// The key/value pairs of an object argument that js/api.js spread.
-fn pairs(args: &mut Args, len: u32) -> Vec<(String, Arg)> {
-    (0..len)
-        .map(|_| {
-            let key = match args.next() {
-                Arg::String(s) => s,
-                _ => String::new(),
-            };
-            (key, args.next())
-        })
-        .collect()
+/// The next key/value pair of an object argument that js/api.js spread
+/// (read one at a time: collecting them cost the module a `Vec` of its own).
+fn pair(args: &mut Args) -> (String, Arg) {
+    let key = match args.next() {
+        Arg::String(s) => s,
+        _ => String::new(),
+    };
+    (key, args.next())
 }
 
 /// Node values from `{ fieldName: value }`; absent (`undefined`/`null`)
@@ -451,7 +478,8 @@ fn nodes_arg(layout: &snowmint::Layout, args: &mut Args) -> Res<Nodes> {
         }
     };
     let mut values: Vec<(String, u64)> = Vec::new();
-    for (name, value) in pairs(args, len) {
+    for _ in 0..len {
+        let (name, value) = pair(args);
         let what = cat(&["node field '", &name, "'"]);
         let value = uint_arg(value, &what, "node_out_of_range", "node_out_of_range")?;
         values.push((name, value));
@@ -475,7 +503,8 @@ fn options_arg(args: &mut Args) -> Res<Options> {
             ))
         }
     };
-    for (key, value) in pairs(args, len) {
+    for _ in 0..len {
+        let (key, value) = pair(args);
         if let Arg::Undefined = value {
             continue; // `{ seed: undefined }` is the same as no seed.
         }
@@ -569,65 +598,57 @@ pub fn raw_decode(h: u32, id: u64) -> u32 {
 
 /// `decode`: pushed the layout (handle `h` when `h` is not `u32::MAX`) and
 /// the ID.
-#[wasm_bindgen(js_name = __decodeAny, skip_typescript)]
-pub fn decode_any(h: u32) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let layout = if h == u32::MAX {
-            layout_arg(args.next())?
-        } else {
-            layout_of(h)?
-        };
-        decode_into(&layout, id_arg(args.next())?)
-    })())
+fn decode_any(h: u32, args: &mut Args) -> Res<()> {
+    let layout = if h == u32::MAX {
+        layout_arg(args.next())?
+    } else {
+        layout_of(h)?
+    };
+    decode_into(layout, id_arg(args.next())?)
 }
 
 /// `Layout.decodeMany(ids, into?)`, first half: pushed `ids` and `into`;
 /// checks them and makes room for `n` IDs, whose address is left in slot 1
 /// of [`SCRATCH`] (js/api.js copies the IDs there), and the columns'
 /// address and length in slots 2 and 3.
-#[wasm_bindgen(js_name = __batch, skip_typescript)]
-pub fn batch(h: u32) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let layout = layout_of(h)?;
-        let Arg::U64Array(n) = args.next() else {
-            return Err(fail(
-                TYPE_ERROR,
-                "invalid_id",
-                &["ids must be a BigUint64Array"],
-            ));
-        };
-        let n = n as usize;
-        let width = 2 + layout.node_count();
-        let too_many = || fail(RANGE_ERROR, "invalid_id", &["too many IDs for memory"]);
-        let total = n.checked_mul(width).ok_or_else(too_many)?;
-        match args.next() {
-            Arg::Undefined | Arg::Null => {}
-            Arg::F64Array(len) if len as usize >= total => {}
-            Arg::F64Array(_) => {
-                let mut buf = [0u8; snowmint::MAX_STR_LEN];
-                let msg = [
-                    "into must hold at least ",
-                    decimal(total, &mut buf),
-                    " values",
-                ];
-                return Err(fail(RANGE_ERROR, "invalid_option", &msg));
-            }
-            _ => {
-                let msg = "into must be a Float64Array";
-                return Err(fail(TYPE_ERROR, "invalid_option", &[msg]));
-            }
+fn batch(h: u32, args: &mut Args) -> Res<()> {
+    let layout = layout_of(h)?;
+    let Arg::U64Array(n) = args.next() else {
+        return Err(fail(
+            TYPE_ERROR,
+            "invalid_id",
+            &["ids must be a BigUint64Array"],
+        ));
+    };
+    let n = n as usize;
+    let width = 2 + layout.node_count();
+    let too_many = || fail(RANGE_ERROR, "invalid_id", &["too many IDs for memory"]);
+    let total = n.checked_mul(width).ok_or_else(too_many)?;
+    match args.next() {
+        Arg::Undefined | Arg::Null => {}
+        Arg::F64Array(len) if len as usize >= total => {}
+        Arg::F64Array(_) => {
+            let mut buf = [0u8; snowmint::MAX_STR_LEN];
+            let msg = [
+                "into must hold at least ",
+                decimal(total, &mut buf),
+                " values",
+            ];
+            return Err(fail(RANGE_ERROR, "invalid_option", &msg));
         }
-        let (ids, out) = BATCH.get();
-        zeroed(ids, n, 0).map_err(|_| too_many())?;
-        zeroed(out, total, 0.0).map_err(|_| too_many())?;
-        let s = SCRATCH.get();
-        s[1] = ids.as_ptr() as usize as f64;
-        s[2] = out.as_ptr() as usize as f64;
-        s[3] = total as f64;
-        Ok(())
-    })())
+        _ => {
+            let msg = "into must be a Float64Array";
+            return Err(fail(TYPE_ERROR, "invalid_option", &[msg]));
+        }
+    }
+    let (ids, out) = BATCH.get();
+    zeroed(ids, n, 0).map_err(|_| too_many())?;
+    zeroed(out, total, 0.0).map_err(|_| too_many())?;
+    let s = SCRATCH.get();
+    s[1] = ids.as_ptr() as usize as f64;
+    s[2] = out.as_ptr() as usize as f64;
+    s[3] = total as f64;
+    Ok(())
 }
 
 /// Makes `v` hold `n` copies of `zero`, reusing its allocation. A size too
@@ -644,19 +665,16 @@ fn zeroed<T: Clone>(v: &mut Vec<T>, n: usize, zero: T) -> Result<(), TryReserveE
 /// into columns (timestamps, sequences, then each node field: the core's
 /// `decompose_columns`). An ID that does not fit the layout is an
 /// `invalid_id` error naming its index.
-#[wasm_bindgen(js_name = __decodeMany, skip_typescript)]
-pub fn decode_many(h: u32) -> u32 {
-    status((|| {
-        let layout = layout_of(h)?;
-        let (ids, out) = BATCH.get();
-        layout.decompose_columns(ids, out).map_err(|(i, e)| {
-            let mut buf = [0u8; snowmint::MAX_STR_LEN];
-            let failed = fail(ERROR, e.code(), &["ids[", decimal(i, &mut buf), "]: "]);
-            // Writing into a String cannot fail.
-            let _ = e.write_message(&mut FAILURE.get().1);
-            failed
-        })
-    })())
+fn decode_many(h: u32) -> Res<()> {
+    let layout = layout_of(h)?;
+    let (ids, out) = BATCH.get();
+    layout.decompose_columns(ids, out).map_err(|(i, e)| {
+        let mut buf = [0u8; snowmint::MAX_STR_LEN];
+        let failed = fail(ERROR, e.code(), &["ids[", decimal(i, &mut buf), "]: "]);
+        // Writing into a String cannot fail.
+        let _ = e.write_message(&mut FAILURE.get().1);
+        failed
+    })
 }
 
 // ---- layouts ----------------------------------------------------------------------
@@ -664,47 +682,37 @@ pub fn decode_many(h: u32) -> u32 {
 /// `Layout.preset` (0), `Layout.fromJson` (1), `Layout.parse` (2), or any
 /// layout argument (3: a `Layout` or a string): pushed the argument; the
 /// layout's handle in slot 1 of [`SCRATCH`].
-#[wasm_bindgen(js_name = __layout, skip_typescript)]
-pub fn layout(how: u32) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let v = args.next();
-        let layout = match how {
-            0 => snowmint::Layout::preset(&string_arg(v, "the preset name", "unknown_preset")?)?,
-            1 => snowmint::Layout::from_json(&string_arg(
-                v,
-                "the JSON descriptor",
-                "invalid_layout",
-            )?)?,
-            2 => snowmint::Layout::parse(&string_arg(v, "the layout", "invalid_layout")?)?,
-            _ => layout_arg(v)?,
-        };
-        SCRATCH.get()[1] = register(layout) as f64;
-        Ok(())
-    })())
+fn layout(how: u32, args: &mut Args) -> Res<()> {
+    let v = args.next();
+    let layout = match how {
+        0 => snowmint::Layout::preset(&string_arg(v, "the preset name", "unknown_preset")?)?,
+        1 => snowmint::Layout::from_json(&string_arg(v, "the JSON descriptor", "invalid_layout")?)?,
+        2 => snowmint::Layout::parse(&string_arg(v, "the layout", "invalid_layout")?)?,
+        _ => *layout_arg(v)?,
+    };
+    SCRATCH.get()[1] = register(layout) as f64;
+    Ok(())
 }
 
 /// Layout `h`'s numbers: slot 0 `maxId` (`u64`), slots 1.. `epochMs`,
 /// `timeUnitMs`, `totalBits`, `timeEndMs`, `i64EndMs`, `jsSafeEndMs`.
-#[wasm_bindgen(js_name = __layoutNumbers, skip_typescript)]
-pub fn layout_numbers(h: u32) -> u32 {
-    status(layout_of(h).map(|l| {
-        let s = SCRATCH.get();
-        s[0] = f64::from_bits(l.max_id());
-        s[1] = l.epoch_ms() as f64;
-        s[2] = l.time_unit_ms() as f64;
-        s[3] = l.total_bits() as f64;
-        s[4] = l.time_end_ms() as f64;
-        s[5] = l.i64_end_ms() as f64;
-        s[6] = l.js_safe_end_ms() as f64;
-    }))
+fn layout_numbers(h: u32) -> Res<()> {
+    let l = layout_of(h)?;
+    let s = SCRATCH.get();
+    s[0] = f64::from_bits(l.max_id());
+    s[1] = l.epoch_ms() as f64;
+    s[2] = l.time_unit_ms() as f64;
+    s[3] = l.total_bits() as f64;
+    s[4] = l.time_end_ms() as f64;
+    s[5] = l.i64_end_ms() as f64;
+    s[6] = l.js_safe_end_ms() as f64;
+    Ok(())
 }
 
 /// Layout `h`'s strings: 0 its canonical JSON, 1 its preset name (empty for
 /// none), 2 its fields (`name bits shift kind`, comma-separated), 3 the
 /// preset names (comma-separated; `h` unused).
-#[wasm_bindgen(js_name = __layoutText, skip_typescript)]
-pub fn layout_text(h: u32, what: u32) -> String {
+fn layout_text(h: u32, what: u32) -> String {
     if what == 3 {
         return join(&snowmint::Layout::PRESETS);
     }
@@ -738,95 +746,75 @@ pub fn layout_text(h: u32, what: u32) -> String {
 
 /// `compose` (layout handle `h`, or pushed when `h` is `u32::MAX`): pushed
 /// the time, the sequence and the nodes; the ID in slot 0.
-#[wasm_bindgen(js_name = __compose, skip_typescript)]
-pub fn compose(h: u32) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let layout = if h == u32::MAX {
-            layout_arg(args.next())?
-        } else {
-            layout_of(h)?
-        };
-        let ms = time_arg(args.next())?;
-        let seq = uint_arg(
-            args.next(),
-            "the sequence",
-            "node_out_of_range",
-            "node_out_of_range",
-        )?;
-        let nodes = nodes_arg(&layout, &mut args)?;
-        put_id(layout.compose(ms, seq, &nodes)?);
-        Ok(())
-    })())
+fn compose(h: u32, args: &mut Args) -> Res<()> {
+    let layout = if h == u32::MAX {
+        layout_arg(args.next())?
+    } else {
+        layout_of(h)?
+    };
+    let ms = time_arg(args.next())?;
+    let seq = uint_arg(
+        args.next(),
+        "the sequence",
+        "node_out_of_range",
+        "node_out_of_range",
+    )?;
+    let nodes = nodes_arg(layout, args)?;
+    put_id(layout.compose(ms, seq, &nodes)?);
+    Ok(())
 }
 
 /// `idBounds` (layout as for [`compose`]): pushed the time; the bounds in
 /// slots 0 and 1.
-#[wasm_bindgen(js_name = __bounds, skip_typescript)]
-pub fn bounds(h: u32) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let layout = if h == u32::MAX {
-            layout_arg(args.next())?
-        } else {
-            layout_of(h)?
-        };
-        let (lo, hi) = layout.id_bounds(time_arg(args.next())?)?;
-        let s = SCRATCH.get();
-        s[0] = f64::from_bits(lo);
-        s[1] = f64::from_bits(hi);
-        Ok(())
-    })())
+fn bounds(h: u32, args: &mut Args) -> Res<()> {
+    let layout = if h == u32::MAX {
+        layout_arg(args.next())?
+    } else {
+        layout_of(h)?
+    };
+    let (lo, hi) = layout.id_bounds(time_arg(args.next())?)?;
+    let s = SCRATCH.get();
+    s[0] = f64::from_bits(lo);
+    s[1] = f64::from_bits(hi);
+    Ok(())
 }
 
 /// `layout.isPlausible(id, nowMs)`: pushed both; 1 or 0 in slot 1.
-#[wasm_bindgen(js_name = __plausible, skip_typescript)]
-pub fn plausible(h: u32) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let layout = layout_of(h)?;
-        let id = id_arg(args.next())?;
-        let now = time_arg(args.next())?;
-        SCRATCH.get()[1] = layout.is_plausible(id, now) as u32 as f64;
-        Ok(())
-    })())
+fn plausible(h: u32, args: &mut Args) -> Res<()> {
+    let layout = layout_of(h)?;
+    let id = id_arg(args.next())?;
+    let now = time_arg(args.next())?;
+    SCRATCH.get()[1] = layout.is_plausible(id, now) as u32 as f64;
+    Ok(())
 }
 
 // ---- ID strings ---------------------------------------------------------------------
 
 /// `toBase32` (0), `toBase62` (1), `formatId` (2: pushed the format after the
-/// ID): pushed the ID; the string for `__text`.
-#[wasm_bindgen(js_name = __format, skip_typescript)]
-pub fn format(how: u32) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let id = id_arg(args.next())?;
-        let format = match how {
-            0 => Format::Base32,
-            1 => Format::Base62,
-            _ => format_arg(args.next())?,
-        };
-        encode(id, format);
-        Ok(())
-    })())
+/// ID): pushed the ID; the string for `__string`.
+fn format(how: u32, args: &mut Args) -> Res<()> {
+    let id = id_arg(args.next())?;
+    let format = match how {
+        0 => Format::Base32,
+        1 => Format::Base62,
+        _ => format_arg(args.next())?,
+    };
+    encode(id, format);
+    Ok(())
 }
 
 /// `fromBase32` (0), `fromBase62` (1), `parseId` (2: pushed the format after
 /// the string): pushed the string; the ID in slot 0.
-#[wasm_bindgen(js_name = __parse, skip_typescript)]
-pub fn parse(how: u32) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let s = args.next();
-        let format = match how {
-            0 => Format::Base32,
-            1 => Format::Base62,
-            _ => format_arg(args.next())?,
-        };
-        let s = string_arg(s, "the ID string", "invalid_id")?;
-        put_id(Id::parse(&s, format)?.get());
-        Ok(())
-    })())
+fn parse(how: u32, args: &mut Args) -> Res<()> {
+    let s = args.next();
+    let format = match how {
+        0 => Format::Base32,
+        1 => Format::Base62,
+        _ => format_arg(args.next())?,
+    };
+    let s = string_arg(s, "the ID string", "invalid_id")?;
+    put_id(Id::parse(&s, format)?.get());
+    Ok(())
 }
 
 // ---- generators -----------------------------------------------------------------
@@ -854,32 +842,32 @@ impl Clock for DateClock {
 /// the core would fall back to std's hash keys, which are fixed on
 /// `wasm32-unknown-unknown`. `PureGenerator` uses the seed as given. The
 /// generator's handle in slot 1.
-#[wasm_bindgen(js_name = __genNew, skip_typescript)]
-pub fn gen_new(pure: u32, random: u64) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let layout = layout_arg(args.next())?;
-        let nodes = nodes_arg(&layout, &mut args)?;
-        let mut options = options_arg(&mut args)?;
-        let generator = if pure == 1 {
-            Gen::Pure(snowmint::Generator::new(layout, nodes, options)?)
-        } else {
-            if options.seed == 0 {
-                options.seed = random.max(1);
-            }
-            Gen::Sync(SyncGenerator::with_clock(
-                layout, nodes, options, DateClock,
-            )?)
-        };
-        let all = GENERATORS.get();
-        let at = all.iter().position(Option::is_none).unwrap_or_else(|| {
-            all.push(None);
-            all.len() - 1
-        });
-        all[at] = Some(generator);
-        SCRATCH.get()[1] = at as f64;
-        Ok(())
-    })())
+fn gen_new(pure: u32, args: &mut Args) -> Res<()> {
+    let layout = layout_arg(args.next())?;
+    let nodes = nodes_arg(layout, args)?;
+    let mut options = options_arg(args)?;
+    let random = match args.next() {
+        Arg::BigInt { low, .. } => low,
+        _ => 0,
+    };
+    let generator = if pure == 1 {
+        Gen::Pure(snowmint::Generator::new(*layout, nodes, options)?)
+    } else {
+        if options.seed == 0 {
+            options.seed = random.max(1);
+        }
+        Gen::Sync(SyncGenerator::with_clock(
+            *layout, nodes, options, DateClock,
+        )?)
+    };
+    let all = GENERATORS.get();
+    let at = all.iter().position(Option::is_none).unwrap_or_else(|| {
+        all.push(None);
+        all.len() - 1
+    });
+    all[at] = Some(generator);
+    SCRATCH.get()[1] = at as f64;
+    Ok(())
 }
 
 /// Frees generator `g` (js/api.js's object was collected).
@@ -906,78 +894,64 @@ fn sync_generator(g: u32) -> Res<&'static SyncGenerator<DateClock>> {
 }
 
 /// `generator.nextId()` (`as_string` 0: the ID in slot 0) or
-/// `nextIdString()` (1: the decimal string for `__text`). Waits (spinning on
+/// `nextIdString()` (1: the decimal string for `__string`). Waits (spinning on
 /// `Date.now()`) when a policy says to wait, at most for the few time units
 /// the policy allows.
-#[wasm_bindgen(js_name = __genNext, skip_typescript)]
-pub fn gen_next(g: u32, as_string: u32) -> u32 {
-    status((|| {
-        let id = sync_generator(g)?.next_id()?.get();
-        if as_string == 1 {
-            encode(id, Format::Decimal);
-        } else {
-            put_id(id);
-        }
-        Ok(())
-    })())
+fn gen_next(g: u32, as_string: u32) -> Res<()> {
+    let id = sync_generator(g)?.next_id()?.get();
+    if as_string == 1 {
+        encode(id, Format::Decimal);
+    } else {
+        put_id(id);
+    }
+    Ok(())
 }
 
 /// `generator.nextIds(n)`: pushed `n`; the IDs in the batch buffer, its
 /// address in slot 1 and the count in slot 2.
-#[wasm_bindgen(js_name = __genNextIds, skip_typescript)]
-pub fn gen_next_ids(g: u32) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let generator = sync_generator(g)?;
-        let n = uint_arg(args.next(), "the count", "invalid_option", "invalid_option")?;
-        // The core refuses counts above its maximum, or that do not fit
-        // this target's usize.
-        let n = SyncGenerator::<DateClock>::check_batch(n)?;
-        let (ids, _) = BATCH.get();
-        zeroed(ids, n, 0).map_err(|_| {
-            let mut buf = [0u8; snowmint::MAX_STR_LEN];
-            let message = ["cannot allocate ", decimal(n, &mut buf), " IDs"];
-            fail(RANGE_ERROR, "invalid_option", &message)
-        })?;
-        generator.next_ids(ids)?;
-        let s = SCRATCH.get();
-        s[1] = ids.as_ptr() as usize as f64;
-        s[2] = n as f64;
-        Ok(())
-    })())
+fn gen_next_ids(g: u32, args: &mut Args) -> Res<()> {
+    let generator = sync_generator(g)?;
+    let n = uint_arg(args.next(), "the count", "invalid_option", "invalid_option")?;
+    // The core refuses counts above its maximum, or that do not fit
+    // this target's usize.
+    let n = SyncGenerator::<DateClock>::check_batch(n)?;
+    let (ids, _) = BATCH.get();
+    zeroed(ids, n, 0).map_err(|_| {
+        let mut buf = [0u8; snowmint::MAX_STR_LEN];
+        let message = ["cannot allocate ", decimal(n, &mut buf), " IDs"];
+        fail(RANGE_ERROR, "invalid_option", &message)
+    })?;
+    generator.next_ids(ids)?;
+    let s = SCRATCH.get();
+    s[1] = ids.as_ptr() as usize as f64;
+    s[2] = n as f64;
+    Ok(())
 }
 
 /// The layout handle of generator `g` in slot 1.
-#[wasm_bindgen(js_name = __genLayout, skip_typescript)]
-pub fn gen_layout(g: u32) -> u32 {
-    status((|| {
-        let layout = *sync_generator(g)?.config().layout();
-        SCRATCH.get()[1] = register(layout) as f64;
-        Ok(())
-    })())
+fn gen_layout(g: u32) -> Res<()> {
+    let layout = *sync_generator(g)?.config().layout();
+    SCRATCH.get()[1] = register(layout) as f64;
+    Ok(())
 }
 
 /// `pureGenerator.next(nowMs)`: pushed the time. Status 0 with the ID in
 /// slot 0, or status 0 with the time to retry at in slot 1 and 1 in slot 2.
-#[wasm_bindgen(js_name = __pureNext, skip_typescript)]
-pub fn pure_next(g: u32) -> u32 {
-    let mut args = Args::take();
-    status((|| {
-        let Gen::Pure(p) = generator(g)? else {
-            return Err(fail(TYPE_ERROR, "invalid_option", &["not a PureGenerator"]));
-        };
-        let now = time_arg(args.next())?;
-        let s = SCRATCH.get();
-        match p.next(now)? {
-            Next::Id(id) => {
-                s[0] = f64::from_bits(id.get());
-                s[2] = 0.0;
-            }
-            Next::RetryAt(at) => {
-                s[1] = at as f64;
-                s[2] = 1.0;
-            }
+fn pure_next(g: u32, args: &mut Args) -> Res<()> {
+    let Gen::Pure(p) = generator(g)? else {
+        return Err(fail(TYPE_ERROR, "invalid_option", &["not a PureGenerator"]));
+    };
+    let now = time_arg(args.next())?;
+    let s = SCRATCH.get();
+    match p.next(now)? {
+        Next::Id(id) => {
+            s[0] = f64::from_bits(id.get());
+            s[2] = 0.0;
         }
-        Ok(())
-    })())
+        Next::RetryAt(at) => {
+            s[1] = at as f64;
+            s[2] = 1.0;
+        }
+    }
+    Ok(())
 }

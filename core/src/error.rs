@@ -213,10 +213,12 @@ impl Error {
     ];
 }
 
-// The messages are written piece by piece with `write_str` alone, never
-// `write!`: `core::fmt`'s formatting machinery (argument tables, padding,
-// integer formatting) would otherwise be compiled into every user of the
-// messages, a few KB of the WebAssembly module (issue 6's size budget).
+// The messages are written with `write_str` alone, never `write!`:
+// `core::fmt`'s formatting machinery (argument tables, padding, integer
+// formatting) would otherwise be compiled into every user of the messages, a
+// few KB of the WebAssembly module (issue 6's size budget). Each message is
+// a template whose `{}` holes [`fill`] replaces, so that a message costs its
+// text and a few stores, not a call per piece.
 
 /// Where messages are written: any `fmt::Write`, through a trait object
 /// with this one method (a `dyn fmt::Write` would bring `write_fmt`, and
@@ -231,51 +233,43 @@ impl<W: fmt::Write + ?Sized> Sink for W {
     }
 }
 
-/// One piece of a message: text, a number (in decimal) or a field name.
-pub(crate) trait Piece {
-    fn put(&self, w: &mut dyn Sink) -> fmt::Result;
+/// What fills a hole of a message template.
+#[derive(Clone, Copy)]
+pub(crate) enum Hole<'a> {
+    /// A number, in decimal.
+    N(u64),
+    /// A text (a field name).
+    S(&'a str),
 }
 
-impl Piece for &str {
-    fn put(&self, w: &mut dyn Sink) -> fmt::Result {
-        w.put_str(self)
+/// Writes `template`, each `{}` in it replaced by the next of `holes` (a
+/// missing hole is left empty).
+pub(crate) fn fill(w: &mut dyn Sink, template: &str, holes: &[Hole<'_>]) -> fmt::Result {
+    let mut holes = holes.iter();
+    let bytes = template.as_bytes();
+    // A byte scan: `str::find` would bring in a substring searcher.
+    let (mut start, mut i) = (0, 0);
+    while i + 1 < bytes.len() {
+        if bytes[i] != b'{' || bytes[i + 1] != b'}' {
+            i += 1;
+            continue;
+        }
+        w.put_str(&template[start..i])?;
+        match holes.next() {
+            Some(Hole::N(n)) => {
+                let mut buf = [0u8; crate::MAX_STR_LEN];
+                w.put_str(crate::Id::new(*n).encode(crate::Format::Decimal, &mut buf))?
+            }
+            Some(Hole::S(s)) => w.put_str(s)?,
+            None => {}
+        }
+        i += 2;
+        start = i;
     }
+    w.put_str(&template[start..])
 }
 
-impl Piece for u64 {
-    fn put(&self, w: &mut dyn Sink) -> fmt::Result {
-        let mut buf = [0u8; crate::MAX_STR_LEN];
-        w.put_str(crate::Id::new(*self).encode(crate::Format::Decimal, &mut buf))
-    }
-}
-
-impl Piece for u32 {
-    fn put(&self, w: &mut dyn Sink) -> fmt::Result {
-        u64::from(*self).put(w)
-    }
-}
-
-impl Piece for u8 {
-    fn put(&self, w: &mut dyn Sink) -> fmt::Result {
-        u64::from(*self).put(w)
-    }
-}
-
-impl Piece for FieldName {
-    fn put(&self, w: &mut dyn Sink) -> fmt::Result {
-        w.put_str(self.as_str())
-    }
-}
-
-/// Writes the pieces one after the other: `put!(w; "time ", ms, " ms")`.
-macro_rules! put {
-    ($w:expr; $($piece:expr),+ $(,)?) => {{
-        let w: &mut dyn $crate::error::Sink = $w;
-        $( $crate::error::Piece::put(&$piece, w)?; )+
-        Ok(())
-    }};
-}
-pub(crate) use put;
+use Hole::{N, S};
 
 impl Error {
     /// Writes the message, the same text as `Display` (`to_string()`), with
@@ -293,49 +287,56 @@ impl Error {
     }
 
     fn write_to(&self, w: &mut dyn Sink) -> fmt::Result {
-        match self {
+        let (template, holes): (&str, [Hole<'_>; 3]) = match self {
             Error::InvalidLayout(p) => {
                 w.put_str("invalid layout: ")?;
-                p.write_to(w)?
+                p.message()
             }
-            Error::UnknownPreset => w.put_str(
+            Error::UnknownPreset => (
                 "unknown preset (known: twitter, discord, instagram, sonyflake, sonyflake-v2, \
                  shardingsphere, leaf, baidu, tsid, mastodon)",
-            )?,
-            Error::UnknownField { name } => {
-                put!(w; "the layout has no node field named '", *name, "'")?
-            }
-            Error::MissingNode { field } => {
-                put!(w; "no value given for node field '", *field, "'")?
-            }
-            Error::NodeOutOfRange { field, value, max } => {
-                put!(w; "value ", *value, " does not fit field '", *field, "' (0..=", *max, ")")?
-            }
+                [N(0); 3],
+            ),
+            Error::UnknownField { name } => (
+                "the layout has no node field named '{}'",
+                [S(name.as_str()), N(0), N(0)],
+            ),
+            Error::MissingNode { field } => (
+                "no value given for node field '{}'",
+                [S(field.as_str()), N(0), N(0)],
+            ),
+            Error::NodeOutOfRange { field, value, max } => (
+                "value {} does not fit field '{}' (0..={})",
+                [N(*value), S(field.as_str()), N(*max)],
+            ),
             Error::InvalidOption(p) => {
                 w.put_str("invalid option: ")?;
-                w.put_str(p.message())?
+                (p.message(), [N(0); 3])
             }
-            Error::TimeBeforeEpoch { time_ms, epoch_ms } => put!(w;
-                "time ", *time_ms, " ms is before the layout's epoch ", *epoch_ms, " ms"
-            )?,
-            Error::TimeOverflow { time_ms, end_ms } => put!(w;
-                "time ", *time_ms, " ms is past the end of the layout's time field (",
-                *end_ms, " ms)"
-            )?,
-            Error::ClockMovedBackwards { now_ms, last_ms } => put!(w;
-                "clock moved backwards: now ", *now_ms, " ms, last ID at ", *last_ms, " ms (",
-                last_ms.saturating_sub(*now_ms), " ms behind)"
-            )?,
+            Error::TimeBeforeEpoch { time_ms, epoch_ms } => (
+                "time {} ms is before the layout's epoch {} ms",
+                [N(*time_ms), N(*epoch_ms), N(0)],
+            ),
+            Error::TimeOverflow { time_ms, end_ms } => (
+                "time {} ms is past the end of the layout's time field ({} ms)",
+                [N(*time_ms), N(*end_ms), N(0)],
+            ),
+            Error::ClockMovedBackwards { now_ms, last_ms } => (
+                "clock moved backwards: now {} ms, last ID at {} ms ({} ms behind)",
+                [N(*now_ms), N(*last_ms), N(last_ms.saturating_sub(*now_ms))],
+            ),
             Error::InvalidId(p) => {
                 w.put_str("invalid id: ")?;
-                p.write_to(w)?
+                p.message()
             }
-            Error::ProcessForked => w.put_str(
+            Error::ProcessForked => (
                 "this generator was created before fork(); in the child process create a new \
                  generator with a node value no other process uses",
-            )?,
-        }
-        put!(w; " [", self.code(), "]")
+                [N(0); 3],
+            ),
+        };
+        fill(w, template, &holes)?;
+        fill(w, " [{}]", &[S(self.code())])
     }
 }
 
@@ -346,47 +347,56 @@ impl fmt::Display for Error {
 }
 
 impl LayoutProblem {
-    fn write_to(&self, w: &mut dyn Sink) -> fmt::Result {
-        match self {
-            LayoutProblem::TooWide { bits } => {
-                put!(w; "the fields add up to ", *bits, " bits; at most 64 fit in an ID")
-            }
-            LayoutProblem::TooManyFields => {
-                put!(w; "more than ", crate::MAX_FIELDS as u64, " fields")
-            }
-            LayoutProblem::ZeroWidth { field } => put!(w; "field '", *field, "' has width 0"),
-            LayoutProblem::FieldTooWide { field } => put!(w;
-                "field '", *field,
-                "' is wider than 53 bits (its values must be exact in every language)"
+    /// The message's template and holes (see [`fill`]).
+    fn message(&self) -> (&'static str, [Hole<'_>; 3]) {
+        let (template, hole) = match self {
+            LayoutProblem::TooWide { bits } => (
+                "the fields add up to {} bits; at most 64 fit in an ID",
+                N(u64::from(*bits)),
+            ),
+            LayoutProblem::TooManyFields => ("more than {} fields", N(crate::MAX_FIELDS as u64)),
+            LayoutProblem::ZeroWidth { field } => ("field '{}' has width 0", S(field.as_str())),
+            LayoutProblem::FieldTooWide { field } => (
+                "field '{}' is wider than 53 bits (its values must be exact in every language)",
+                S(field.as_str()),
             ),
             LayoutProblem::DuplicateField { field } => {
-                put!(w; "field '", *field, "' appears twice")
+                ("field '{}' appears twice", S(field.as_str()))
             }
-            LayoutProblem::BadFieldName => w.put_str(
+            LayoutProblem::BadFieldName => (
                 "a field name must be 1 to 24 characters of [a-z0-9_], starting with a letter",
+                N(0),
             ),
-            LayoutProblem::MissingTimestamp => w.put_str("no 'timestamp' field"),
-            LayoutProblem::MissingSequence => w.put_str("no 'sequence' field"),
-            LayoutProblem::TimestampNotFirst => {
-                w.put_str("'timestamp' must be the first (most significant) field")
-            }
-            LayoutProblem::ZeroTimeUnit => w.put_str("the time unit must be at least 1 ms"),
-            LayoutProblem::TimeRangeTooLarge => w.put_str(
+            LayoutProblem::MissingTimestamp => ("no 'timestamp' field", N(0)),
+            LayoutProblem::MissingSequence => ("no 'sequence' field", N(0)),
+            LayoutProblem::TimestampNotFirst => (
+                "'timestamp' must be the first (most significant) field",
+                N(0),
+            ),
+            LayoutProblem::ZeroTimeUnit => ("the time unit must be at least 1 ms", N(0)),
+            LayoutProblem::TimeRangeTooLarge => (
                 "the time field reaches past 2^53 ms after the Unix epoch; use fewer time bits",
+                N(0),
             ),
-            LayoutProblem::EpochInFuture { epoch_ms, now_ms } => put!(w;
-                "the epoch ", *epoch_ms, " ms is in the future (now ", *now_ms, " ms)"
-            ),
-            LayoutProblem::Json { offset } => {
-                put!(w; "malformed layout descriptor at byte ", *offset)
+            LayoutProblem::EpochInFuture { epoch_ms, now_ms } => {
+                return (
+                    "the epoch {} ms is in the future (now {} ms)",
+                    [N(*epoch_ms), N(*now_ms), N(0)],
+                )
             }
-        }
+            LayoutProblem::Json { offset } => (
+                "malformed layout descriptor at byte {}",
+                N(u64::from(*offset)),
+            ),
+        };
+        (template, [hole, N(0), N(0)])
     }
 }
 
 impl fmt::Display for LayoutProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.write_to(f)
+        let (template, holes) = self.message();
+        fill(f, template, &holes)
     }
 }
 
@@ -411,24 +421,31 @@ impl fmt::Display for OptionProblem {
 }
 
 impl IdProblem {
-    fn write_to(&self, w: &mut dyn Sink) -> fmt::Result {
+    /// The message's template and holes (see [`fill`]).
+    fn message(&self) -> (&'static str, [Hole<'static>; 3]) {
         match self {
-            IdProblem::Empty => w.put_str("empty string"),
-            IdProblem::BadChar { at } => put!(w; "unexpected character at offset ", *at),
-            IdProblem::WrongLength { len, expected } => {
-                put!(w; "length ", *len, ", expected ", *expected)
-            }
-            IdProblem::Overflow => w.put_str("value is 2^64 or more"),
-            IdProblem::Negative => w.put_str("value is negative"),
-            IdProblem::NotExact => w.put_str(
+            IdProblem::Empty => ("empty string", [N(0); 3]),
+            IdProblem::BadChar { at } => (
+                "unexpected character at offset {}",
+                [N(u64::from(*at)), N(0), N(0)],
+            ),
+            IdProblem::WrongLength { len, expected } => (
+                "length {}, expected {}",
+                [N(u64::from(*len)), N(u64::from(*expected)), N(0)],
+            ),
+            IdProblem::Overflow => ("value is 2^64 or more", [N(0); 3]),
+            IdProblem::Negative => ("value is negative", [N(0); 3]),
+            IdProblem::NotExact => (
                 "not an exact integer (a JavaScript number above 2^53 may already be rounded; \
                  pass a bigint or a decimal string)",
+                [N(0); 3],
             ),
-            IdProblem::TooWideForLayout { layout_bits } => put!(w;
-                "the ID has bits set above the layout's ", *layout_bits, " bits"
+            IdProblem::TooWideForLayout { layout_bits } => (
+                "the ID has bits set above the layout's {} bits",
+                [N(u64::from(*layout_bits)), N(0), N(0)],
             ),
             IdProblem::UnknownFormat => {
-                w.put_str("unknown format (known: decimal, base32, base62)")
+                ("unknown format (known: decimal, base32, base62)", [N(0); 3])
             }
         }
     }
@@ -436,7 +453,8 @@ impl IdProblem {
 
 impl fmt::Display for IdProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.write_to(f)
+        let (template, holes) = self.message();
+        fill(f, template, &holes)
     }
 }
 

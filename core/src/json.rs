@@ -9,6 +9,8 @@ use crate::error::{Error, LayoutProblem, Result};
 use crate::layout::{Layout, LayoutBuilder};
 
 struct Reader<'a> {
+    /// The descriptor, and its bytes.
+    src: &'a str,
     s: &'a [u8],
     pos: usize,
 }
@@ -52,7 +54,9 @@ impl<'a> Reader<'a> {
                 Some(_) => self.pos += 1,
             }
         }
-        let out = core::str::from_utf8(&self.s[start..self.pos]).or(fail(start))?;
+        // Both ends are at ASCII bytes (after one '"', at the next), so at
+        // character boundaries of the descriptor.
+        let out = &self.src[start..self.pos];
         self.pos += 1;
         Ok(out)
     }
@@ -85,6 +89,7 @@ impl<'a> Reader<'a> {
 
 pub(crate) fn parse_layout(json: &str) -> Result<Layout> {
     let mut r = Reader {
+        src: json,
         s: json.as_bytes(),
         pos: 0,
     };

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::error::{put, Error, IdProblem, LayoutProblem, Result};
+use crate::error::{fill, Error, Hole, IdProblem, LayoutProblem, Result};
 use crate::id::Id;
 
 /// The most fields a layout may have (timestamp and sequence included).
@@ -72,8 +72,13 @@ impl FieldName {
 
     /// The name.
     pub fn as_str(&self) -> &str {
-        // Both constructors store whole UTF-8 characters only.
-        core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+        let out = &self.bytes[..self.len as usize];
+        debug_assert!(core::str::from_utf8(out).is_ok());
+        // SAFETY: both constructors store whole UTF-8 characters only: `new`
+        // ASCII bytes it checked, `lossy` a prefix of a `&str` cut at a
+        // character boundary. (`from_utf8` would re-check it, and its
+        // validator is ~1 KB of the WebAssembly module.)
+        unsafe { core::str::from_utf8_unchecked(out) }
     }
 
     const fn eq_str(&self, s: &str) -> bool {
@@ -763,13 +768,21 @@ impl Layout {
     /// Writes the canonical JSON descriptor (no spaces, keys in the order
     /// `epoch_ms`, `time_unit_ms`, `fields`).
     pub fn write_json<W: fmt::Write>(&self, w: &mut W) -> fmt::Result {
-        // `put!` (write_str alone), not `write!`: see error.rs.
-        put!(w; "{\"epoch_ms\":", self.epoch_ms, ",\"time_unit_ms\":", self.unit_ms, ",\"fields\":[")?;
+        // `fill` (write_str alone), not `write!`: see error.rs.
+        let (epoch, unit) = (Hole::N(self.epoch_ms), Hole::N(self.unit_ms));
+        fill(
+            w,
+            r#"{"epoch_ms":{},"time_unit_ms":{},"fields":["#,
+            &[epoch, unit],
+        )?;
         for (i, f) in self.fields().iter().enumerate() {
-            if i > 0 {
-                w.write_str(",")?;
-            }
-            put!(w; "[\"", f.name, "\",", f.bits, "]")?;
+            let (name, bits) = (Hole::S(f.name.as_str()), Hole::N(u64::from(f.bits)));
+            let template = if i > 0 {
+                r#",["{}",{}]"#
+            } else {
+                r#"["{}",{}]"#
+            };
+            fill(w, template, &[name, bits])?;
         }
         w.write_str("]}")
     }
