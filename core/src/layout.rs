@@ -74,9 +74,9 @@ impl FieldName {
     pub fn as_str(&self) -> &str {
         let out = &self.bytes[..self.len as usize];
         debug_assert!(core::str::from_utf8(out).is_ok());
-        // SAFETY: both constructors store whole UTF-8 characters only: `new`
+        // SAFETY: every FieldName holds whole UTF-8 characters only: `new`
         // ASCII bytes it checked, `lossy` a prefix of a `&str` cut at a
-        // character boundary. (`from_utf8` would re-check it, and its
+        // character boundary, `EMPTY_FIELD` none at all. (`from_utf8` would re-check it, and its
         // validator is ~1 KB of the WebAssembly module.)
         unsafe { core::str::from_utf8_unchecked(out) }
     }
