@@ -8,6 +8,9 @@
 // so a Parts object made natively took ~3 us; a constructor here takes a few
 // ns. What a decode costs is in bench/RESULTS.md (Node section).
 //
+// The Parts objects themselves are made by parts.js, which the WebAssembly
+// package shares.
+//
 // A bigint ID is split by the same core code compiled to WebAssembly
 // (decoder.wasm, from decoder/; why, in decoder/src/lib.rs): a call into it
 // costs a fraction of an N-API call. Every other case goes to the native
@@ -15,6 +18,7 @@
 'use strict'
 
 const binding = require('./binding.js')
+const { partsClass } = require('./parts.js')
 
 const { Layout } = binding
 
@@ -49,9 +53,6 @@ function loadWasmDecoder() {
   }
 }
 
-// Field names that a node field never overrides at the top level of Parts.
-const FIXED = new Set(['id', 'timestampMs', 'date', 'sequence', 'nodes'])
-
 // Decoders by canonical layout JSON, so that equal layouts (a Layout object,
 // a preset name, a JSON string) share one decoder and one Parts shape and a
 // call site decoding one layout stays monomorphic. Bounded: oldest out first.
@@ -67,88 +68,38 @@ function makeDecoder(layout) {
   let d = byJson.get(json)
   if (d === undefined) {
     const nodeFields = l.fields.filter((f) => f.kind === 'node')
-    const names = nodeFields.map((f) => f.name)
-    // Per scratch slot (timestamp, sequence, nodes...): whether the field has
-    // at most 31 bits (see compileDecoder).
-    const small = [
-      false,
-      l.fields.find((f) => f.kind === 'sequence').bits <= 31,
-      ...nodeFields.map((f) => f.bits <= 31),
-    ]
+    // Fields of at most 30 bits (the sequence, then each node field): small
+    // integers (see parts.js).
+    const small = [l.fields.find((f) => f.kind === 'sequence'), ...nodeFields].map((f) => f.bits <= 30)
+    // The scratch array and the WebAssembly decoder's view both hold
+    // [timestampMs, sequence, ...node values].
+    const Parts = partsClass(
+      nodeFields.map((f) => f.name),
+      small,
+      0,
+    )
     const h = wasm === null ? -1 : wasm.handle(json)
     const fast = h < 0 ? null : { decode: wasm.decode, view: wasm.view, h }
-    d = compileDecoder(names, small, native, fast) ?? genericDecoder(names, native, fast)
+    d = compileDecoder(Parts, native, fast) ?? genericDecoder(Parts, native, fast)
     if (byJson.size >= JSON_CACHE_MAX) byJson.delete(byJson.keys().next().value)
     byJson.set(json, d)
   }
   return d
 }
 
-// Values of node fields named like a fixed property (not copied to the top
-// level), kept on the Parts object under this private symbol, not enumerable.
-const HIDDEN = Symbol('snowmint.nodes')
-
-// `date` and `nodes` are getters of the prototype, computed when read (a new
-// Date, a new object per read): a Date costs more than the rest of a decode,
-// a nested object a sixth of it, and most callers never read them. `nodes`
-// is made from the node fields at the top level of `this`.
-function addGetters(Parts, names) {
-  const hidden = names.map((n) => FIXED.has(n))
-  Object.defineProperty(Parts.prototype, 'date', {
-    get() {
-      return new Date(this.timestampMs)
-    },
-    configurable: true,
-  })
-  Object.defineProperty(Parts.prototype, 'nodes', {
-    get() {
-      const nodes = {}
-      let h = 0
-      for (let i = 0; i < names.length; i++) {
-        nodes[names[i]] = hidden[i] ? this[HIDDEN]?.[h++] : this[names[i]]
-      }
-      return nodes
-    },
-    configurable: true,
-  })
-  return Parts
-}
-
-// A decoder and its Parts constructor, with the layout's field names written
-// out, so the engine sees one fixed object shape per layout (about twice as
-// fast as setting keys in a loop) and each layout's decoder has call sites of
-// its own. Own properties, in this order: id, timestampMs, sequence, the node
-// fields not named like a fixed property. The names come from a validated
-// layout ([a-z][a-z0-9_]*) and are quoted with JSON.stringify all the same.
-// Where code generation from strings is disabled, the generic decoder below
-// is used.
+// A layout's decode function, compiled so that each layout's decoder has
+// call sites of its own (a closure made by one function would share them
+// across layouts). Where code generation from strings is disabled, the
+// generic decoder below is used.
 //
 // `fast` (or null): the WebAssembly decoder's function, output view and
 // handle of this layout. It takes a bigint in 0..2^64 (`BigInt.asUintN`
 // leaves it unchanged) and returns 0 when it decoded it; anything else goes
-// to `native`, which decodes it or throws the binding's error.
-//
-// A value of a field of at most 31 bits is read as `s[k] | 0`: the same
-// integer (the core decoded it, it is below 2^31), but as an int32, so V8
-// stores a small integer in the Parts object instead of boxing a double
-// (~4 ns per decode here). No ID goes through JavaScript arithmetic.
-function compileDecoder(names, small, native, fast) {
-  const get = (k) => (small[k] ? `(s[${k}] | 0)` : `s[${k}]`)
-  const slot = (i) => get(2 + i)
-  const spread = names
-    .map((n, i) => (FIXED.has(n) ? '' : `  this[${JSON.stringify(n)}] = ${slot(i)}\n`))
-    .join('')
-  const hidden = names.map((n, i) => (FIXED.has(n) ? slot(i) : '')).filter(Boolean)
+// to `native`, which decodes it or throws the binding's error. No ID goes
+// through JavaScript arithmetic.
+function compileDecoder(Parts, native, fast) {
   const body =
-    'function Parts(id, s) {\n' +
-    '  this.id = id\n' +
-    '  this.timestampMs = s[0]\n' +
-    `  this.sequence = ${get(1)}\n` +
-    spread +
-    (hidden.length ? `  Object.defineProperty(this, HIDDEN, { value: [${hidden.join(', ')}] })\n` : '') +
-    '}\n' +
-    'addGetters(Parts, names)\n' +
-    (fast === null
+    fast === null
       ? 'return function decodeParts(id) {\n' +
         '  return new Parts(native(id), scratch)\n' +
         '}'
@@ -158,35 +109,15 @@ function compileDecoder(names, small, native, fast) {
         '    return new Parts(id, view)\n' +
         '  }\n' +
         '  return new Parts(native(id), scratch)\n' +
-        '}')
+        '}'
   try {
-    return new Function('scratch', 'native', 'fast', 'addGetters', 'names', 'HIDDEN', body)(
-      scratch,
-      native,
-      fast,
-      addGetters,
-      names,
-      HIDDEN,
-    )
+    return new Function('Parts', 'scratch', 'native', 'fast', body)(Parts, scratch, native, fast)
   } catch {
     return undefined
   }
 }
 
-function genericDecoder(names, native, fast) {
-  const spread = names.map((n) => !FIXED.has(n))
-  function Parts(id, s) {
-    this.id = id
-    this.timestampMs = s[0]
-    this.sequence = s[1]
-    const hidden = []
-    for (let i = 0; i < names.length; i++) {
-      if (spread[i]) this[names[i]] = s[2 + i]
-      else hidden.push(s[2 + i])
-    }
-    if (hidden.length) Object.defineProperty(this, HIDDEN, { value: hidden })
-  }
-  addGetters(Parts, names)
+function genericDecoder(Parts, native, fast) {
   return function decodeParts(id) {
     if (fast !== null && typeof id === 'bigint' && BigInt.asUintN(64, id) === id && fast.decode(fast.h, id) === 0) {
       return new Parts(id, fast.view)

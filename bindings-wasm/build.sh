@@ -76,19 +76,33 @@ node - "$HERE" <<'JS'
 const fs = require('node:fs')
 const path = require('node:path')
 const here = process.argv[2]
+// `import { a, b } from './x.js'` lines become `const { a, b } = require('./x.js')`.
 function toCommonJs(src, file) {
   const names = [...src.matchAll(/^export (?:function|class) (\w+)/gm)].map((m) => m[1])
-  if (names.length === 0 || /^\s*(import|export) (?!function|class)/m.test(src)) {
-    throw new Error(`${file}: expected only export function/class declarations`)
+  const imports = /^import (\{[\w\s,]+\}) from ('\.\/[\w.]+')$/gm
+  if (names.length === 0 || /^\s*(import|export) (?!function|class)/m.test(src.replace(imports, ''))) {
+    throw new Error(`${file}: expected only imports of names and export function/class declarations`)
   }
-  const cjs = src.replace(/^export (function|class) /gm, '$1 ')
+  const cjs = src.replace(imports, 'const $1 = require($2)').replace(/^export (function|class) /gm, '$1 ')
   return `'use strict'\n${cjs}\nmodule.exports = { ${names.join(', ')} }\n`
+}
+// bindings-node/parts.js (CommonJS: 'use strict', declarations, one
+// `module.exports = { names }` line) as an ES module.
+function toModule(src, file) {
+  const exportsLine = /^module\.exports = (\{[\w\s,]+\})\n?$/m
+  if (!exportsLine.test(src) || /\brequire\(|^exports\./m.test(src) || !src.includes("'use strict'\n")) {
+    throw new Error(`${file}: expected 'use strict', declarations and one module.exports = { names } line`)
+  }
+  return src.replace("'use strict'\n", '').replace(exportsLine, 'export $1\n')
 }
 const nodePkg = path.join(here, 'pkg-node')
 const webPkg = path.join(here, 'pkg-web')
 const api = fs.readFileSync(path.join(here, 'js', 'api.js'), 'utf8')
 fs.writeFileSync(path.join(nodePkg, 'api.js'), toCommonJs(api, 'js/api.js'))
 fs.writeFileSync(path.join(webPkg, 'api.js'), api)
+const parts = fs.readFileSync(path.join(here, '..', 'bindings-node', 'parts.js'), 'utf8')
+fs.writeFileSync(path.join(nodePkg, 'parts.js'), parts)
+fs.writeFileSync(path.join(webPkg, 'parts.js'), toModule(parts, 'bindings-node/parts.js'))
 const names = Object.keys(require(path.join(nodePkg, 'api.js')).install(require(path.join(nodePkg, 'snowmint_wasm.js'))))
 const head = '// The package entry point (written by bindings-wasm/build.sh): the API that\n' +
   '// api.js (js/api.js in the repository) builds on the wasm-bindgen module.\n'
@@ -108,7 +122,7 @@ JS
 
 # Browsers download the web package: its JavaScript is minified (terser,
 # keeping class and function names). The Node package stays readable.
-for f in index.js api.js snowmint_wasm.js; do
+for f in index.js api.js parts.js snowmint_wasm.js; do
   "$HERE/node_modules/.bin/terser" "$HERE/pkg-web/$f" --module --compress --mangle \
     --keep-classnames --keep-fnames -o "$HERE/pkg-web/$f"
 done
@@ -124,7 +138,7 @@ cat > "$HERE/pkg-node/package.json" <<JSON
   "license": "MIT OR Apache-2.0",
   "main": "index.js",
   "types": "index.d.ts",
-  "files": ["index.js", "index.d.ts", "api.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
+  "files": ["index.js", "index.d.ts", "api.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
 }
 JSON
 cat > "$HERE/pkg-web/package.json" <<JSON
@@ -136,14 +150,14 @@ cat > "$HERE/pkg-web/package.json" <<JSON
   "type": "module",
   "main": "index.js",
   "types": "index.d.ts",
-  "files": ["index.js", "index.d.ts", "api.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
+  "files": ["index.js", "index.d.ts", "api.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
 }
 JSON
 
 # The decoder page's copy: only what a browser loads.
 fresh="$(mktemp -d)"
 trap 'rm -rf "$fresh"' EXIT
-cp "$HERE/pkg-web/index.js" "$HERE/pkg-web/api.js" "$HERE/pkg-web/snowmint_wasm.js" \
+cp "$HERE/pkg-web/index.js" "$HERE/pkg-web/api.js" "$HERE/pkg-web/parts.js" "$HERE/pkg-web/snowmint_wasm.js" \
   "$HERE/pkg-web/snowmint_wasm_bg.wasm" "$fresh/"
 if ((check)); then
   if ! diff -r "$fresh" "$HERE/www/pkg" >/dev/null; then

@@ -20,7 +20,12 @@
 // result objects.
 //
 // bindings-wasm/build.sh copies this file into both packages (as CommonJS for
-// pkg-node: it is only `export function` declarations).
+// pkg-node: it is only imports from './parts.js' and `export function`
+// declarations).
+
+// The Parts objects of `decode`: bindings-node/parts.js, shared with the
+// native package (build.sh copies it beside this file in both packages).
+import { partsClass } from './parts.js'
 
 export function install(raw) {
   // ---- the module's operations -------------------------------------------------
@@ -257,7 +262,6 @@ export function install(raw) {
   // (the module interns layouts: equal layouts have one handle) }, kept on
   // each Layout object too.
   const shapes = new Map()
-  const FIXED = ['id', 'timestampMs', 'date', 'sequence', 'nodes']
 
   function shapeOf(layout) {
     const json = layout.toJson()
@@ -266,87 +270,16 @@ export function install(raw) {
       const fields = layout.fields
       const nodes = fields.filter((f) => f.kind === 'node')
       const names = nodes.map((f) => f.name)
-      // Fields of at most 30 bits: their values are small integers.
+      // Fields of at most 30 bits (the sequence, then each node field): small
+      // integers (see parts.js).
       const small = [fields.find((f) => f.kind === 'sequence'), ...nodes].map((f) => f.bits <= 30)
-      s = { P: partsClass(names, small), names, h: layout[HANDLE] }
+      // The scratch slots: 0 the ID, then [timestampMs, sequence, ...nodes].
+      s = { P: partsClass(names, small, 1), names, h: layout[HANDLE] }
       if (shapes.size >= 256) shapes.delete(shapes.keys().next().value)
       shapes.set(json, s)
     }
     layout[SHAPE] = s
     return s
-  }
-
-  // Values of node fields named like a fixed property (not copied to the top
-  // level), kept on the Parts object under this symbol, not enumerable.
-  const HIDDEN = Symbol('snowmint.nodes')
-
-  // Parts objects of one layout. Own properties, in this order: `id`,
-  // `timestampMs`, `sequence`, the node fields not named like a fixed
-  // property. `date` and `nodes` are getters of the prototype, computed when
-  // read (a new Date, a new object per read): a Date costs more than the
-  // rest of a decode, and most callers never read them. The same shape as
-  // the native Node package's.
-  //
-  // The constructor is compiled with the layout's field names written out
-  // (about 2.5x faster than setting them in a loop or from variables: V8
-  // then sees one fixed object shape). The names come from a validated
-  // layout ([a-z][a-z0-9_]*) and are quoted with JSON.stringify all the
-  // same. In a web page (which may forbid code generation from strings by
-  // its Content-Security-Policy, as the decoder page does) and wherever the
-  // compilation fails, the generic constructor below is used.
-  //
-  // `small[i]` (the sequence, then each node field): the field has at most
-  // 30 bits, so the compiled constructor reads its value as an int32
-  // (`| 0`, exact below 2^31), which V8 stores in the object without
-  // allocating a number box: about 3 ns less per decode.
-  function partsClass(names, small) {
-    const top = names.map((n) => !FIXED.includes(n))
-    let Parts
-    try {
-      // A page's CSP would refuse (and log) the compilation: pages use the
-      // generic constructor, Node and workers the compiled one.
-      if (globalThis.document !== undefined) throw new Error('a page')
-      const q = JSON.stringify
-      const slot = (i) => `f[${2 + i}]${small[i] ? ' | 0' : ''}`
-      const own = names.map((n, i) => (top[i] ? `this[${q(n)}] = ${slot(1 + i)}\n` : '')).join('')
-      const hidden = names.map((n, i) => (top[i] ? '' : slot(1 + i))).filter(Boolean)
-      const body =
-        'return function Parts(id, f) {\n' +
-        `this.id = id\nthis.timestampMs = f[1]\nthis.sequence = ${slot(0)}\n` +
-        own +
-        (hidden.length ? `Object.defineProperty(this, HIDDEN, { value: [${hidden.join(', ')}] })\n` : '') +
-        '}'
-      Parts = new Function('HIDDEN', body)(HIDDEN)
-    } catch {
-      Parts = function Parts(id, f) {
-        this.id = id
-        this.timestampMs = f[1]
-        this.sequence = f[2]
-        const hidden = []
-        for (let i = 0; i < names.length; i++) {
-          if (top[i]) this[names[i]] = f[3 + i]
-          else hidden.push(f[3 + i])
-        }
-        if (hidden.length) Object.defineProperty(this, HIDDEN, { value: hidden })
-      }
-    }
-    const k = names.length
-    Object.defineProperty(Parts.prototype, 'date', {
-      get() {
-        return new Date(this.timestampMs)
-      },
-      configurable: true,
-    })
-    Object.defineProperty(Parts.prototype, 'nodes', {
-      get() {
-        const nodes = {}
-        let h = 0
-        for (let i = 0; i < k; i++) nodes[names[i]] = top[i] ? this[names[i]] : this[HIDDEN][h++]
-        return nodes
-      },
-      configurable: true,
-    })
-    return Parts
   }
 
   function decodeWith(layout, id) {
