@@ -97,23 +97,43 @@ function toModule(src, file) {
 }
 const nodePkg = path.join(here, 'pkg-node')
 const webPkg = path.join(here, 'pkg-web')
+// api.js reads the module's memory (the instance's `memory` export). The web
+// glue's init() and initSync() return the exports (index.js below keeps
+// them); the Node glue instantiates the module when required and keeps the
+// exports to itself, so one line after that instantiation exports the
+// memory as `__memory`. (An export of the module returning its memory cost
+// 0.6 KB of the .wasm; see src/lib.rs.)
+const glue = path.join(nodePkg, 'snowmint_wasm.js')
+const instance = 'let wasm = wasmInstance.exports;\n'
+const glueSrc = fs.readFileSync(glue, 'utf8')
+if (glueSrc.split(instance).length !== 2) throw new Error(`${glue}: expected one line '${instance.trim()}'`)
+fs.writeFileSync(glue, glueSrc.replace(instance, instance + 'exports.__memory = wasm.memory;\n'))
 const api = fs.readFileSync(path.join(here, 'js', 'api.js'), 'utf8')
 fs.writeFileSync(path.join(nodePkg, 'api.js'), toCommonJs(api, 'js/api.js'))
 fs.writeFileSync(path.join(webPkg, 'api.js'), api)
 const parts = fs.readFileSync(path.join(here, '..', 'bindings-node', 'parts.js'), 'utf8')
 fs.writeFileSync(path.join(nodePkg, 'parts.js'), parts)
 fs.writeFileSync(path.join(webPkg, 'parts.js'), toModule(parts, 'bindings-node/parts.js'))
-const names = Object.keys(require(path.join(nodePkg, 'api.js')).install(require(path.join(nodePkg, 'snowmint_wasm.js'))))
+const names = Object.keys(require(path.join(nodePkg, 'api.js')).install(require(glue), () => null))
 const head = '// The package entry point (written by bindings-wasm/build.sh): the API that\n' +
   '// api.js (js/api.js in the repository) builds on the wasm-bindgen module.\n'
 // `exports.X =` lines, so that Node's ESM import sees the names.
 fs.writeFileSync(path.join(nodePkg, 'index.js'), head + `'use strict'
-const api = require('./api.js').install(require('./snowmint_wasm.js'))
+const raw = require('./snowmint_wasm.js')
+const api = require('./api.js').install(raw, () => raw.__memory)
 ${names.map((n) => `exports.${n} = api.${n}\n`).join('')}`)
 fs.writeFileSync(path.join(webPkg, 'index.js'), head + `import * as raw from './snowmint_wasm.js'
 import { install } from './api.js'
-export { default, initSync } from './snowmint_wasm.js'
-export const { ${names.join(', ')} } = install(raw)
+// The instance's exports, as init() and initSync() return them (api.js
+// reads its memory).
+let exports
+export default async function init(moduleOrPath) {
+  return (exports = await raw.default(moduleOrPath))
+}
+export function initSync(module) {
+  return (exports = raw.initSync(module))
+}
+export const { ${names.join(', ')} } = install(raw, () => exports.memory)
 `)
 const dts = fs.readFileSync(path.join(here, 'js', 'index.d.ts'), 'utf8')
 fs.writeFileSync(path.join(nodePkg, 'index.d.ts'), dts)

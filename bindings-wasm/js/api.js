@@ -27,7 +27,10 @@
 // native package (build.sh copies it beside this file in both packages).
 import { partsClass } from './parts.js'
 
-export function install(raw) {
+// `memoryOf()` returns the instance's `WebAssembly.Memory` (its `memory`
+// export): index.js gets it from the wasm-bindgen glue (pkg-node) or from
+// what `init`/`initSync` return (pkg-web), so it is asked for on first use.
+export function install(raw, memoryOf) {
   // ---- the module's operations -------------------------------------------------
   // `__op(op, h, x)` runs one operation on the pushed arguments (`h`: a
   // handle or a variant) and returns its status; `__string(what, h)` returns
@@ -66,7 +69,7 @@ export function install(raw) {
   let u64 = new BigUint64Array(0)
   function views() {
     if (memory === null) {
-      memory = raw.__memory()
+      memory = memoryOf()
       base = raw.__scratch()
     }
     f64 = new Float64Array(memory.buffer, base, 9)
