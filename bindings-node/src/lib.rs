@@ -30,7 +30,7 @@ use napi::bindgen_prelude::{
 };
 use napi::{sys, JsValue, Status, ValueType};
 use napi_derive::napi;
-use snowmint::{FieldKind, Format, Id, Next, Nodes, Options, SyncGenerator};
+use snowmint::{Format, Id, Next, Nodes, Options, SyncGenerator};
 
 // ---- errors -------------------------------------------------------------
 
@@ -436,12 +436,7 @@ impl Layout {
                 name: f.name().to_string(),
                 bits: f.bits(),
                 shift: f.shift(),
-                kind: match f.kind() {
-                    FieldKind::Timestamp => "timestamp",
-                    FieldKind::Sequence => "sequence",
-                    FieldKind::Node => "node",
-                }
-                .to_string(),
+                kind: f.kind().as_str().to_string(),
             })
             .collect()
     }

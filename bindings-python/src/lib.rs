@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 use pyo3::{intern, IntoPyObjectExt};
-use snowmint::{Error, FieldKind, Format, Id, IdProblem, Next, OptionProblem, SyncGenerator};
+use snowmint::{Error, Format, Id, IdProblem, Next, OptionProblem, SyncGenerator};
 
 // ---- errors -------------------------------------------------------------
 
@@ -452,14 +452,6 @@ impl Field {
     }
 }
 
-fn kind_name(k: FieldKind) -> &'static str {
-    match k {
-        FieldKind::Timestamp => "timestamp",
-        FieldKind::Sequence => "sequence",
-        FieldKind::Node => "node",
-    }
-}
-
 /// A layout: the epoch, the time unit, and the fields from the most
 /// significant bit down. Build one with `Layout.preset`, `Layout.from_json` or
 /// `Layout.parse`.
@@ -540,7 +532,7 @@ impl Layout {
                 name: f.name().to_owned(),
                 bits: f.bits(),
                 shift: f.shift(),
-                kind: kind_name(f.kind()),
+                kind: f.kind().as_str(),
             })
             .collect()
     }

@@ -120,6 +120,24 @@ pub enum FieldKind {
     Node,
 }
 
+impl FieldKind {
+    /// The kind's name, as every binding shows it: `timestamp`, `sequence`
+    /// or `node`.
+    ///
+    /// ```
+    /// let twitter = snowmint::Layout::preset("twitter").unwrap();
+    /// let kinds: Vec<&str> = twitter.fields().iter().map(|f| f.kind().as_str()).collect();
+    /// assert_eq!(kinds, ["timestamp", "node", "node", "sequence"]);
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FieldKind::Timestamp => "timestamp",
+            FieldKind::Sequence => "sequence",
+            FieldKind::Node => "node",
+        }
+    }
+}
+
 /// One field of a layout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Field {

@@ -81,11 +81,7 @@ fn layout_info(l: &Layout) -> Value {
                 "name": f.name(),
                 "bits": f.bits(),
                 "shift": f.shift(),
-                "kind": match f.kind() {
-                    snowmint::FieldKind::Timestamp => "timestamp",
-                    snowmint::FieldKind::Sequence => "sequence",
-                    snowmint::FieldKind::Node => "node",
-                },
+                "kind": f.kind().as_str(),
             })
         })
         .collect();
