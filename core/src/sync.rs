@@ -2,7 +2,9 @@
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Once};
+use std::sync::Arc;
+#[cfg(unix)]
+use std::sync::Once;
 use std::vec::Vec;
 
 use crate::clock::{Clock, SystemClock};
@@ -188,11 +190,14 @@ impl Registry {
     }
 }
 
+/// Makes `fork()` detectable (`process_forked`) and the registry safe to
+/// use in a forked child. Only unix has `fork()`: elsewhere there is nothing
+/// to install.
 fn install_fork_handlers() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        #[cfg(unix)]
-        {
+    #[cfg(unix)]
+    {
+        static ONCE: Once = Once::new();
+        ONCE.call_once(|| {
             extern "C" fn prepare() {
                 REGISTRY.lock();
             }
@@ -210,8 +215,8 @@ fn install_fork_handlers() {
             unsafe {
                 libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
             }
-        }
-    });
+        });
+    }
 }
 
 /// Exponential backoff after a lost compare-and-swap: the losing thread
@@ -242,12 +247,27 @@ impl Backoff {
     }
 }
 
+/// The seed of `random:N` sequence starts when the options give none: std's
+/// random hash keys (from the OS, once per process) over a counter, so each
+/// generator of the process gets its own.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 fn os_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
     h.finish() | 1
+}
+
+/// On `wasm32-unknown-unknown` std has no source of randomness: its hash
+/// keys are constants, so the seed above would be a fixed function of the
+/// counter. This is one too (SplitMix64 of the counter), without SipHash's
+/// code in the module (0.7 KB). Callers there pass a seed: the WebAssembly
+/// binding takes one from `crypto.getRandomValues`.
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+fn os_seed() -> u64 {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    crate::generator::splitmix64(COUNTER.fetch_add(1, Ordering::Relaxed)) | 1
 }
 
 /// The thread-safe generator: reads its clock, waits when a policy says so,
