@@ -85,12 +85,19 @@ export function install(raw, memoryOf) {
   }
 
   // ---- arguments and errors ----------------------------------------------------
-  let codes = null
+  // The strings of list `what` (CODES or PRESETS), read one by one up to
+  // the empty string that ends it.
+  function list(what) {
+    const out = []
+    for (let s; (s = raw.__string(what, out.length)) !== ''; ) out.push(s)
+    return out
+  }
+  const codes = []
   // Throws unless `st` is 0: the class and code are in the status, the
   // message waits in the module.
   function check(st) {
     if (st === 0) return
-    codes ??= raw.__string(CODES, 0).split(',')
+    if (codes.length === 0) codes.push(...list(CODES))
     const s = st - 1
     const message = raw.__string(MESSAGE, 0)
     const cls = s >> 4
@@ -162,7 +169,7 @@ export function install(raw, memoryOf) {
       return layoutFrom(2, s)
     }
     static presets() {
-      return raw.__string(PRESETS, 0).split(',')
+      return list(PRESETS)
     }
     toJson() {
       return raw.__string(LAYOUT_JSON, this[HANDLE])

@@ -33,7 +33,7 @@
 //! std's clock panics on `wasm32-unknown-unknown`, so the generator runs on
 //! [`DateClock`] (`Date.now()`) through `SyncGenerator::with_clock`.
 
-use snowmint::{Clock, FieldKind, Format, Id, Next, Nodes, Options, SyncGenerator};
+use snowmint::{Clock, Format, Id, Next, Nodes, Options, SyncGenerator};
 use std::cell::UnsafeCell;
 use std::collections::TryReserveError;
 use wasm_bindgen::prelude::*;
@@ -127,13 +127,43 @@ const ERROR: u32 = 0;
 const TYPE_ERROR: u32 = 1;
 const RANGE_ERROR: u32 = 2;
 
-/// Records a failure: an error of `class` with `code` (one of the core's
-/// `Error::ALL_CODES`) and the message made of `message`.
-fn fail(class: u32, code: &str, message: &[&str]) -> Failed {
+/// The index of the core code `name` in `snowmint::Error::ALL_CODES`,
+/// found when compiling (a name that is not a code fails the build): the
+/// binding's failures carry that index, as the status does (see [`status`]).
+const fn code(name: &str) -> usize {
     let codes = snowmint::Error::ALL_CODES;
-    let index = codes.iter().position(|c| *c == code).unwrap_or(0);
+    let mut i = 0;
+    while i < codes.len() {
+        let (a, b) = (codes[i].as_bytes(), name.as_bytes());
+        let mut same = a.len() == b.len();
+        let mut j = 0;
+        while same && j < a.len() {
+            same = a[j] == b[j];
+            j += 1;
+        }
+        if same {
+            return i;
+        }
+        i += 1;
+    }
+    panic!("not a code of snowmint::Error::ALL_CODES")
+}
+
+const INVALID_ID: usize = code("invalid_id");
+const INVALID_LAYOUT: usize = code("invalid_layout");
+const INVALID_OPTION: usize = code("invalid_option");
+const NODE_OUT_OF_RANGE: usize = code("node_out_of_range");
+const TIME_BEFORE_EPOCH: usize = code("time_before_epoch");
+const TIME_OVERFLOW: usize = code("time_overflow");
+const UNKNOWN_FIELD: usize = code("unknown_field");
+const UNKNOWN_PRESET: usize = code("unknown_preset");
+
+/// Records a failure: an error of `class` with `code` (an index in the
+/// core's `Error::ALL_CODES`, see [`code`]) and the message made of
+/// `message`.
+fn fail(class: u32, code: usize, message: &[&str]) -> Failed {
     let (status, m) = FAILURE.get();
-    *status = 1 + class * 16 + index as u32;
+    *status = 1 + class * 16 + code as u32;
     m.clear();
     for piece in message {
         m.push_str(piece);
@@ -151,7 +181,7 @@ fn fail(class: u32, code: &str, message: &[&str]) -> Failed {
 /// (`tests/js/`) provokes every code of `vectors/codes.json` through this
 /// path, so a new core variant is covered the day it gets a vector.
 fn fail_core(class: u32, e: snowmint::Error) -> Failed {
-    let failed = fail(class, e.code(), &[]);
+    let failed = fail(class, e.code_index(), &[]);
     // Writing into a String cannot fail.
     let _ = e.write_message(&mut FAILURE.get().1);
     failed
@@ -172,7 +202,7 @@ fn range(e: snowmint::Error) -> Failed {
 /// An operation's status for js/api.js: 0 on success; on failure
 /// `1 + class * 16 + code`, where class is [`ERROR`], [`TYPE_ERROR`] or
 /// [`RANGE_ERROR`] and code the index of the error's code in
-/// `snowmint::Error::ALL_CODES` (the table js/api.js gets from `__string`),
+/// `snowmint::Error::ALL_CODES` (whose names js/api.js gets from `__string`),
 /// the message kept for `__string`. Also clears the pushed arguments.
 fn status(r: Res<()>) -> u32 {
     ARGS.get().clear();
@@ -210,19 +240,25 @@ pub fn op(op: u32, h: u32, x: u32) -> u32 {
     })
 }
 
-/// The strings of js/api.js: 0 the core's error codes (comma-separated, in
-/// `ALL_CODES` order), 1 the message of the last failed operation, 2 the
-/// last string result (`toBase32`, `nextIdString`...), 3 to 6 layout
-/// strings (see [`layout_text`]). One export for all: each export returning
-/// a string cost wasm-bindgen's JavaScript glue a function of its own.
+/// The strings of js/api.js: 0 the core's error code of index `h` (in
+/// `ALL_CODES`), 1 the message of the last failed operation, 2 the last
+/// string result (`toBase32`, `nextIdString`...), 3 to 6 layout strings
+/// (see [`layout_text`]). One export for all: each export returning a
+/// string cost wasm-bindgen's JavaScript glue a function of its own.
 #[wasm_bindgen(js_name = __string, skip_typescript)]
 pub fn string(what: u32, h: u32) -> String {
     match what {
-        0 => join(&snowmint::Error::ALL_CODES),
+        0 => item(&snowmint::Error::ALL_CODES, h),
         1 => std::mem::take(&mut FAILURE.get().1),
         2 => std::mem::take(TEXT.get()),
         _ => layout_text(h, what - 3),
     }
+}
+
+/// Item `i` of a list, or an empty string past its end (lists are read
+/// item by item: joining them cost the module more than the calls cost).
+fn item(list: &[&str], i: u32) -> String {
+    String::from(list.get(i as usize).copied().unwrap_or_default())
 }
 
 /// The address of [`SCRATCH`] in the module's memory. js/api.js reads that
@@ -238,28 +274,6 @@ pub fn scratch() -> u32 {
 /// integer formatting would bring `core::fmt` into the module).
 fn decimal(n: usize, buf: &mut [u8; snowmint::MAX_STR_LEN]) -> &str {
     Id::new(n as u64).encode(Format::Decimal, buf)
-}
-
-/// The strings one after the other (`[..].concat()` and `.join()` cost about
-/// 1 KB of generic code in the module).
-fn cat(parts: &[&str]) -> String {
-    let mut out = String::new();
-    for p in parts {
-        out.push_str(p);
-    }
-    out
-}
-
-/// The strings, comma-separated.
-fn join<S: AsRef<str>>(items: &[S]) -> String {
-    let mut out = String::new();
-    for (i, s) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(s.as_ref());
-    }
-    out
 }
 
 // ---- arguments ----------------------------------------------------------------
@@ -364,7 +378,7 @@ fn id_arg(v: Arg) -> Res<u64> {
         Arg::String(s) => Ok(Id::parse(&s, Format::Decimal)?.get()),
         _ => Err(fail(
             TYPE_ERROR,
-            "invalid_id",
+            INVALID_ID,
             &["an ID must be a bigint, a decimal string or a safe integer number"],
         )),
     }
@@ -373,7 +387,7 @@ fn id_arg(v: Arg) -> Res<u64> {
 /// A `number` argument that must be a non-negative safe integer (a time, a
 /// sequence or node value, a count). `code` is the core code whose meaning
 /// fits the argument; `negative_code` is used for negative numbers.
-fn uint_arg(v: Arg, what: &str, code: &'static str, negative_code: &'static str) -> Res<u64> {
+fn uint_arg(v: Arg, what: &str, code: usize, negative_code: usize) -> Res<u64> {
     let Arg::Number(n) = v else {
         return Err(fail(TYPE_ERROR, code, &[what, " must be a number"]));
     };
@@ -394,10 +408,10 @@ fn uint_arg(v: Arg, what: &str, code: &'static str, negative_code: &'static str)
 
 /// A time in Unix milliseconds.
 fn time_arg(v: Arg) -> Res<u64> {
-    uint_arg(v, "a time in Unix ms", "time_overflow", "time_before_epoch")
+    uint_arg(v, "a time in Unix ms", TIME_OVERFLOW, TIME_BEFORE_EPOCH)
 }
 
-fn string_arg(v: Arg, what: &str, code: &'static str) -> Res<String> {
+fn string_arg(v: Arg, what: &str, code: usize) -> Res<String> {
     match v {
         Arg::String(s) => Ok(s),
         _ => Err(fail(TYPE_ERROR, code, &[what, " must be a string"])),
@@ -408,7 +422,7 @@ fn format_arg(v: Arg) -> Res<Format> {
     Ok(Format::from_name(&string_arg(
         v,
         "the format",
-        "invalid_id",
+        INVALID_ID,
     )?)?)
 }
 
@@ -418,7 +432,7 @@ fn layout_of(h: u32) -> Res<&'static snowmint::Layout> {
         .get()
         .get(h as usize)
         .copied()
-        .ok_or_else(|| fail(TYPE_ERROR, "invalid_layout", &["not a live Layout"]))
+        .ok_or_else(|| fail(TYPE_ERROR, INVALID_LAYOUT, &["not a live Layout"]))
 }
 
 /// A `Layout` or a string for `Layout.parse` (preset name or JSON),
@@ -430,7 +444,7 @@ fn layout_arg(v: Arg) -> Res<&'static snowmint::Layout> {
         Arg::Layout(h) => layout_of(h),
         _ => Err(fail(
             TYPE_ERROR,
-            "invalid_layout",
+            INVALID_LAYOUT,
             &["a layout must be a Layout or a string (a preset name or a JSON descriptor)"],
         )),
     }
@@ -468,7 +482,7 @@ fn nodes_arg(layout: &snowmint::Layout, args: &mut Args) -> Res<Nodes> {
         _ => {
             return Err(fail(
                 TYPE_ERROR,
-                "unknown_field",
+                UNKNOWN_FIELD,
                 &["nodes must be an object of field name -> number"],
             ))
         }
@@ -476,8 +490,10 @@ fn nodes_arg(layout: &snowmint::Layout, args: &mut Args) -> Res<Nodes> {
     let mut values: Vec<(String, u64)> = Vec::new();
     for _ in 0..len {
         let (name, value) = pair(args);
-        let what = cat(&["node field '", &name, "'"]);
-        let value = uint_arg(value, &what, "node_out_of_range", "node_out_of_range")?;
+        let mut what = String::from("node field '");
+        what.push_str(&name);
+        what.push('\'');
+        let value = uint_arg(value, &what, NODE_OUT_OF_RANGE, NODE_OUT_OF_RANGE)?;
         values.push((name, value));
     }
     Ok(layout.nodes_from_pairs(values.iter().map(|(n, v)| (n.as_str(), *v)))?)
@@ -494,7 +510,7 @@ fn options_arg(args: &mut Args) -> Res<Options> {
         _ => {
             return Err(fail(
                 TYPE_ERROR,
-                "invalid_option",
+                INVALID_OPTION,
                 &["options must be an object"],
             ))
         }
@@ -511,7 +527,7 @@ fn options_arg(args: &mut Args) -> Res<Options> {
             _ => None,
         };
         if let Some(i) = slot {
-            policies[i] = Some(string_arg(value, &key, "invalid_option")?);
+            policies[i] = Some(string_arg(value, &key, INVALID_OPTION)?);
             continue;
         }
         match key.as_str() {
@@ -527,14 +543,14 @@ fn options_arg(args: &mut Args) -> Res<Options> {
                         RANGE_ERROR
                     };
                     let m = std::mem::take(m);
-                    fail(class, "invalid_option", &["seed: ", &m])
+                    fail(class, INVALID_OPTION, &["seed: ", &m])
                 })?)
             }
             "resumeAfter" => resume_after = Some(id_arg(value)?),
             _ => {
                 return Err(fail(
                     TYPE_ERROR,
-                    "invalid_option",
+                    INVALID_OPTION,
                     &[
                         "unknown option '",
                         &key,
@@ -612,13 +628,13 @@ fn batch(h: u32, args: &mut Args) -> Res<()> {
     let Arg::U64Array(n) = args.next() else {
         return Err(fail(
             TYPE_ERROR,
-            "invalid_id",
+            INVALID_ID,
             &["ids must be a BigUint64Array"],
         ));
     };
     let n = n as usize;
     let width = 2 + layout.node_count();
-    let too_many = || fail(RANGE_ERROR, "invalid_id", &["too many IDs for memory"]);
+    let too_many = || fail(RANGE_ERROR, INVALID_ID, &["too many IDs for memory"]);
     let total = n.checked_mul(width).ok_or_else(too_many)?;
     match args.next() {
         Arg::Undefined | Arg::Null => {}
@@ -630,11 +646,11 @@ fn batch(h: u32, args: &mut Args) -> Res<()> {
                 decimal(total, &mut buf),
                 " values",
             ];
-            return Err(fail(RANGE_ERROR, "invalid_option", &msg));
+            return Err(fail(RANGE_ERROR, INVALID_OPTION, &msg));
         }
         _ => {
             let msg = "into must be a Float64Array";
-            return Err(fail(TYPE_ERROR, "invalid_option", &[msg]));
+            return Err(fail(TYPE_ERROR, INVALID_OPTION, &[msg]));
         }
     }
     let (ids, out) = BATCH.get();
@@ -666,7 +682,11 @@ fn decode_many(h: u32) -> Res<()> {
     let (ids, out) = BATCH.get();
     layout.decompose_columns(ids, out).map_err(|(i, e)| {
         let mut buf = [0u8; snowmint::MAX_STR_LEN];
-        let failed = fail(ERROR, e.code(), &["ids[", decimal(i, &mut buf), "]: "]);
+        let failed = fail(
+            ERROR,
+            e.code_index(),
+            &["ids[", decimal(i, &mut buf), "]: "],
+        );
         // Writing into a String cannot fail.
         let _ = e.write_message(&mut FAILURE.get().1);
         failed
@@ -681,9 +701,9 @@ fn decode_many(h: u32) -> Res<()> {
 fn layout(how: u32, args: &mut Args) -> Res<()> {
     let v = args.next();
     let layout = match how {
-        0 => snowmint::Layout::preset(&string_arg(v, "the preset name", "unknown_preset")?)?,
-        1 => snowmint::Layout::from_json(&string_arg(v, "the JSON descriptor", "invalid_layout")?)?,
-        2 => snowmint::Layout::parse(&string_arg(v, "the layout", "invalid_layout")?)?,
+        0 => snowmint::Layout::preset(&string_arg(v, "the preset name", UNKNOWN_PRESET)?)?,
+        1 => snowmint::Layout::from_json(&string_arg(v, "the JSON descriptor", INVALID_LAYOUT)?)?,
+        2 => snowmint::Layout::parse(&string_arg(v, "the layout", INVALID_LAYOUT)?)?,
         _ => *layout_arg(v)?,
     };
     SCRATCH.get()[1] = register(layout) as f64;
@@ -706,11 +726,11 @@ fn layout_numbers(h: u32) -> Res<()> {
 }
 
 /// Layout `h`'s strings: 0 its canonical JSON, 1 its preset name (empty for
-/// none), 2 its fields (`name bits shift kind`, comma-separated), 3 the
-/// preset names (comma-separated; `h` unused).
+/// none), 2 its fields (`name bits shift kind`, comma-separated); 3 the
+/// preset name of index `h` (empty past the last).
 fn layout_text(h: u32, what: u32) -> String {
     if what == 3 {
-        return join(&snowmint::Layout::PRESETS);
+        return item(&snowmint::Layout::PRESETS, h);
     }
     let Ok(l) = layout_of(h) else {
         return String::new();
@@ -721,17 +741,12 @@ fn layout_text(h: u32, what: u32) -> String {
         _ => {
             let mut out = String::new();
             for (i, f) in l.fields().iter().enumerate() {
-                let kind = match f.kind() {
-                    FieldKind::Timestamp => "timestamp",
-                    FieldKind::Sequence => "sequence",
-                    FieldKind::Node => "node",
-                };
                 let (mut bits, mut shift) =
                     ([0u8; snowmint::MAX_STR_LEN], [0u8; snowmint::MAX_STR_LEN]);
                 let bits = decimal(f.bits() as usize, &mut bits);
                 let shift = decimal(f.shift() as usize, &mut shift);
                 let sep = if i > 0 { "," } else { "" };
-                for piece in [sep, f.name(), " ", bits, " ", shift, " ", kind] {
+                for piece in [sep, f.name(), " ", bits, " ", shift, " ", f.kind().as_str()] {
                     out.push_str(piece);
                 }
             }
@@ -752,8 +767,8 @@ fn compose(h: u32, args: &mut Args) -> Res<()> {
     let seq = uint_arg(
         args.next(),
         "the sequence",
-        "node_out_of_range",
-        "node_out_of_range",
+        NODE_OUT_OF_RANGE,
+        NODE_OUT_OF_RANGE,
     )?;
     let nodes = nodes_arg(layout, args)?;
     put_id(layout.compose(ms, seq, &nodes)?);
@@ -808,7 +823,7 @@ fn parse(how: u32, args: &mut Args) -> Res<()> {
         1 => Format::Base62,
         _ => format_arg(args.next())?,
     };
-    let s = string_arg(s, "the ID string", "invalid_id")?;
+    let s = string_arg(s, "the ID string", INVALID_ID)?;
     put_id(Id::parse(&s, format)?.get());
     Ok(())
 }
@@ -879,13 +894,13 @@ fn generator(g: u32) -> Res<&'static mut Gen> {
         .get()
         .get_mut(g as usize)
         .and_then(Option::as_mut)
-        .ok_or_else(|| fail(TYPE_ERROR, "invalid_option", &["not a live generator"]))
+        .ok_or_else(|| fail(TYPE_ERROR, INVALID_OPTION, &["not a live generator"]))
 }
 
 fn sync_generator(g: u32) -> Res<&'static SyncGenerator<DateClock>> {
     match generator(g)? {
         Gen::Sync(s) => Ok(s),
-        Gen::Pure(_) => Err(fail(TYPE_ERROR, "invalid_option", &["not a Generator"])),
+        Gen::Pure(_) => Err(fail(TYPE_ERROR, INVALID_OPTION, &["not a Generator"])),
     }
 }
 
@@ -907,7 +922,7 @@ fn gen_next(g: u32, as_string: u32) -> Res<()> {
 /// address in slot 1 and the count in slot 2.
 fn gen_next_ids(g: u32, args: &mut Args) -> Res<()> {
     let generator = sync_generator(g)?;
-    let n = uint_arg(args.next(), "the count", "invalid_option", "invalid_option")?;
+    let n = uint_arg(args.next(), "the count", INVALID_OPTION, INVALID_OPTION)?;
     // The core refuses counts above its maximum, or that do not fit
     // this target's usize.
     let n = SyncGenerator::<DateClock>::check_batch(n)?;
@@ -915,7 +930,7 @@ fn gen_next_ids(g: u32, args: &mut Args) -> Res<()> {
     zeroed(ids, n, 0).map_err(|_| {
         let mut buf = [0u8; snowmint::MAX_STR_LEN];
         let message = ["cannot allocate ", decimal(n, &mut buf), " IDs"];
-        fail(RANGE_ERROR, "invalid_option", &message)
+        fail(RANGE_ERROR, INVALID_OPTION, &message)
     })?;
     generator.next_ids(ids)?;
     let s = SCRATCH.get();
@@ -935,7 +950,7 @@ fn gen_layout(g: u32) -> Res<()> {
 /// slot 0, or status 0 with the time to retry at in slot 1 and 1 in slot 2.
 fn pure_next(g: u32, args: &mut Args) -> Res<()> {
     let Gen::Pure(p) = generator(g)? else {
-        return Err(fail(TYPE_ERROR, "invalid_option", &["not a PureGenerator"]));
+        return Err(fail(TYPE_ERROR, INVALID_OPTION, &["not a PureGenerator"]));
     };
     let now = time_arg(args.next())?;
     let s = SCRATCH.get();

@@ -182,18 +182,29 @@ impl Error {
     /// assert_eq!(err.code(), "unknown_preset");
     /// ```
     pub const fn code(&self) -> &'static str {
+        Self::ALL_CODES[self.code_index()]
+    }
+
+    /// The index of [`code`](Error::code) in [`ALL_CODES`](Error::ALL_CODES),
+    /// for bindings that pass codes as numbers.
+    ///
+    /// ```
+    /// let err = snowmint::Layout::preset("nope").unwrap_err();
+    /// assert_eq!(snowmint::Error::ALL_CODES[err.code_index()], "unknown_preset");
+    /// ```
+    pub const fn code_index(&self) -> usize {
         match self {
-            Error::InvalidLayout(_) => "invalid_layout",
-            Error::UnknownPreset => "unknown_preset",
-            Error::UnknownField { .. } => "unknown_field",
-            Error::MissingNode { .. } => "missing_node",
-            Error::NodeOutOfRange { .. } => "node_out_of_range",
-            Error::InvalidOption(_) => "invalid_option",
-            Error::TimeBeforeEpoch { .. } => "time_before_epoch",
-            Error::TimeOverflow { .. } => "time_overflow",
-            Error::ClockMovedBackwards { .. } => "clock_moved_backwards",
-            Error::InvalidId(_) => "invalid_id",
-            Error::ProcessForked => "process_forked",
+            Error::InvalidLayout(_) => 0,
+            Error::UnknownPreset => 1,
+            Error::UnknownField { .. } => 2,
+            Error::MissingNode { .. } => 3,
+            Error::NodeOutOfRange { .. } => 4,
+            Error::InvalidOption(_) => 5,
+            Error::TimeBeforeEpoch { .. } => 6,
+            Error::TimeOverflow { .. } => 7,
+            Error::ClockMovedBackwards { .. } => 8,
+            Error::InvalidId(_) => 9,
+            Error::ProcessForked => 10,
         }
     }
 
