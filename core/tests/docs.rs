@@ -1,5 +1,6 @@
 //! The prose must not drift from the code: dates and codes in
-//! docs/SEMANTICS.md are checked against the core.
+//! docs/SEMANTICS.md, and the list in the unknown-preset message, are checked
+//! against the core.
 
 use snowmint::{Error, Iso8601, Layout};
 
@@ -56,4 +57,13 @@ fn iso8601_matches_known_dates() {
     ] {
         assert_eq!(Iso8601(ms).to_string(), s);
     }
+}
+
+#[test]
+fn the_unknown_preset_message_lists_every_preset() {
+    // The message spells the list out (building it would cost the
+    // WebAssembly module code); this keeps it equal to `Layout::PRESETS`.
+    let err = Layout::preset("nope").unwrap_err();
+    let want = format!("unknown preset (known: {})", Layout::PRESETS.join(", "));
+    assert!(err.to_string().starts_with(&want), "{err}");
 }
