@@ -56,12 +56,14 @@ features=(--enable-bulk-memory --enable-multivalue --enable-mutable-globals
 # -Oz until nothing changes (--converge). --low-memory-unused: the module
 # never touches the first 1 KB of its memory (Rust places its stack and data
 # from 1 MB up, and no pointer it follows is null), so wasm-opt may fold
-# constant offsets into addresses; together about 0.5 KB.
+# constant offsets into addresses; together about 0.5 KB. The custom sections
+# no engine reads go: names and debug info, `producers` (toolchain versions)
+# and `target_features` (the list above, for linkers; 151 bytes).
 for target in nodejs web; do
   case $target in nodejs) out="$HERE/pkg-node" ;; web) out="$HERE/pkg-web" ;; esac
   rm -rf "$out"
   wasm-bindgen --target "$target" --out-dir "$out" --out-name snowmint_wasm "$wasm"
-  "$HERE/node_modules/.bin/wasm-opt" -Oz --converge --low-memory-unused "${features[@]}" --strip-debug --strip-producers \
+  "$HERE/node_modules/.bin/wasm-opt" -Oz --converge --low-memory-unused "${features[@]}" --strip-debug --strip-producers --strip-target-features \
     -o "$out/snowmint_wasm_bg.wasm" "$out/snowmint_wasm_bg.wasm"
 done
 
