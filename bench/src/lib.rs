@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use snowmint::{Clock, Layout, Options, SyncGenerator, SystemClock};
+use snowmint::{Clock, Generator, Layout, Options, SystemClock};
 
 /// IDs per burst in [`timed_bursts`]. Small enough that even three bursts in
 /// one (cached) millisecond stay under the 4,096 cap of the Twitter layout
@@ -142,12 +142,12 @@ pub fn snowmint_with<C: Clock>(
     sequence_exhausted: Option<&str>,
     sequence_start: Option<&str>,
     clock: C,
-) -> SyncGenerator<C> {
+) -> Generator<C> {
     let layout = Layout::preset(preset).expect("a known preset");
     let nodes = layout.nodes_from_values(nodes).expect("valid node values");
     let options =
         Options::from_policies(None, sequence_exhausted, sequence_start).expect("valid policies");
-    SyncGenerator::with_clock(layout, nodes, options, clock).expect("a generator")
+    Generator::with_clock(layout, nodes, options, clock).expect("a generator")
 }
 
 /// [`snowmint_with`] on the (cached) system clock.
@@ -156,7 +156,7 @@ pub fn snowmint(
     nodes: &[u64],
     sequence_exhausted: Option<&str>,
     sequence_start: Option<&str>,
-) -> SyncGenerator {
+) -> Generator {
     snowmint_with(
         preset,
         nodes,
@@ -169,7 +169,7 @@ pub fn snowmint(
 /// One snowmint ID as a `u64` (errors are impossible in these configurations;
 /// a zero would show up in the uniqueness tests).
 #[inline]
-pub fn snowmint_next<C: Clock>(g: &SyncGenerator<C>) -> u64 {
+pub fn snowmint_next<C: Clock>(g: &Generator<C>) -> u64 {
     g.next_id().map(|id| id.get()).unwrap_or(0)
 }
 

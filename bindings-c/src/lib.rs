@@ -20,8 +20,8 @@ use core::fmt::Write as _;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use snowmint::{
-    Error, FieldKind, Format, Generator, Id, IdProblem, Iso8601, Layout, Next, Nodes, Options,
-    SyncGenerator,
+    Error, FieldKind, Format, Generator as SyncGenerator, Id, IdProblem, Iso8601, Layout, Next,
+    Nodes, Options, PureGenerator as Generator,
 };
 
 mod status;

@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::{Env, Unknown};
 use napi::{sys, JsValue, Status};
-use snowmint::SyncGenerator;
+use snowmint::Generator as SyncGenerator;
 
 use crate::{Fail, Res};
 

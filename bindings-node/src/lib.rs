@@ -30,7 +30,7 @@ use napi::bindgen_prelude::{
 };
 use napi::{sys, JsValue, Status, ValueType};
 use napi_derive::napi;
-use snowmint::{Format, Id, Next, Nodes, Options, SyncGenerator};
+use snowmint::{Format, Generator as SyncGenerator, Id, Next, Nodes, Options};
 
 // ---- errors -------------------------------------------------------------
 
@@ -691,7 +691,7 @@ impl Generator {
 /// given (default 0). Not shared with any other generator.
 #[napi]
 pub struct PureGenerator {
-    inner: snowmint::Generator,
+    inner: snowmint::PureGenerator,
 }
 
 #[napi]
@@ -708,7 +708,7 @@ impl PureGenerator {
             let nodes = nodes_arg(&layout, nodes.as_ref())?;
             let options = options_arg(options.as_ref(), 0)?;
             Ok(PureGenerator {
-                inner: snowmint::Generator::new(layout, nodes, options)?,
+                inner: snowmint::PureGenerator::new(layout, nodes, options)?,
             })
         })()
         .or_throw(env)

@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
 use pyo3::{intern, IntoPyObjectExt};
-use snowmint::{Error, Format, Id, IdProblem, Next, OptionProblem, SyncGenerator};
+use snowmint::{Error, Format, Generator as SyncGenerator, Id, IdProblem, Next, OptionProblem};
 
 // ---- errors -------------------------------------------------------------
 
@@ -978,7 +978,7 @@ fn config_repr(class: &str, cfg: &snowmint::Config) -> String {
 /// simulations; `next(now_ms)` gives `("id", id)` or `("retry_at", ms)`.
 #[pyclass(module = "snowmint")]
 struct PureGenerator {
-    inner: snowmint::Generator,
+    inner: snowmint::PureGenerator,
 }
 
 #[pymethods]
@@ -1019,7 +1019,7 @@ impl PureGenerator {
             seed,
             resume_after,
         )?;
-        let inner = snowmint::Generator::new(layout, nodes, options).map_err(Fail::from)?;
+        let inner = snowmint::PureGenerator::new(layout, nodes, options).map_err(Fail::from)?;
         Ok(PureGenerator { inner })
     }
 

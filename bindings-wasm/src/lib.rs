@@ -33,7 +33,7 @@
 //! std's clock panics on `wasm32-unknown-unknown`, so the generator runs on
 //! [`DateClock`] (`Date.now()`) through `SyncGenerator::with_clock`.
 
-use snowmint::{Clock, Format, Id, Next, Nodes, Options, SyncGenerator};
+use snowmint::{Clock, Format, Generator as SyncGenerator, Id, Next, Nodes, Options};
 use std::cell::UnsafeCell;
 use std::collections::TryReserveError;
 use wasm_bindgen::prelude::*;
@@ -106,7 +106,7 @@ static BATCH: Global<(Vec<u64>, Vec<f64>)> = Global(UnsafeCell::new((Vec::new(),
 
 enum Gen {
     Sync(SyncGenerator<DateClock>),
-    Pure(snowmint::Generator),
+    Pure(snowmint::PureGenerator),
 }
 
 // ---- errors -----------------------------------------------------------------
@@ -862,7 +862,7 @@ fn gen_new(pure: u32, args: &mut Args) -> Res<()> {
         _ => 0,
     };
     let generator = if pure == 1 {
-        Gen::Pure(snowmint::Generator::new(*layout, nodes, options)?)
+        Gen::Pure(snowmint::PureGenerator::new(*layout, nodes, options)?)
     } else {
         if options.seed == 0 {
             options.seed = random.max(1);

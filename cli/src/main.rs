@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
-use snowmint::{Error, Format, Id, Iso8601, Layout, Options, SyncGenerator};
+use snowmint::{Error, Format, Generator, Id, Iso8601, Layout, Options};
 
 #[derive(Parser)]
 #[command(
@@ -207,9 +207,9 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                 sequence_start.as_deref(),
             )?;
             options.resume_after = resume_after;
-            let generator = SyncGenerator::new(layout, nodes, options)?;
+            let generator = Generator::new(layout, nodes, options)?;
             let mut batch =
-                vec![0u64; SyncGenerator::<snowmint::SystemClock>::check_batch(count)?.min(65_536)];
+                vec![0u64; Generator::<snowmint::SystemClock>::check_batch(count)?.min(65_536)];
             let mut left = count as usize;
             let format = Format::from(format);
             while left > 0 {

@@ -1,6 +1,6 @@
-//! Clocks for [`SyncGenerator`](crate::SyncGenerator).
+//! Clocks for [`Generator`](crate::Generator).
 
-/// A source of time for a [`SyncGenerator`](crate::SyncGenerator).
+/// A source of time for a [`Generator`](crate::Generator).
 ///
 /// Readings must never decrease as seen by any thread that has observed an ID
 /// issued after a reading (the generator loads its state before reading the

@@ -65,6 +65,82 @@ pub enum Error {
     /// This generator was created before `fork()` and is used in the child
     /// process, where it could repeat the parent's IDs.
     ProcessForked,
+    /// A binding's argument is of the wrong type or not an acceptable number
+    /// (see the conversion layer, `Value`). It has no code of its own: the
+    /// code is the one of the argument's meaning ([`Arg`]), so that a bad
+    /// node value is `node_out_of_range` whether the core or the binding's
+    /// conversion caught it.
+    InvalidArgument {
+        /// Which argument.
+        arg: Arg,
+        /// What is wrong with it.
+        problem: ArgProblem,
+    },
+}
+
+/// Which kind of argument a binding's value was for. It decides the error
+/// code of a bad value (see [`Error::code`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Arg {
+    /// An ID (`invalid_id`).
+    Id,
+    /// A time in Unix ms (`time_before_epoch` when negative, else `time_overflow`).
+    Time,
+    /// A sequence value (`node_out_of_range`).
+    Sequence,
+    /// The value of this node field (`node_out_of_range`).
+    Node(FieldName),
+    /// A count of IDs (`invalid_option`).
+    Count,
+    /// A layout (`invalid_layout`).
+    Layout,
+    /// The map of node values (`unknown_field`).
+    Nodes,
+    /// The map of generator options (`invalid_option`).
+    Options,
+    /// The value of this generator option (`invalid_option`).
+    Option(FieldName),
+    /// A string format name (`invalid_id`).
+    Format,
+}
+
+/// What is wrong with a binding's argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgProblem {
+    /// A value of the wrong type (JavaScript `TypeError`).
+    WrongType {
+        /// How the message names the type given (`"a float"`, `"a list"`).
+        given: &'static str,
+    },
+    /// A negative number where only non-negative ones are accepted.
+    Negative,
+    /// A float that is not a whole number of at most 2^53 - 1.
+    NotInteger,
+    /// An integer of 2^64 or more.
+    TooLarge,
+    /// A map key that names no option.
+    UnknownKey {
+        /// The key, cut to [`FieldName::MAX_LEN`] bytes.
+        key: FieldName,
+    },
+    /// The value is not a valid ID (for an option read like an ID: `seed`).
+    Id(IdProblem),
+}
+
+/// The kind of native error a binding raises for an [`Error`]: JavaScript's
+/// `TypeError`, `RangeError` or `Error`; Python's `TypeError` or `ValueError`
+/// (each with the code's subclass). See [`Error::class`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// An argument of the wrong type.
+    Type,
+    /// A number outside what the argument accepts (negative, fractional, not
+    /// exact in a double, 2^64 or more).
+    Range,
+    /// Everything else: a value of the right type that means nothing valid.
+    Value,
 }
 
 /// Why a layout was refused.
@@ -205,6 +281,45 @@ impl Error {
             Error::ClockMovedBackwards { .. } => 8,
             Error::InvalidId(_) => 9,
             Error::ProcessForked => 10,
+            Error::InvalidArgument { arg, problem } => match arg {
+                Arg::Id | Arg::Format => 9,
+                Arg::Time => match problem {
+                    ArgProblem::Negative => 6,
+                    _ => 7,
+                },
+                Arg::Sequence | Arg::Node(_) => 4,
+                Arg::Count | Arg::Options | Arg::Option(_) => 5,
+                Arg::Layout => 0,
+                Arg::Nodes => 2,
+            },
+        }
+    }
+
+    /// Which kind of native error a binding raises for this error.
+    ///
+    /// ```
+    /// use snowmint::{ErrorClass, Value};
+    /// assert_eq!(Value::Bool(true).to_id().unwrap_err().class(), ErrorClass::Type);
+    /// assert_eq!(Value::Float(0.5).to_id().unwrap_err().class(), ErrorClass::Range);
+    /// assert_eq!(Value::from("x").to_id().unwrap_err().class(), ErrorClass::Value);
+    /// ```
+    pub const fn class(&self) -> ErrorClass {
+        let problem = match self {
+            Error::InvalidArgument { problem, .. } => *problem,
+            Error::InvalidId(p) => ArgProblem::Id(*p),
+            _ => return ErrorClass::Value,
+        };
+        match problem {
+            ArgProblem::WrongType { .. } | ArgProblem::UnknownKey { .. } => ErrorClass::Type,
+            ArgProblem::Negative | ArgProblem::NotInteger | ArgProblem::TooLarge => {
+                ErrorClass::Range
+            }
+            // A number's problems; `Overflow` also for a decimal string of
+            // 2^64 or more, which is a number out of range all the same.
+            ArgProblem::Id(IdProblem::Negative | IdProblem::NotExact | IdProblem::Overflow) => {
+                ErrorClass::Range
+            }
+            ArgProblem::Id(_) => ErrorClass::Value,
         }
     }
 
@@ -345,6 +460,13 @@ impl Error {
                  generator with a node value no other process uses",
                 [N(0); 3],
             ),
+            Error::InvalidArgument { arg, problem } => {
+                arg.write_what(w)?;
+                if let ArgProblem::Id(_) = problem {
+                    w.put_str(": ")?;
+                }
+                problem.message(arg)
+            }
         };
         fill(w, template, &holes)?;
         fill(w, " [{}]", &[S(self.code())])
@@ -401,6 +523,63 @@ impl LayoutProblem {
             ),
         };
         (template, [hole, N(0), N(0)])
+    }
+}
+
+impl Arg {
+    /// Writes how a message names the argument.
+    fn write_what(&self, w: &mut dyn Sink) -> fmt::Result {
+        let (template, name) = match self {
+            Arg::Id => ("an ID", ""),
+            Arg::Time => ("a time in Unix ms", ""),
+            Arg::Sequence => ("the sequence value", ""),
+            Arg::Node(name) => ("node field '{}'", name.as_str()),
+            Arg::Count => ("the count", ""),
+            Arg::Layout => ("a layout", ""),
+            Arg::Nodes => ("the node values", ""),
+            Arg::Options => ("the options", ""),
+            Arg::Option(name) => ("option '{}'", name.as_str()),
+            Arg::Format => ("the format", ""),
+        };
+        fill(w, template, &[S(name)])
+    }
+
+    /// What the argument must be, for a value of the wrong type.
+    fn expected(&self) -> &'static str {
+        match self {
+            Arg::Id => "an integer or a decimal string",
+            Arg::Time | Arg::Sequence | Arg::Node(_) | Arg::Count => "an integer",
+            Arg::Layout => "a layout, a preset name or a JSON descriptor",
+            Arg::Nodes => "a map of node field names to integers",
+            Arg::Options => "a map of option names to values",
+            Arg::Option(name) if name.as_str() == "seed" => "an integer or a decimal string",
+            Arg::Option(_) | Arg::Format => "a string",
+        }
+    }
+}
+
+impl ArgProblem {
+    /// The message's rest after the argument's name (template and holes).
+    fn message(&self, arg: &Arg) -> (&'static str, [Hole<'_>; 3]) {
+        match self {
+            ArgProblem::WrongType { given } => {
+                (" must be {}, not {}", [S(arg.expected()), S(given), N(0)])
+            }
+            ArgProblem::Negative => (" must not be negative", [N(0); 3]),
+            ArgProblem::NotInteger => (
+                " must be an integer (a float only when a whole number of at most 2^53 - 1, \
+                 beyond which it may already be rounded)",
+                [N(0); 3],
+            ),
+            ArgProblem::TooLarge => (" must be less than 2^64", [N(0); 3]),
+            ArgProblem::UnknownKey { key } => (
+                ": unknown option '{}' (known: clock_backwards, sequence_exhausted, \
+                 sequence_start, seed, resume_after, or the same in camelCase)",
+                [S(key.as_str()), N(0), N(0)],
+            ),
+            // Written after ": " (see `write_to`).
+            ArgProblem::Id(p) => p.message(),
+        }
     }
 }
 

@@ -447,26 +447,26 @@ impl Config {
 /// the time (Unix ms) to every call.
 ///
 /// ```
-/// use snowmint::{Generator, Layout, Next, Options, SequenceStart};
+/// use snowmint::{PureGenerator, Layout, Next, Options, SequenceStart};
 /// let layout = Layout::preset("twitter").unwrap();
 /// let nodes = layout.nodes_from_pairs([("datacenter", 1), ("worker", 3)]).unwrap();
 /// let opts = Options { sequence_start: SequenceStart::Zero, ..Options::default() };
-/// let mut g = Generator::new(layout, nodes, opts).unwrap();
+/// let mut g = PureGenerator::new(layout, nodes, opts).unwrap();
 /// let Next::Id(a) = g.next(1656432460105).unwrap() else { panic!() };
 /// let Next::Id(b) = g.next(1656432460105).unwrap() else { panic!() };
 /// assert_eq!(b.get(), a.get() + 1);
 /// ```
 #[derive(Clone, Debug)]
-pub struct Generator {
+pub struct PureGenerator {
     cfg: Config,
     state: u64,
 }
 
-impl Generator {
+impl PureGenerator {
     /// A generator for `layout` with node values `nodes`.
-    pub fn new(layout: Layout, nodes: Nodes, options: Options) -> Result<Generator> {
+    pub fn new(layout: Layout, nodes: Nodes, options: Options) -> Result<PureGenerator> {
         let cfg = Config::new(layout, nodes, options)?;
-        Ok(Generator {
+        Ok(PureGenerator {
             state: cfg.initial_state(),
             cfg,
         })

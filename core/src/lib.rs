@@ -7,9 +7,9 @@
 //! - [`Layout`]: which bits hold the time, the sequence and node fields, with
 //!   ten presets (`twitter`, `discord`, `sonyflake`, ...), a JSON descriptor,
 //!   compose/decompose, ID bounds for range queries and lifetime reports.
-//! - [`Generator`]: the pure state machine. The caller passes the time; it
+//! - [`PureGenerator`]: the pure state machine. The caller passes the time; it
 //!   returns the next ID, an error, or when to retry. `no_std`, no allocation.
-//! - [`SyncGenerator`] (`std`): thread-safe and lock-free, on the system clock,
+//! - [`Generator`] (`std`): thread-safe and lock-free, on the system clock,
 //!   sharing state with every generator of the process that has the same node
 //!   values, and refusing to run in a child process after `fork()`.
 //! - [`Id`] and [`Format`]: decimal, Crockford base32 and base62 string forms.
@@ -21,7 +21,7 @@
 //!
 //! # Cargo Features
 //!
-//! - `std` (default): the system clock, [`SyncGenerator`], the process-wide
+//! - `std` (default): the system clock, [`Generator`], the process-wide
 //!   registry, fork detection, and `std::error::Error` for [`Error`]. Without
 //!   it the crate is `no_std` and allocates nothing; it builds for bare-metal
 //!   targets such as `thumbv7em-none-eabihf`.
@@ -29,10 +29,10 @@
 //! # Example
 //!
 //! ```
-//! use snowmint::{Layout, Options, SyncGenerator};
+//! use snowmint::{Layout, Options, Generator};
 //! let layout = Layout::preset("twitter")?;
 //! let nodes = layout.nodes_from_pairs([("datacenter", 1), ("worker", 3)])?;
-//! let generator = SyncGenerator::new(layout, nodes, Options::default())?;
+//! let generator = Generator::new(layout, nodes, Options::default())?;
 //! let id = generator.next_id()?;
 //! let parts = layout.decompose(id.get())?;
 //! assert_eq!(parts.nodes(), &[1, 3]);
@@ -51,6 +51,8 @@ mod layout;
 #[cfg(feature = "std")]
 mod sync;
 mod time;
+#[cfg(feature = "std")]
+mod value;
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]
@@ -60,9 +62,11 @@ struct ReadmeDoctests;
 pub use clock::Clock;
 #[cfg(feature = "std")]
 pub use clock::SystemClock;
-pub use error::{Error, IdProblem, LayoutProblem, OptionProblem, Result};
+pub use error::{
+    Arg, ArgProblem, Error, ErrorClass, IdProblem, LayoutProblem, OptionProblem, Result,
+};
 pub use generator::{
-    ClockBackwards, Config, Generator, Next, Options, SequenceExhausted, SequenceStart,
+    ClockBackwards, Config, Next, Options, PureGenerator, SequenceExhausted, SequenceStart,
 };
 pub use id::{Format, Id, MAX_STR_LEN};
 pub use layout::{
@@ -70,5 +74,16 @@ pub use layout::{
     MAX_TIME_END_MS,
 };
 #[cfg(feature = "std")]
-pub use sync::{ManualClock, SyncGenerator};
+pub use sync::{Generator, ManualClock};
+
+/// The thread-safe generator's name before 0.2 ([`Generator`]); the pure one
+/// is now [`PureGenerator`], as in every binding.
+#[cfg(feature = "std")]
+#[deprecated(
+    since = "0.2.0",
+    note = "renamed to `Generator` (and the pure `Generator` to `PureGenerator`)"
+)]
+pub type SyncGenerator<C = SystemClock> = Generator<C>;
 pub use time::Iso8601;
+#[cfg(feature = "std")]
+pub use value::{option_key, Value, MAX_SAFE_INTEGER, OPTION_KEYS};

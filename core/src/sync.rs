@@ -280,10 +280,10 @@ fn os_seed() -> u64 {
 /// child with `process_forked`.
 ///
 /// ```
-/// use snowmint::{Layout, Options, SyncGenerator};
+/// use snowmint::{Layout, Options, Generator};
 /// let layout = Layout::preset("twitter").unwrap();
 /// let nodes = layout.nodes_from_pairs([("datacenter", 1), ("worker", 3)]).unwrap();
-/// let g = SyncGenerator::new(layout, nodes, Options::default()).unwrap();
+/// let g = Generator::new(layout, nodes, Options::default()).unwrap();
 /// let a = g.next_id().unwrap();
 /// let b = g.next_id().unwrap();
 /// assert!(b > a);
@@ -291,21 +291,21 @@ fn os_seed() -> u64 {
 /// g.next_ids(&mut batch).unwrap();
 /// assert!(batch.windows(2).all(|w| w[0] < w[1]) && batch[0] > b.get());
 /// ```
-pub struct SyncGenerator<C: Clock = SystemClock> {
+pub struct Generator<C: Clock = SystemClock> {
     cfg: Config,
     shared: Arc<Shared>,
     fork_gen: u64,
     clock: C,
 }
 
-impl SyncGenerator<SystemClock> {
+impl Generator<SystemClock> {
     /// A generator on the system clock.
     pub fn new(layout: Layout, nodes: Nodes, options: Options) -> Result<Self> {
         Self::with_clock(layout, nodes, options, SystemClock)
     }
 }
 
-impl<C: Clock> SyncGenerator<C> {
+impl<C: Clock> Generator<C> {
     /// A generator on `clock`. Fails with `invalid_layout` if the layout's
     /// epoch is later than the clock's reading. A seed of 0 is replaced with
     /// one from the operating system.
@@ -322,7 +322,7 @@ impl<C: Clock> SyncGenerator<C> {
         layout.check_epoch(clock.now_ms())?;
         install_fork_handlers();
         let (shared, fork_gen) = REGISTRY.join(Key::of(&cfg), cfg.initial_state());
-        Ok(SyncGenerator {
+        Ok(Generator {
             cfg,
             shared,
             fork_gen,
@@ -341,7 +341,7 @@ impl<C: Clock> SyncGenerator<C> {
     }
 
     /// True when both generators draw from one shared state.
-    pub fn shares_state_with<D: Clock>(&self, other: &SyncGenerator<D>) -> bool {
+    pub fn shares_state_with<D: Clock>(&self, other: &Generator<D>) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
 
@@ -434,15 +434,15 @@ impl<C: Clock> SyncGenerator<C> {
     }
 }
 
-impl<C: Clock> core::fmt::Debug for SyncGenerator<C> {
+impl<C: Clock> core::fmt::Debug for Generator<C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("SyncGenerator")
+        f.debug_struct("Generator")
             .field("config", &self.cfg)
             .finish_non_exhaustive()
     }
 }
 
-/// A clock set by hand, for tests and for driving a [`SyncGenerator`] from
+/// A clock set by hand, for tests and for driving a [`Generator`] from
 /// an outside time source. Waiting on it returns at once (a test advances it).
 #[derive(Debug, Default)]
 pub struct ManualClock {

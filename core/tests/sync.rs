@@ -4,14 +4,14 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::thread;
 
-use snowmint::{Layout, ManualClock, Options, SequenceStart, SyncGenerator};
+use snowmint::{Generator, Layout, ManualClock, Options, SequenceStart};
 
-fn twitter_gen(dc: u64, worker: u64) -> SyncGenerator {
+fn twitter_gen(dc: u64, worker: u64) -> Generator {
     let l = Layout::preset("twitter").unwrap();
     let n = l
         .nodes_from_pairs([("datacenter", dc), ("worker", worker)])
         .unwrap();
-    SyncGenerator::new(l, n, Options::default()).unwrap()
+    Generator::new(l, n, Options::default()).unwrap()
 }
 
 /// Every thread's IDs increase, and no ID appears twice overall.
@@ -37,7 +37,7 @@ fn two_threads_millions_of_ids_one_generator() {
 }
 
 /// `threads` threads each take `n` IDs from one generator.
-fn race(g: Arc<SyncGenerator>, threads: usize, n: usize) -> Vec<Vec<u64>> {
+fn race(g: Arc<Generator>, threads: usize, n: usize) -> Vec<Vec<u64>> {
     let handles: Vec<_> = (0..threads)
         .map(|_| {
             let g = Arc::clone(&g);
@@ -57,7 +57,7 @@ fn generators_with_the_same_node_share_state_across_threads() {
                 let n = l.nodes_from_values(&[]).unwrap();
                 let mut out = Vec::new();
                 for _ in 0..10 {
-                    let g = SyncGenerator::new(l, n, Options::default()).unwrap();
+                    let g = Generator::new(l, n, Options::default()).unwrap();
                     out.extend((0..100_000).map(|_| g.next_id().unwrap().get()));
                     let mut batch = vec![0u64; 50_000];
                     g.next_ids(&mut batch).unwrap();
@@ -74,7 +74,7 @@ fn generators_with_the_same_node_share_state_across_threads() {
 fn same_bits_under_different_layouts_share_state() {
     let a = twitter_gen(1, 0);
     let leaf = Layout::preset("leaf").unwrap();
-    let b = SyncGenerator::new(
+    let b = Generator::new(
         leaf,
         leaf.nodes_from_values(&[32]).unwrap(),
         Options::default(),
@@ -132,7 +132,7 @@ fn manual_clock_drives_waits_and_errors() {
         ..Options::default()
     };
     let clock = ManualClock::new(2000);
-    let g = SyncGenerator::with_clock(l, n, opts, &clock).unwrap();
+    let g = Generator::with_clock(l, n, opts, &clock).unwrap();
     let ids: Vec<u64> = (0..6).map(|_| g.next_id().unwrap().get()).collect();
     // Four IDs per ms: the fifth waited (the manual clock jumps) to 2001.
     assert_eq!(l.decompose(ids[3]).unwrap().timestamp_ms(), 2000);
@@ -154,13 +154,13 @@ fn refuses_a_future_epoch_and_an_expired_layout() {
     .unwrap();
     let n = future.nodes_from_values(&[]).unwrap();
     assert_eq!(
-        SyncGenerator::new(future, n, Options::default())
+        Generator::new(future, n, Options::default())
             .unwrap_err()
             .code(),
         "invalid_layout"
     );
     let baidu = Layout::preset("baidu").unwrap();
-    let g = SyncGenerator::new(
+    let g = Generator::new(
         baidu,
         baidu.nodes_from_values(&[1]).unwrap(),
         Options::default(),
@@ -175,7 +175,7 @@ fn refuses_a_future_epoch_and_an_expired_layout() {
 fn resume_after_continues_above_the_previous_run() {
     let l = Layout::preset("tsid").unwrap();
     let n = l.nodes_from_values(&[77]).unwrap();
-    let g = SyncGenerator::new(l, n, Options::default()).unwrap();
+    let g = Generator::new(l, n, Options::default()).unwrap();
     // Pretend a previous run got this far ahead (say, its clock ran fast).
     let last = l.compose(l.time_end_ms() - 1000, 5, &n).unwrap();
     drop(g);
@@ -188,7 +188,7 @@ fn resume_after_continues_above_the_previous_run() {
         },
         ..Options::default()
     };
-    let g = SyncGenerator::new(l, n, opts).unwrap();
+    let g = Generator::new(l, n, opts).unwrap();
     assert!(g.next_id().unwrap().get() > last);
 }
 
@@ -203,7 +203,7 @@ fn a_generator_inherited_across_fork_refuses_to_run() {
     if pid == 0 {
         let inherited = g.next_id().map_err(|e| e.code());
         let l = Layout::preset("twitter").unwrap();
-        let fresh = SyncGenerator::new(
+        let fresh = Generator::new(
             l,
             l.nodes_from_values(&[9, 10]).unwrap(),
             Options::default(),
@@ -224,17 +224,14 @@ fn a_generator_inherited_across_fork_refuses_to_run() {
 
 #[test]
 fn batch_sizes_above_the_maximum_are_refused() {
-    let max = SyncGenerator::<snowmint::SystemClock>::MAX_BATCH;
+    let max = Generator::<snowmint::SystemClock>::MAX_BATCH;
+    assert_eq!(Generator::<snowmint::SystemClock>::check_batch(0), Ok(0));
     assert_eq!(
-        SyncGenerator::<snowmint::SystemClock>::check_batch(0),
-        Ok(0)
-    );
-    assert_eq!(
-        SyncGenerator::<snowmint::SystemClock>::check_batch(1000),
+        Generator::<snowmint::SystemClock>::check_batch(1000),
         Ok(1000)
     );
     for n in [max + 1, u64::MAX] {
-        let e = SyncGenerator::<snowmint::SystemClock>::check_batch(n).unwrap_err();
+        let e = Generator::<snowmint::SystemClock>::check_batch(n).unwrap_err();
         assert_eq!(e.code(), "invalid_option");
     }
 }
@@ -248,6 +245,6 @@ fn two_threads_contending_on_a_wide_sequence_never_repeat() {
     )
     .unwrap();
     let n = l.nodes_from_pairs([("node", 1)]).unwrap();
-    let g = Arc::new(SyncGenerator::new(l, n, Options::default()).unwrap());
+    let g = Arc::new(Generator::new(l, n, Options::default()).unwrap());
     check_unique(race(g, 2, 2_000_000));
 }

@@ -4,7 +4,7 @@
 //! at run time and would also run on wasm.
 
 use serde_json::Value;
-use snowmint::{Error, FieldKind, Format, Generator, Id, Layout, Next, Options};
+use snowmint::{Error, FieldKind, Format, Id, Layout, Next, Options, PureGenerator};
 
 fn load(text: &str) -> Value {
     serde_json::from_str(text).expect("vector file is JSON")
@@ -207,7 +207,7 @@ fn generate() {
             )?;
             opts.seed = u(&o["seed"]);
             opts.resume_after = o.get("resume_after").map(u);
-            Generator::new(l, n, opts)
+            PureGenerator::new(l, n, opts)
         });
         if let Some(err) = c.get("error") {
             assert_eq!(code(built), *err, "{name}");

@@ -7,7 +7,7 @@
 //! the core and with each other.
 
 use serde_json::{json, Map, Value};
-use snowmint::{Format, Generator, Id, Layout, Next, Options};
+use snowmint::{Format, Id, Layout, Next, Options, PureGenerator};
 
 /// The command that rewrites the files; stale-file errors print it.
 pub const REGEN: &str = "cargo run -p snowmint-vectors";
@@ -515,7 +515,7 @@ fn run_script(s: &Script) -> Value {
         let mut o = Options::from_policies(s.policies[0], s.policies[1], s.policies[2])?;
         o.seed = s.seed;
         o.resume_after = s.resume_after;
-        Generator::new(l, n, o)
+        PureGenerator::new(l, n, o)
     });
     let mut g = match built {
         Ok(g) => g,
