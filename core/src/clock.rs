@@ -1,6 +1,6 @@
-//! Clocks for [`Generator`](crate::Generator).
+//! Clocks for the thread-safe `Generator` (`std`).
 
-/// A source of time for a [`Generator`](crate::Generator).
+/// A source of time for the thread-safe `Generator` (`std`).
 ///
 /// Readings must never decrease as seen by any thread that has observed an ID
 /// issued after a reading (the generator loads its state before reading the

@@ -2,7 +2,8 @@
 
 use core::fmt;
 
-use crate::layout::FieldName;
+use crate::names::FieldName;
+use crate::text::{fill, Hole, Sink};
 
 /// Everything that can go wrong in snowmint.
 ///
@@ -339,62 +340,6 @@ impl Error {
     ];
 }
 
-// The messages are written with `write_str` alone, never `write!`:
-// `core::fmt`'s formatting machinery (argument tables, padding, integer
-// formatting) would otherwise be compiled into every user of the messages, a
-// few KB of the WebAssembly module (issue 6's size budget). Each message is
-// a template whose `{}` holes [`fill`] replaces, so that a message costs its
-// text and a few stores, not a call per piece.
-
-/// Where messages are written: any `fmt::Write`, through a trait object
-/// with this one method (a `dyn fmt::Write` would bring `write_fmt`, and
-/// with it the machinery, into the vtable).
-pub(crate) trait Sink {
-    fn put_str(&mut self, s: &str) -> fmt::Result;
-}
-
-impl<W: fmt::Write + ?Sized> Sink for W {
-    fn put_str(&mut self, s: &str) -> fmt::Result {
-        self.write_str(s)
-    }
-}
-
-/// What fills a hole of a message template.
-#[derive(Clone, Copy)]
-pub(crate) enum Hole<'a> {
-    /// A number, in decimal.
-    N(u64),
-    /// A text (a field name).
-    S(&'a str),
-}
-
-/// Writes `template`, each `{}` in it replaced by the next of `holes` (a
-/// missing hole is left empty).
-pub(crate) fn fill(w: &mut dyn Sink, template: &str, holes: &[Hole<'_>]) -> fmt::Result {
-    let mut holes = holes.iter();
-    let bytes = template.as_bytes();
-    // A byte scan: `str::find` would bring in a substring searcher.
-    let (mut start, mut i) = (0, 0);
-    while i + 1 < bytes.len() {
-        if bytes[i] != b'{' || bytes[i + 1] != b'}' {
-            i += 1;
-            continue;
-        }
-        w.put_str(&template[start..i])?;
-        match holes.next() {
-            Some(Hole::N(n)) => {
-                let mut buf = [0u8; crate::MAX_STR_LEN];
-                w.put_str(crate::Id::new(*n).encode(crate::Format::Decimal, &mut buf))?
-            }
-            Some(Hole::S(s)) => w.put_str(s)?,
-            None => {}
-        }
-        i += 2;
-        start = i;
-    }
-    w.put_str(&template[start..])
-}
-
 use Hole::{N, S};
 
 impl Error {
@@ -487,7 +432,9 @@ impl LayoutProblem {
                 "the fields add up to {} bits; at most 64 fit in an ID",
                 N(u64::from(*bits)),
             ),
-            LayoutProblem::TooManyFields => ("more than {} fields", N(crate::MAX_FIELDS as u64)),
+            LayoutProblem::TooManyFields => {
+                ("more than {} fields", N(crate::names::MAX_FIELDS as u64))
+            }
             LayoutProblem::ZeroWidth { field } => ("field '{}' has width 0", S(field.as_str())),
             LayoutProblem::FieldTooWide { field } => (
                 "field '{}' is wider than 53 bits (its values must be exact in every language)",

@@ -152,19 +152,10 @@ impl Id {
     pub fn encode(self, format: Format, buf: &mut [u8; MAX_STR_LEN]) -> &str {
         let len = match format {
             Format::Decimal => {
-                let mut tmp = [0u8; MAX_STR_LEN];
-                let mut v = self.0;
-                let mut n = 0;
-                loop {
-                    tmp[MAX_STR_LEN - 1 - n] = b'0' + (v % 10) as u8;
-                    n += 1;
-                    v /= 10;
-                    if v == 0 {
-                        break;
-                    }
-                }
-                buf[..n].copy_from_slice(&tmp[MAX_STR_LEN - n..]);
-                n
+                let mut tmp = [0u8; 20];
+                let digits = crate::text::decimal(self.0, &mut tmp).as_bytes();
+                buf[..digits.len()].copy_from_slice(digits);
+                digits.len()
             }
             Format::Base32 => {
                 let mut v = self.0;
@@ -291,6 +282,23 @@ impl From<u64> for Id {
 impl From<Id> for u64 {
     fn from(id: Id) -> u64 {
         id.0
+    }
+}
+
+/// Reads a decimal ID (`"175928847299117063".parse::<Id>()`), as
+/// [`Id::parse`] with [`Format::Decimal`].
+///
+/// ```
+/// let id: snowmint::Id = "175928847299117063".parse()?;
+/// assert_eq!(id.get(), 175928847299117063);
+/// assert_eq!("-1".parse::<snowmint::Id>().unwrap_err().code(), "invalid_id");
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+impl core::str::FromStr for Id {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Id> {
+        Id::parse(s, Format::Decimal)
     }
 }
 

@@ -1,12 +1,64 @@
-//! A small, allocation-free reader for the layout descriptor.
+//! The layout's JSON descriptor, read and written in this one place: a
+//! small, allocation-free reader and the canonical writer.
 //!
 //! The descriptor has one fixed shape, so a full JSON library (and the
 //! allocator it needs) would buy nothing here; this reader accepts exactly that
 //! shape with standard JSON whitespace and rejects everything else with the
 //! byte offset of the first problem.
 
+use core::fmt;
+
 use crate::error::{Error, LayoutProblem, Result};
 use crate::layout::{Layout, LayoutBuilder};
+use crate::text::{fill, Hole};
+
+impl Layout {
+    /// Reads a layout from its JSON descriptor:
+    /// `{"epoch_ms":1288834974657,"time_unit_ms":1,"fields":[["timestamp",41],["datacenter",5],["worker",5],["sequence",12]]}`.
+    ///
+    /// Keys may come in any order; `time_unit_ms` defaults to 1; no other keys
+    /// are allowed. Or a preset's name as a JSON string: `"twitter"`.
+    ///
+    /// ```
+    /// use snowmint::Layout;
+    /// let l = Layout::from_json(r#"{"epoch_ms": 0, "fields": [["timestamp", 48], ["sequence", 16]]}"#).unwrap();
+    /// assert_eq!(l, Layout::preset("mastodon").unwrap());
+    /// ```
+    pub fn from_json(json: &str) -> Result<Layout> {
+        parse_layout(json)
+    }
+
+    /// Writes the canonical JSON descriptor (no spaces, keys in the order
+    /// `epoch_ms`, `time_unit_ms`, `fields`).
+    pub fn write_json<W: fmt::Write>(&self, w: &mut W) -> fmt::Result {
+        // `fill` (write_str alone), not `write!`: see error.rs.
+        let (epoch, unit) = (Hole::N(self.epoch_ms()), Hole::N(self.time_unit_ms()));
+        fill(
+            w,
+            r#"{"epoch_ms":{},"time_unit_ms":{},"fields":["#,
+            &[epoch, unit],
+        )?;
+        for (i, f) in self.fields().iter().enumerate() {
+            let (name, bits) = (Hole::S(f.name()), Hole::N(u64::from(f.bits())));
+            let template = if i > 0 {
+                r#",["{}",{}]"#
+            } else {
+                r#"["{}",{}]"#
+            };
+            fill(w, template, &[name, bits])?;
+        }
+        w.write_str("]}")
+    }
+
+    /// The canonical JSON descriptor.
+    #[cfg(feature = "std")]
+    pub fn to_json(&self) -> std::string::String {
+        let mut s = std::string::String::new();
+        // Writing into a String cannot fail.
+        let _ = self.write_json(&mut s);
+        s
+    }
+}
 
 struct Reader<'a> {
     /// The descriptor, and its bytes.

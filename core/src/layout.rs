@@ -2,37 +2,11 @@
 
 use core::fmt;
 
-use crate::error::{fill, Error, Hole, IdProblem, LayoutProblem, Result};
+use crate::error::{Error, IdProblem, LayoutProblem, Result};
 use crate::id::Id;
-
-/// The most fields a layout may have (timestamp and sequence included).
-pub const MAX_FIELDS: usize = 8;
-
-/// The most node fields a layout may have.
-pub const MAX_NODES: usize = MAX_FIELDS - 2;
-
-/// Every time field must end by this many ms after the Unix epoch (2^53, year
-/// 287396), so that every timestamp is exact in every language, JavaScript's
-/// `number` included.
-pub const MAX_TIME_END_MS: u64 = 1 << 53;
-
-/// The widest a field may be, so that every field value is exact in every
-/// language (a JavaScript `number` holds integers up to 2^53 exactly).
-pub const MAX_FIELD_BITS: u32 = 53;
-
-/// A field name: 1 to 24 bytes of `[a-z0-9_]`, starting with a letter.
-///
-/// Stored inline (no allocation) so that layouts and errors are `Copy`.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FieldName {
-    bytes: [u8; FieldName::MAX_LEN],
-    len: u8,
-}
+use crate::names::{FieldName, MAX_FIELDS, MAX_FIELD_BITS, MAX_NODES, MAX_TIME_END_MS};
 
 impl FieldName {
-    /// The longest name.
-    pub const MAX_LEN: usize = 24;
-
     /// Checks and stores a name.
     pub const fn new(name: &str) -> Result<FieldName> {
         let b = name.as_bytes();
@@ -53,59 +27,6 @@ impl FieldName {
             bytes,
             len: b.len() as u8,
         })
-    }
-
-    /// Keeps whatever was given (cut to [`Self::MAX_LEN`] bytes at a character
-    /// boundary), for error messages about names that are not fields.
-    pub fn lossy(name: &str) -> FieldName {
-        let mut end = name.len().min(Self::MAX_LEN);
-        while !name.is_char_boundary(end) {
-            end -= 1;
-        }
-        let mut bytes = [0u8; Self::MAX_LEN];
-        bytes[..end].copy_from_slice(&name.as_bytes()[..end]);
-        FieldName {
-            bytes,
-            len: end as u8,
-        }
-    }
-
-    /// The name.
-    pub fn as_str(&self) -> &str {
-        let out = &self.bytes[..self.len as usize];
-        debug_assert!(core::str::from_utf8(out).is_ok());
-        // SAFETY: every FieldName holds whole UTF-8 characters only: `new`
-        // ASCII bytes it checked, `lossy` a prefix of a `&str` cut at a
-        // character boundary, `EMPTY_FIELD` none at all. (`from_utf8` would re-check it, and its
-        // validator is ~1 KB of the WebAssembly module.)
-        unsafe { core::str::from_utf8_unchecked(out) }
-    }
-
-    const fn eq_str(&self, s: &str) -> bool {
-        let b = s.as_bytes();
-        if b.len() != self.len as usize {
-            return false;
-        }
-        let mut i = 0;
-        while i < b.len() {
-            if b[i] != self.bytes[i] {
-                return false;
-            }
-            i += 1;
-        }
-        true
-    }
-}
-
-impl fmt::Display for FieldName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl fmt::Debug for FieldName {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:?}", self.as_str())
     }
 }
 
@@ -752,21 +673,6 @@ impl Layout {
 
     // ---- JSON descriptor ------------------------------------------------
 
-    /// Reads a layout from its JSON descriptor:
-    /// `{"epoch_ms":1288834974657,"time_unit_ms":1,"fields":[["timestamp",41],["datacenter",5],["worker",5],["sequence",12]]}`.
-    ///
-    /// Keys may come in any order; `time_unit_ms` defaults to 1; no other keys
-    /// are allowed. Or a preset's name as a JSON string: `"twitter"`.
-    ///
-    /// ```
-    /// use snowmint::Layout;
-    /// let l = Layout::from_json(r#"{"epoch_ms": 0, "fields": [["timestamp", 48], ["sequence", 16]]}"#).unwrap();
-    /// assert_eq!(l, Layout::preset("mastodon").unwrap());
-    /// ```
-    pub fn from_json(json: &str) -> Result<Layout> {
-        crate::json::parse_layout(json)
-    }
-
     /// A layout from what a user typed: a JSON descriptor (starting with `{`
     /// or `"`, after any whitespace) or else a preset name. Every binding
     /// accepts layouts through this one function.
@@ -782,36 +688,20 @@ impl Layout {
             _ => Layout::preset(s),
         }
     }
+}
 
-    /// Writes the canonical JSON descriptor (no spaces, keys in the order
-    /// `epoch_ms`, `time_unit_ms`, `fields`).
-    pub fn write_json<W: fmt::Write>(&self, w: &mut W) -> fmt::Result {
-        // `fill` (write_str alone), not `write!`: see error.rs.
-        let (epoch, unit) = (Hole::N(self.epoch_ms), Hole::N(self.unit_ms));
-        fill(
-            w,
-            r#"{"epoch_ms":{},"time_unit_ms":{},"fields":["#,
-            &[epoch, unit],
-        )?;
-        for (i, f) in self.fields().iter().enumerate() {
-            let (name, bits) = (Hole::S(f.name.as_str()), Hole::N(u64::from(f.bits)));
-            let template = if i > 0 {
-                r#",["{}",{}]"#
-            } else {
-                r#"["{}",{}]"#
-            };
-            fill(w, template, &[name, bits])?;
-        }
-        w.write_str("]}")
-    }
+/// Reads a preset name or a JSON descriptor, as [`Layout::parse`].
+///
+/// ```
+/// let layout: snowmint::Layout = "discord".parse()?;
+/// assert_eq!(layout.preset_name(), Some("discord"));
+/// # Ok::<(), snowmint::Error>(())
+/// ```
+impl core::str::FromStr for Layout {
+    type Err = Error;
 
-    /// The canonical JSON descriptor.
-    #[cfg(feature = "std")]
-    pub fn to_json(&self) -> std::string::String {
-        let mut s = std::string::String::new();
-        // Writing into a String cannot fail.
-        let _ = self.write_json(&mut s);
-        s
+    fn from_str(s: &str) -> Result<Layout> {
+        Layout::parse(s)
     }
 }
 

@@ -9,7 +9,7 @@
 //!   compose/decompose, ID bounds for range queries and lifetime reports.
 //! - [`PureGenerator`]: the pure state machine. The caller passes the time; it
 //!   returns the next ID, an error, or when to retry. `no_std`, no allocation.
-//! - [`Generator`] (`std`): thread-safe and lock-free, on the system clock,
+//! - `Generator` (`std`): thread-safe and lock-free, on the system clock,
 //!   sharing state with every generator of the process that has the same node
 //!   values, and refusing to run in a child process after `fork()`.
 //! - [`Id`] and [`Format`]: decimal, Crockford base32 and base62 string forms.
@@ -21,7 +21,7 @@
 //!
 //! # Cargo Features
 //!
-//! - `std` (default): the system clock, [`Generator`], the process-wide
+//! - `std` (default): the system clock, `Generator`, the process-wide
 //!   registry, fork detection, and `std::error::Error` for [`Error`]. Without
 //!   it the crate is `no_std` and allocates nothing; it builds for bare-metal
 //!   targets such as `thumbv7em-none-eabihf`.
@@ -48,8 +48,10 @@ mod generator;
 mod id;
 mod json;
 mod layout;
+mod names;
 #[cfg(feature = "std")]
 mod sync;
+mod text;
 mod time;
 #[cfg(feature = "std")]
 mod value;
@@ -69,10 +71,8 @@ pub use generator::{
     ClockBackwards, Config, Next, Options, PureGenerator, SequenceExhausted, SequenceStart,
 };
 pub use id::{Format, Id, MAX_STR_LEN};
-pub use layout::{
-    Field, FieldKind, FieldName, Layout, Nodes, Parts, MAX_FIELDS, MAX_FIELD_BITS, MAX_NODES,
-    MAX_TIME_END_MS,
-};
+pub use layout::{Field, FieldKind, Layout, Nodes, Parts};
+pub use names::{FieldName, MAX_FIELDS, MAX_FIELD_BITS, MAX_NODES, MAX_TIME_END_MS};
 #[cfg(feature = "std")]
 pub use sync::{Generator, ManualClock};
 

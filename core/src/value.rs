@@ -29,7 +29,8 @@ use std::vec::Vec;
 use crate::error::{Arg, ArgProblem, Error, Result};
 use crate::generator::{ClockBackwards, Options, SequenceExhausted, SequenceStart};
 use crate::id::{Format, Id};
-use crate::layout::{FieldName, Layout, Nodes};
+use crate::layout::{Layout, Nodes};
+use crate::names::FieldName;
 
 /// A value as a binding receives it from its language, before it means
 /// anything.
