@@ -134,18 +134,22 @@ typedef enum snowmint_status {
 } snowmint_status;
 
 /**
- * What `snowmint_next.value` holds.
+ * What a field holds.
  */
-typedef enum snowmint_next_kind {
+typedef enum snowmint_field_kind {
   /**
-   * `value` is the next ID.
+   * The time since the epoch, in time units (always the first field).
    */
-  SNOWMINT_NEXT_KIND_ID = 0,
+  SNOWMINT_FIELD_KIND_TIMESTAMP = 0,
   /**
-   * No ID before Unix ms `value`; ask again then (nothing was consumed).
+   * The per-time-unit sequence.
    */
-  SNOWMINT_NEXT_KIND_RETRY_AT = 1,
-} snowmint_next_kind;
+  SNOWMINT_FIELD_KIND_SEQUENCE = 1,
+  /**
+   * A node field (datacenter, worker, shard, ...).
+   */
+  SNOWMINT_FIELD_KIND_NODE = 2,
+} snowmint_field_kind;
 
 /**
  * A string form of an ID.
@@ -166,22 +170,18 @@ typedef enum snowmint_format {
 } snowmint_format;
 
 /**
- * What a field holds.
+ * What `snowmint_next.value` holds.
  */
-typedef enum snowmint_field_kind {
+typedef enum snowmint_next_kind {
   /**
-   * The time since the epoch, in time units (always the first field).
+   * `value` is the next ID.
    */
-  SNOWMINT_FIELD_KIND_TIMESTAMP = 0,
+  SNOWMINT_NEXT_KIND_ID = 0,
   /**
-   * The per-time-unit sequence.
+   * No ID before Unix ms `value`; ask again then (nothing was consumed).
    */
-  SNOWMINT_FIELD_KIND_SEQUENCE = 1,
-  /**
-   * A node field (datacenter, worker, shard, ...).
-   */
-  SNOWMINT_FIELD_KIND_NODE = 2,
-} snowmint_field_kind;
+  SNOWMINT_NEXT_KIND_RETRY_AT = 1,
+} snowmint_next_kind;
 
 /**
  * A thread-safe, lock-free generator on the system clock. Share one pointer
@@ -205,6 +205,58 @@ typedef struct snowmint_layout snowmint_layout;
  * lock); it shares state with nothing.
  */
 typedef struct snowmint_pure_generator snowmint_pure_generator;
+
+/**
+ * One field of a layout, as `snowmint_layout_field` describes it.
+ */
+typedef struct snowmint_field {
+  /**
+   * The name, NUL-terminated; valid as long as the layout handle.
+   */
+  const char *name;
+  /**
+   * The width in bits.
+   */
+  uint32_t bits;
+  /**
+   * The position of the lowest bit.
+   */
+  uint32_t shift;
+  /**
+   * What the field holds.
+   */
+  enum snowmint_field_kind kind;
+} snowmint_field;
+
+/**
+ * An ID split into its parts (filled by `snowmint_decode`).
+ */
+typedef struct snowmint_parts {
+  /**
+   * The ID.
+   */
+  uint64_t id;
+  /**
+   * The time field's raw value (time units since the epoch).
+   */
+  uint64_t tick;
+  /**
+   * The start of the ID's time unit, Unix milliseconds.
+   */
+  uint64_t timestamp_ms;
+  /**
+   * The sequence value.
+   */
+  uint64_t sequence;
+  /**
+   * How many entries of `nodes` are set (the layout's node count).
+   */
+  size_t node_count;
+  /**
+   * Node values in the layout's node-field order.
+   */
+  uint64_t nodes[SNOWMINT_MAX_NODES];
+} snowmint_parts;
 
 /**
  * Generator options. A zeroed struct (`snowmint_options o = {0};`) or a
@@ -253,58 +305,6 @@ typedef struct snowmint_next {
   uint64_t value;
 } snowmint_next;
 
-/**
- * An ID split into its parts (filled by `snowmint_decode`).
- */
-typedef struct snowmint_parts {
-  /**
-   * The ID.
-   */
-  uint64_t id;
-  /**
-   * The time field's raw value (time units since the epoch).
-   */
-  uint64_t tick;
-  /**
-   * The start of the ID's time unit, Unix milliseconds.
-   */
-  uint64_t timestamp_ms;
-  /**
-   * The sequence value.
-   */
-  uint64_t sequence;
-  /**
-   * How many entries of `nodes` are set (the layout's node count).
-   */
-  size_t node_count;
-  /**
-   * Node values in the layout's node-field order.
-   */
-  uint64_t nodes[SNOWMINT_MAX_NODES];
-} snowmint_parts;
-
-/**
- * One field of a layout, as `snowmint_layout_field` describes it.
- */
-typedef struct snowmint_field {
-  /**
-   * The name, NUL-terminated; valid as long as the layout handle.
-   */
-  const char *name;
-  /**
-   * The width in bits.
-   */
-  uint32_t bits;
-  /**
-   * The position of the lowest bit.
-   */
-  uint32_t shift;
-  /**
-   * What the field holds.
-   */
-  enum snowmint_field_kind kind;
-} snowmint_field;
-
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -314,177 +314,6 @@ extern "C" {
  * in the header the program was compiled with, unless the two differ).
  */
 const char *snowmint_version(void);
-
-/**
- * A generator for `layout` with node values in node-field order
- * (`node_count` of them; `nodes` may be NULL when 0) and `options` (NULL:
- * defaults). Free it with `snowmint_generator_free`.
- */
-enum snowmint_status snowmint_generator_new(const struct snowmint_layout *layout,
-                                            const uint64_t *nodes,
-                                            size_t node_count,
-                                            const struct snowmint_options *options,
-                                            const struct snowmint_generator **out);
-
-/**
- * As `snowmint_generator_new`, with node values by name: `names[i]` has
- * value `values[i]`, for `count` entries in any order.
- */
-enum snowmint_status snowmint_generator_new_by_name(const struct snowmint_layout *layout,
-                                                    const char *const *names,
-                                                    const uint64_t *values,
-                                                    size_t count,
-                                                    const struct snowmint_options *options,
-                                                    const struct snowmint_generator **out);
-
-/**
- * Frees a generator. NULL does nothing. No other thread may be using it.
- */
-void snowmint_generator_free(const struct snowmint_generator *generator);
-
-/**
- * The next ID. Waits (sleeps) when a policy says to wait: at most until the
- * next time unit when the sequence is used up, or a few units when the
- * clock stepped back under "wait:N".
- */
-enum snowmint_status snowmint_generator_next_id(const struct snowmint_generator *generator,
-                                                uint64_t *out);
-
-/**
- * The next ID if one can be issued now, else the time to retry at. Never
- * blocks (for event loops).
- */
-enum snowmint_status snowmint_generator_try_next_id(const struct snowmint_generator *generator,
-                                                    struct snowmint_next *out);
-
-/**
- * Fills `buf` with `n` increasing IDs (one atomic operation per time unit's
- * run of IDs), waiting when a policy says to. `buf` may be NULL when `n` is
- * 0; `n` above 2^32 is `SNOWMINT_STATUS_INVALID_OPTION`. On an error the
- * contents of `buf` are unspecified and the IDs it holds must not be used.
- */
-enum snowmint_status snowmint_generator_next_ids(const struct snowmint_generator *generator,
-                                                 uint64_t *buf,
-                                                 size_t n);
-
-/**
- * True when both generators draw from one shared state (same layout and
- * node values in one process). False when either is NULL.
- */
-bool snowmint_generator_shares_state(const struct snowmint_generator *a,
-                                     const struct snowmint_generator *b);
-
-/**
- * A pure generator for `layout`, node values in node-field order, and
- * `options` (NULL: defaults; the seed is used as given, 0 included).
- */
-enum snowmint_status snowmint_pure_generator_new(const struct snowmint_layout *layout,
-                                                 const uint64_t *nodes,
-                                                 size_t node_count,
-                                                 const struct snowmint_options *options,
-                                                 struct snowmint_pure_generator **out);
-
-/**
- * As `snowmint_pure_generator_new`, with node values by name.
- */
-enum snowmint_status snowmint_pure_generator_new_by_name(const struct snowmint_layout *layout,
-                                                         const char *const *names,
-                                                         const uint64_t *values,
-                                                         size_t count,
-                                                         const struct snowmint_options *options,
-                                                         struct snowmint_pure_generator **out);
-
-/**
- * The next ID at clock reading `now_ms` (Unix ms), or when to retry. On an
- * error (or a retry) the generator's state is unchanged.
- */
-enum snowmint_status snowmint_pure_generator_next(struct snowmint_pure_generator *generator,
-                                                  uint64_t now_ms,
-                                                  struct snowmint_next *out);
-
-/**
- * Frees a pure generator. NULL does nothing.
- */
-void snowmint_pure_generator_free(struct snowmint_pure_generator *generator);
-
-/**
- * Splits `id` into its parts. `SNOWMINT_STATUS_INVALID_ID` when it has
- * bits above the layout's width.
- */
-enum snowmint_status snowmint_decode(const struct snowmint_layout *layout,
-                                     uint64_t id,
-                                     struct snowmint_parts *out);
-
-/**
- * Builds an ID from a time (Unix ms), a sequence value and node values in
- * node-field order (`node_count` of them; `nodes` may be NULL when 0).
- */
-enum snowmint_status snowmint_compose(const struct snowmint_layout *layout,
-                                      uint64_t time_ms,
-                                      uint64_t sequence,
-                                      const uint64_t *nodes,
-                                      size_t node_count,
-                                      uint64_t *out);
-
-/**
- * As `snowmint_compose`, with node values by name: `names[i]` (NUL-terminated)
- * has value `values[i]`, for `count` entries in any order.
- */
-enum snowmint_status snowmint_compose_by_name(const struct snowmint_layout *layout,
-                                              uint64_t time_ms,
-                                              uint64_t sequence,
-                                              const char *const *names,
-                                              const uint64_t *values,
-                                              size_t count,
-                                              uint64_t *out);
-
-/**
- * The smallest and largest IDs whose time unit contains `time_ms`, for
- * range queries (`WHERE id BETWEEN min AND max`).
- */
-enum snowmint_status snowmint_id_bounds(const struct snowmint_layout *layout,
-                                        uint64_t time_ms,
-                                        uint64_t *min,
-                                        uint64_t *max);
-
-/**
- * True when `id` fits the layout and decodes to a time between the epoch
- * and `now_ms` plus one day ("which layout fits this ID?"). False for NULL.
- */
-bool snowmint_is_plausible(const struct snowmint_layout *layout, uint64_t id, uint64_t now_ms);
-
-/**
- * The format called `name` ("decimal", "base32", "base62");
- * `SNOWMINT_STATUS_INVALID_ID` for any other name.
- */
-enum snowmint_status snowmint_format_from_name(const char *name, enum snowmint_format *out);
-
-/**
- * Writes `id` in `format` (a `snowmint_format` value) and a NUL into `buf`
- * (`len` bytes; `SNOWMINT_ID_STR_SIZE` always suffices), and the length
- * without the NUL into `*written`.
- */
-enum snowmint_status snowmint_format_id(uint64_t id,
-                                        uint32_t format,
-                                        char *buf,
-                                        size_t len,
-                                        size_t *written);
-
-/**
- * Reads an ID from `len` bytes (no NUL needed) in `format`. Anything that
- * is not exactly a valid string of that format is `SNOWMINT_STATUS_INVALID_ID`.
- */
-enum snowmint_status snowmint_parse_id(const char *text,
-                                       size_t len,
-                                       uint32_t format,
-                                       uint64_t *out);
-
-/**
- * Writes Unix milliseconds as an ISO-8601 UTC time
- * (`2016-04-30T11:18:25.796Z`) and a NUL into `buf` (`len` bytes;
- * `SNOWMINT_ISO8601_SIZE` always suffices), the length into `*written`.
- */
-enum snowmint_status snowmint_iso8601(uint64_t ms, char *buf, size_t len, size_t *written);
 
 /**
  * Reads a layout the way every snowmint binding does (the core's
@@ -627,6 +456,177 @@ size_t snowmint_preset_count(void);
  * The `index`-th preset name (static), or NULL when `index` is too large.
  */
 const char *snowmint_preset_name(size_t index);
+
+/**
+ * Splits `id` into its parts. `SNOWMINT_STATUS_INVALID_ID` when it has
+ * bits above the layout's width.
+ */
+enum snowmint_status snowmint_decode(const struct snowmint_layout *layout,
+                                     uint64_t id,
+                                     struct snowmint_parts *out);
+
+/**
+ * Builds an ID from a time (Unix ms), a sequence value and node values in
+ * node-field order (`node_count` of them; `nodes` may be NULL when 0).
+ */
+enum snowmint_status snowmint_compose(const struct snowmint_layout *layout,
+                                      uint64_t time_ms,
+                                      uint64_t sequence,
+                                      const uint64_t *nodes,
+                                      size_t node_count,
+                                      uint64_t *out);
+
+/**
+ * As `snowmint_compose`, with node values by name: `names[i]` (NUL-terminated)
+ * has value `values[i]`, for `count` entries in any order.
+ */
+enum snowmint_status snowmint_compose_by_name(const struct snowmint_layout *layout,
+                                              uint64_t time_ms,
+                                              uint64_t sequence,
+                                              const char *const *names,
+                                              const uint64_t *values,
+                                              size_t count,
+                                              uint64_t *out);
+
+/**
+ * The smallest and largest IDs whose time unit contains `time_ms`, for
+ * range queries (`WHERE id BETWEEN min AND max`).
+ */
+enum snowmint_status snowmint_id_bounds(const struct snowmint_layout *layout,
+                                        uint64_t time_ms,
+                                        uint64_t *min,
+                                        uint64_t *max);
+
+/**
+ * True when `id` fits the layout and decodes to a time between the epoch
+ * and `now_ms` plus one day ("which layout fits this ID?"). False for NULL.
+ */
+bool snowmint_is_plausible(const struct snowmint_layout *layout, uint64_t id, uint64_t now_ms);
+
+/**
+ * The format called `name` ("decimal", "base32", "base62");
+ * `SNOWMINT_STATUS_INVALID_ID` for any other name.
+ */
+enum snowmint_status snowmint_format_from_name(const char *name, enum snowmint_format *out);
+
+/**
+ * Writes `id` in `format` (a `snowmint_format` value) and a NUL into `buf`
+ * (`len` bytes; `SNOWMINT_ID_STR_SIZE` always suffices), and the length
+ * without the NUL into `*written`.
+ */
+enum snowmint_status snowmint_format_id(uint64_t id,
+                                        uint32_t format,
+                                        char *buf,
+                                        size_t len,
+                                        size_t *written);
+
+/**
+ * Reads an ID from `len` bytes (no NUL needed) in `format`. Anything that
+ * is not exactly a valid string of that format is `SNOWMINT_STATUS_INVALID_ID`.
+ */
+enum snowmint_status snowmint_parse_id(const char *text,
+                                       size_t len,
+                                       uint32_t format,
+                                       uint64_t *out);
+
+/**
+ * Writes Unix milliseconds as an ISO-8601 UTC time
+ * (`2016-04-30T11:18:25.796Z`) and a NUL into `buf` (`len` bytes;
+ * `SNOWMINT_ISO8601_SIZE` always suffices), the length into `*written`.
+ */
+enum snowmint_status snowmint_iso8601(uint64_t ms, char *buf, size_t len, size_t *written);
+
+/**
+ * A generator for `layout` with node values in node-field order
+ * (`node_count` of them; `nodes` may be NULL when 0) and `options` (NULL:
+ * defaults). Free it with `snowmint_generator_free`.
+ */
+enum snowmint_status snowmint_generator_new(const struct snowmint_layout *layout,
+                                            const uint64_t *nodes,
+                                            size_t node_count,
+                                            const struct snowmint_options *options,
+                                            const struct snowmint_generator **out);
+
+/**
+ * As `snowmint_generator_new`, with node values by name: `names[i]` has
+ * value `values[i]`, for `count` entries in any order.
+ */
+enum snowmint_status snowmint_generator_new_by_name(const struct snowmint_layout *layout,
+                                                    const char *const *names,
+                                                    const uint64_t *values,
+                                                    size_t count,
+                                                    const struct snowmint_options *options,
+                                                    const struct snowmint_generator **out);
+
+/**
+ * Frees a generator. NULL does nothing. No other thread may be using it.
+ */
+void snowmint_generator_free(const struct snowmint_generator *generator);
+
+/**
+ * The next ID. Waits (sleeps) when a policy says to wait: at most until the
+ * next time unit when the sequence is used up, or a few units when the
+ * clock stepped back under "wait:N".
+ */
+enum snowmint_status snowmint_generator_next_id(const struct snowmint_generator *generator,
+                                                uint64_t *out);
+
+/**
+ * The next ID if one can be issued now, else the time to retry at. Never
+ * blocks (for event loops).
+ */
+enum snowmint_status snowmint_generator_try_next_id(const struct snowmint_generator *generator,
+                                                    struct snowmint_next *out);
+
+/**
+ * Fills `buf` with `n` increasing IDs (one atomic operation per time unit's
+ * run of IDs), waiting when a policy says to. `buf` may be NULL when `n` is
+ * 0; `n` above 2^32 is `SNOWMINT_STATUS_INVALID_OPTION`. On an error the
+ * contents of `buf` are unspecified and the IDs it holds must not be used.
+ */
+enum snowmint_status snowmint_generator_next_ids(const struct snowmint_generator *generator,
+                                                 uint64_t *buf,
+                                                 size_t n);
+
+/**
+ * True when both generators draw from one shared state (same layout and
+ * node values in one process). False when either is NULL.
+ */
+bool snowmint_generator_shares_state(const struct snowmint_generator *a,
+                                     const struct snowmint_generator *b);
+
+/**
+ * A pure generator for `layout`, node values in node-field order, and
+ * `options` (NULL: defaults; the seed is used as given, 0 included).
+ */
+enum snowmint_status snowmint_pure_generator_new(const struct snowmint_layout *layout,
+                                                 const uint64_t *nodes,
+                                                 size_t node_count,
+                                                 const struct snowmint_options *options,
+                                                 struct snowmint_pure_generator **out);
+
+/**
+ * As `snowmint_pure_generator_new`, with node values by name.
+ */
+enum snowmint_status snowmint_pure_generator_new_by_name(const struct snowmint_layout *layout,
+                                                         const char *const *names,
+                                                         const uint64_t *values,
+                                                         size_t count,
+                                                         const struct snowmint_options *options,
+                                                         struct snowmint_pure_generator **out);
+
+/**
+ * The next ID at clock reading `now_ms` (Unix ms), or when to retry. On an
+ * error (or a retry) the generator's state is unchanged.
+ */
+enum snowmint_status snowmint_pure_generator_next(struct snowmint_pure_generator *generator,
+                                                  uint64_t now_ms,
+                                                  struct snowmint_next *out);
+
+/**
+ * Frees a pure generator. NULL does nothing.
+ */
+void snowmint_pure_generator_free(struct snowmint_pure_generator *generator);
 
 /**
  * A static, NUL-terminated English message for a status. Unknown values

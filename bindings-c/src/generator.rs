@@ -168,16 +168,11 @@ pub struct snowmint_next {
 }
 
 fn next_of(n: Next) -> snowmint_next {
-    match n {
-        Next::Id(id) => snowmint_next {
-            kind: snowmint_next_kind::Id,
-            value: id.get(),
-        },
-        Next::RetryAt(ms) => snowmint_next {
-            kind: snowmint_next_kind::RetryAt,
-            value: ms,
-        },
-    }
+    let (kind, value) = match n {
+        Next::Id(id) => (snowmint_next_kind::Id, id.get()),
+        Next::RetryAt(ms) => (snowmint_next_kind::RetryAt, ms),
+    };
+    snowmint_next { kind, value }
 }
 
 /// The next ID if one can be issued now, else the time to retry at. Never

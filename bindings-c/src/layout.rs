@@ -37,14 +37,12 @@ impl snowmint_layout {
     }
     /// The position among all fields of the `i`-th node field.
     fn node_field_index(&self, i: usize) -> R<usize> {
-        self.layout
-            .fields()
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.kind() == FieldKind::Node)
-            .nth(i)
-            .map(|(j, _)| j)
-            .ok_or(snowmint_status::IndexOutOfRange)
+        let node = self
+            .layout
+            .node(i)
+            .ok_or(snowmint_status::IndexOutOfRange)?;
+        let fields = self.layout.fields().iter();
+        Ok(fields.take_while(|f| f.name() != node.name()).count())
     }
 }
 

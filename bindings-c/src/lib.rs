@@ -17,12 +17,17 @@
 
 use core::ffi::c_char;
 
-// In the header's order.
-mod ffi;
-mod generator;
-mod id;
+// cbindgen writes the header in the order of these modules; each is its
+// own group so that rustfmt keeps that order.
 mod layout;
+
+mod id;
+
+mod generator;
+
 mod status;
+
+mod ffi;
 pub use {generator::*, id::*, layout::*, status::*};
 
 /// The most node fields a layout has (the size of `snowmint_parts.nodes`).

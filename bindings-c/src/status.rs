@@ -81,7 +81,7 @@ const _: () = {
     while i < CORE.len() {
         assert!(
             CORE[i] as usize == i + 1,
-            "core statuses are code_index() + 1"
+            "a core status is code_index() + 1"
         );
         i += 1;
     }
@@ -109,38 +109,15 @@ const CORE_MESSAGES: [&CStr; Error::ALL_CODES.len()] = [
 ];
 
 /// The statuses of the C interface itself, with their codes and messages.
+#[rustfmt::skip]
 pub(crate) const OWN: [(S, &CStr, &CStr); 7] = [
     (S::Ok, c"ok", c"success"),
-    (
-        S::NullArgument,
-        c"null_argument",
-        c"a required pointer argument was NULL",
-    ),
-    (
-        S::BufferTooSmall,
-        c"buffer_too_small",
-        c"the buffer is too small for the output and its terminating NUL",
-    ),
-    (
-        S::InvalidUtf8,
-        c"invalid_utf8",
-        c"a string argument is not valid UTF-8",
-    ),
-    (
-        S::IndexOutOfRange,
-        c"index_out_of_range",
-        c"the index is not below the number of fields or node fields",
-    ),
-    (
-        S::Panic,
-        c"panic",
-        c"a bug in snowmint was caught at the C boundary (please report it)",
-    ),
-    (
-        S::UnknownError,
-        c"unknown_error",
-        c"an error this version of the C library does not know",
-    ),
+    (S::NullArgument, c"null_argument", c"a required pointer argument was NULL"),
+    (S::BufferTooSmall, c"buffer_too_small", c"the buffer is too small for the output and its terminating NUL"),
+    (S::InvalidUtf8, c"invalid_utf8", c"a string argument is not valid UTF-8"),
+    (S::IndexOutOfRange, c"index_out_of_range", c"the index is not below the number of fields or node fields"),
+    (S::Panic, c"panic", c"a bug in snowmint was caught at the C boundary (please report it)"),
+    (S::UnknownError, c"unknown_error", c"an error this version of the C library does not know"),
 ];
 
 impl From<Error> for snowmint_status {
