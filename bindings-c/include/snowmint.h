@@ -53,10 +53,10 @@
  * What a fallible function did. `SNOWMINT_STATUS_OK` (0) is success; every
  * other value is an error and the function wrote none of its outputs.
  *
- * Values 1 to 99 are the core's error codes (the cross-language contract:
- * `snowmint_status_code()` gives the same string as Python's `.code` and a
- * JavaScript error's `code`); values from 100 are errors of the C interface
- * itself. Values are never reused or renumbered.
+ * Values 1 to 99 are the core's error codes, in the core's order (the
+ * cross-language contract: `snowmint_status_code()` gives the same string as
+ * Python's `.code` and a JavaScript error's `code`); values from 100 are
+ * errors of the C interface itself. Values are never reused or renumbered.
  */
 typedef enum snowmint_status {
   /**
@@ -64,71 +64,71 @@ typedef enum snowmint_status {
    */
   SNOWMINT_STATUS_OK = 0,
   /**
-   * `invalid_layout`: the layout or its JSON descriptor is not acceptable.
+   * The layout or its JSON descriptor is not acceptable.
    */
   SNOWMINT_STATUS_INVALID_LAYOUT = 1,
   /**
-   * `unknown_preset`: no preset has this name.
+   * No preset has this name.
    */
   SNOWMINT_STATUS_UNKNOWN_PRESET = 2,
   /**
-   * `unknown_field`: the layout has no node field of this name.
+   * The layout has no node field of this name.
    */
   SNOWMINT_STATUS_UNKNOWN_FIELD = 3,
   /**
-   * `missing_node`: no value was given for a node field.
+   * No value was given for a node field.
    */
   SNOWMINT_STATUS_MISSING_NODE = 4,
   /**
-   * `node_out_of_range`: a value does not fit its field.
+   * A value does not fit its field.
    */
   SNOWMINT_STATUS_NODE_OUT_OF_RANGE = 5,
   /**
-   * `invalid_option`: a policy string, count or resume_after is not acceptable.
+   * A policy string, count or resume_after is not acceptable.
    */
   SNOWMINT_STATUS_INVALID_OPTION = 6,
   /**
-   * `time_before_epoch`: a time is before the layout's epoch.
+   * A time is before the layout's epoch.
    */
   SNOWMINT_STATUS_TIME_BEFORE_EPOCH = 7,
   /**
-   * `time_overflow`: a time is past the end of the layout's time field.
+   * A time is past the end of the layout's time field.
    */
   SNOWMINT_STATUS_TIME_OVERFLOW = 8,
   /**
-   * `clock_moved_backwards`: the clock is behind the last ID by more than the policy allows.
+   * The clock is behind the last ID by more than the policy allows.
    */
   SNOWMINT_STATUS_CLOCK_MOVED_BACKWARDS = 9,
   /**
-   * `invalid_id`: not a valid ID (for this layout, or in this format).
+   * Not a valid ID (for this layout, or in this format).
    */
   SNOWMINT_STATUS_INVALID_ID = 10,
   /**
-   * `process_forked`: the generator was created before fork() and used in the child.
+   * The generator was created before fork() and used in the child.
    */
   SNOWMINT_STATUS_PROCESS_FORKED = 11,
   /**
-   * `null_argument`: a required pointer argument was NULL.
+   * A required pointer argument was NULL.
    */
   SNOWMINT_STATUS_NULL_ARGUMENT = 100,
   /**
-   * `buffer_too_small`: the caller's buffer cannot hold the output and its NUL.
+   * The caller's buffer cannot hold the output and its NUL.
    */
   SNOWMINT_STATUS_BUFFER_TOO_SMALL = 101,
   /**
-   * `invalid_utf8`: a string argument is not UTF-8.
+   * A string argument is not UTF-8.
    */
   SNOWMINT_STATUS_INVALID_UTF8 = 102,
   /**
-   * `index_out_of_range`: a field or node index is not below the count.
+   * A field or node index is not below the count.
    */
   SNOWMINT_STATUS_INDEX_OUT_OF_RANGE = 103,
   /**
-   * `panic`: a bug inside the library was caught at the C boundary.
+   * A bug inside the library was caught at the C boundary.
    */
   SNOWMINT_STATUS_PANIC = 104,
   /**
-   * `unknown_error`: an error of a newer core that this build does not know.
+   * Reserved: an error this version of the C library does not know.
    */
   SNOWMINT_STATUS_UNKNOWN_ERROR = 105,
 } snowmint_status;
@@ -325,9 +325,8 @@ enum snowmint_status snowmint_layout_parse(const char *text,
                                            const struct snowmint_layout **out);
 
 /**
- * A preset layout by its NUL-terminated name ("twitter", "discord",
- * "instagram", "sonyflake", "sonyflake-v2", "shardingsphere", "leaf",
- * "baidu", "tsid", "mastodon").
+ * A preset layout by its NUL-terminated name ("twitter", ...;
+ * `snowmint_preset_name` lists them).
  */
 enum snowmint_status snowmint_layout_preset(const char *name, const struct snowmint_layout **out);
 
