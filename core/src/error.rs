@@ -545,7 +545,7 @@ impl OptionProblem {
             OptionProblem::StartPolicy => {
                 "sequence_start must be 'zero', 'random:N' or 'cycle:N' with N >= 1"
             }
-            OptionProblem::Count => "the count must be between 1 and 2^32",
+            OptionProblem::Count => "the count must be at most 2^32",
             OptionProblem::ResumeAfter => "resume_after is not a valid ID of this layout",
         }
     }

@@ -237,13 +237,10 @@ impl Value {
         self.to_uint(Arg::Time)
     }
 
-    /// A count of IDs for a batch ([`Arg::Count`]): 1 to 2^32.
+    /// A count of IDs for a batch ([`Arg::Count`]): 0 to 2^32
+    /// ([`Generator::check_batch`](crate::Generator::check_batch)).
     pub fn to_count(&self) -> Result<usize> {
-        let n = self.to_uint(Arg::Count)?;
-        if n == 0 || n > 1 << 32 || usize::try_from(n).is_err() {
-            return Err(Error::InvalidOption(crate::error::OptionProblem::Count));
-        }
-        Ok(n as usize)
+        crate::Generator::<crate::SystemClock>::check_batch(self.to_uint(Arg::Count)?)
     }
 
     /// An ID: an integer in `0..2^64` (a float only if a whole number of at
