@@ -108,6 +108,14 @@ typedef enum snowmint_status {
    */
   SNOWMINT_STATUS_PROCESS_FORKED = 11,
   /**
+   * No lease could be had (store unreachable, every slot held, clocks too far apart).
+   */
+  SNOWMINT_STATUS_LEASE_UNAVAILABLE = 12,
+  /**
+   * The lease ran out: no ID past the confirmed reservation.
+   */
+  SNOWMINT_STATUS_LEASE_EXPIRED = 13,
+  /**
    * A required pointer argument was NULL.
    */
   SNOWMINT_STATUS_NULL_ARGUMENT = 100,

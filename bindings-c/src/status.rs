@@ -43,6 +43,10 @@ pub enum snowmint_status {
     InvalidId = 10,
     /// The generator was created before fork() and used in the child.
     ProcessForked = 11,
+    /// No lease could be had (store unreachable, every slot held, clocks too far apart).
+    LeaseUnavailable = 12,
+    /// The lease ran out: no ID past the confirmed reservation.
+    LeaseExpired = 13,
     /// A required pointer argument was NULL.
     NullArgument = 100,
     /// The caller's buffer cannot hold the output and its NUL.
@@ -75,6 +79,8 @@ pub(crate) const CORE: [S; Error::ALL_CODES.len()] = [
     S::ClockMovedBackwards,
     S::InvalidId,
     S::ProcessForked,
+    S::LeaseUnavailable,
+    S::LeaseExpired,
 ];
 const _: () = {
     let mut i = 0;
@@ -106,6 +112,8 @@ const CORE_MESSAGES: [&CStr; Error::ALL_CODES.len()] = [
     c"the clock moved backwards by more than the clock policy tolerates",
     c"not a valid ID (for this layout, or in this format)",
     c"this generator was created before fork(); create a new one in the child with a node value no other process uses",
+    c"no lease could be had: the store is unreachable, every slot is held, or the clocks differ too much",
+    c"the lease ran out: no ID may be issued past the reservation the store confirmed",
 ];
 
 /// The statuses of the C interface itself, with their codes and messages.

@@ -66,6 +66,18 @@ pub enum Error {
     /// This generator was created before `fork()` and is used in the child
     /// process, where it could repeat the parent's IDs.
     ProcessForked,
+    /// No lease could be had: the store cannot be reached, every slot is
+    /// held, or the clocks disagree too much (see [`LeaseProblem`]).
+    LeaseUnavailable(LeaseProblem),
+    /// The generator's lease ran out (or another holder took its slot): no
+    /// ID may be issued for this time, which is past the reservation the
+    /// store confirmed.
+    LeaseExpired {
+        /// The time of the ID that was refused, Unix milliseconds.
+        time_ms: u64,
+        /// The first Unix millisecond the reservation does not cover.
+        reserved_end_ms: u64,
+    },
     /// A binding's argument is of the wrong type or not an acceptable number
     /// (see the conversion layer, `Value`). It has no code of its own: the
     /// code is the one of the argument's meaning ([`Arg`]), so that a bad
@@ -198,6 +210,28 @@ pub enum LayoutProblem {
     },
 }
 
+/// Why no lease could be had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LeaseProblem {
+    /// The store did not answer in time, or refused the connection.
+    Unreachable,
+    /// Every slot is held by another live holder.
+    NoFreeSlot {
+        /// How many slots there are.
+        slots: u64,
+    },
+    /// The local clock and the store's clock differ by more than allowed.
+    ClockSkew {
+        /// The difference, milliseconds.
+        skew_ms: u64,
+        /// The largest difference allowed, milliseconds.
+        max_ms: u64,
+    },
+    /// The store answered with something this version cannot read.
+    BadRecord,
+}
+
 /// Why a generator option was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -282,6 +316,8 @@ impl Error {
             Error::ClockMovedBackwards { .. } => 8,
             Error::InvalidId(_) => 9,
             Error::ProcessForked => 10,
+            Error::LeaseUnavailable(_) => 11,
+            Error::LeaseExpired { .. } => 12,
             Error::InvalidArgument { arg, problem } => match arg {
                 Arg::Id | Arg::Format => 9,
                 Arg::Time => match problem {
@@ -325,7 +361,7 @@ impl Error {
     }
 
     /// Every code, in a fixed order. Bindings test that they map all of them.
-    pub const ALL_CODES: [&'static str; 11] = [
+    pub const ALL_CODES: [&'static str; 13] = [
         "invalid_layout",
         "unknown_preset",
         "unknown_field",
@@ -337,6 +373,8 @@ impl Error {
         "clock_moved_backwards",
         "invalid_id",
         "process_forked",
+        "lease_unavailable",
+        "lease_expired",
     ];
 }
 
@@ -404,6 +442,18 @@ impl Error {
                 "this generator was created before fork(); in the child process create a new \
                  generator with a node value no other process uses",
                 [N(0); 3],
+            ),
+            Error::LeaseUnavailable(p) => {
+                w.put_str("lease unavailable: ")?;
+                p.message()
+            }
+            Error::LeaseExpired {
+                time_ms,
+                reserved_end_ms,
+            } => (
+                "lease expired: no ID may be issued for {} ms, the confirmed reservation \
+                 ends before {} ms",
+                [N(*time_ms), N(*reserved_end_ms), N(0)],
             ),
             Error::InvalidArgument { arg, problem } => {
                 arg.write_what(w)?;
@@ -526,6 +576,30 @@ impl ArgProblem {
             ),
             // Written after ": " (see `write_to`).
             ArgProblem::Id(p) => p.message(),
+        }
+    }
+}
+
+impl LeaseProblem {
+    /// The message's template and holes (see [`fill`]).
+    fn message(&self) -> (&'static str, [Hole<'static>; 3]) {
+        match self {
+            LeaseProblem::Unreachable => (
+                "the lease store did not answer in time or refused the connection",
+                [N(0); 3],
+            ),
+            LeaseProblem::NoFreeSlot { slots } => (
+                "all {} slots are held by live holders",
+                [N(*slots), N(0), N(0)],
+            ),
+            LeaseProblem::ClockSkew { skew_ms, max_ms } => (
+                "the local clock and the store's clock differ by {} ms (at most {} ms allowed)",
+                [N(*skew_ms), N(*max_ms), N(0)],
+            ),
+            LeaseProblem::BadRecord => (
+                "the store holds a record this version cannot read",
+                [N(0); 3],
+            ),
         }
     }
 }

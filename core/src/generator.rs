@@ -229,6 +229,9 @@ pub enum Next {
 /// sequence: one ID out of 2^64).
 pub(crate) const FRESH: u64 = u64::MAX;
 
+/// The reservation limit of a generator without a lease.
+pub(crate) const NO_LIMIT: u64 = u64::MAX;
+
 /// What one step decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Step {
@@ -315,6 +318,27 @@ impl Config {
         &self.options
     }
 
+    /// The reservation limit for a lease confirmed up to `until_ms`: the
+    /// first time unit after the one holding it (0 when it is before the
+    /// epoch: nothing may be issued; no limit past the time field's end).
+    pub(crate) fn limit_of(&self, until_ms: Option<u64>) -> u64 {
+        match until_ms.map(|ms| self.layout.tick_of(ms)) {
+            None | Some(Err(Error::TimeOverflow { .. })) => NO_LIMIT,
+            Some(Ok(tick)) => tick + 1,
+            Some(Err(_)) => 0,
+        }
+    }
+
+    /// The first Unix millisecond a limit does not cover.
+    pub(crate) fn end_of(&self, limit: u64) -> Option<u64> {
+        (limit != NO_LIMIT).then(|| self.layout.ms_of_tick(limit))
+    }
+
+    /// The start of the last issued time unit in `state`.
+    pub(crate) fn last_ms(&self, state: u64) -> Option<u64> {
+        (state != FRESH).then(|| self.layout.ms_of_tick(self.unpack(state).0))
+    }
+
     /// The state word before the first ID.
     pub(crate) const fn initial_state(&self) -> u64 {
         self.initial
@@ -351,7 +375,14 @@ impl Config {
     }
 
     #[inline(always)]
-    fn issue(&self, tick: u64, seq: u64) -> Result<Step> {
+    fn issue(&self, tick: u64, seq: u64, limit: u64) -> Result<Step> {
+        if tick >= limit {
+            // Past the lease's confirmed reservation: never issued.
+            return Err(Error::LeaseExpired {
+                time_ms: self.layout.ms_of_tick(tick),
+                reserved_end_ms: self.layout.ms_of_tick(limit),
+            });
+        }
         let state = self.pack(tick, seq);
         if state == FRESH {
             return Err(Error::TimeOverflow {
@@ -365,18 +396,20 @@ impl Config {
         })
     }
 
-    /// One step: given the state word and the clock, the next ID (and state)
-    /// or the time to retry at. This function is the whole of snowmint's
-    /// generation semantics; `docs/SEMANTICS.md` describes it in prose.
+    /// One step: given the state word, the clock and the reservation
+    /// `limit` (the first time unit that may not be issued; `u64::MAX`
+    /// without a lease), the next ID (and state) or the time to retry at.
+    /// This function is the whole of snowmint's generation semantics;
+    /// `docs/SEMANTICS.md` describes it in prose.
     #[inline]
-    pub(crate) fn step(&self, state: u64, now_ms: u64) -> Result<Step> {
+    pub(crate) fn step(&self, state: u64, now_ms: u64, limit: u64) -> Result<Step> {
         let now = self.layout.tick_of(now_ms)?;
         if state == FRESH {
-            return self.issue(now, self.start(now));
+            return self.issue(now, self.start(now), limit);
         }
         let (last, seq) = self.unpack(state);
         if now > last {
-            return self.issue(now, self.start(now));
+            return self.issue(now, self.start(now), limit);
         }
         let behind = last - now;
         if behind > self.lead {
@@ -392,7 +425,7 @@ impl Config {
             };
         }
         if seq < self.seq_max {
-            return self.issue(last, seq + 1);
+            return self.issue(last, seq + 1, limit);
         }
         // The sequence of `last` is used up.
         let next = last + 1;
@@ -403,7 +436,7 @@ impl Config {
             });
         }
         if next - now <= self.lead {
-            self.issue(next, self.start(next))
+            self.issue(next, self.start(next), limit)
         } else {
             Ok(Step::RetryAt(self.layout.ms_of_tick(next - self.lead)))
         }
@@ -416,12 +449,13 @@ impl Config {
         &self,
         mut state: u64,
         now_ms: u64,
+        limit: u64,
         out: &mut [u64],
     ) -> (u64, usize, Option<Result<u64>>) {
         let seq_shift = self.layout.sequence().shift();
         let mut n = 0;
         while n < out.len() {
-            match self.step(state, now_ms) {
+            match self.step(state, now_ms, limit) {
                 Ok(Step::Issue { state: s, id }) => {
                     out[n] = id;
                     n += 1;
@@ -460,6 +494,8 @@ impl Config {
 pub struct PureGenerator {
     cfg: Config,
     state: u64,
+    /// The first time unit that may not be issued (see [`Config::limit_of`]).
+    limit: u64,
 }
 
 impl PureGenerator {
@@ -469,6 +505,7 @@ impl PureGenerator {
         Ok(PureGenerator {
             state: cfg.initial_state(),
             cfg,
+            limit: NO_LIMIT,
         })
     }
 
@@ -477,9 +514,38 @@ impl PureGenerator {
         &self.cfg
     }
 
+    /// Bounds the generator by a lease's confirmed reservation: from now on
+    /// it issues IDs only in time units up to the one holding `until_ms`
+    /// (Unix ms), and fails with `lease_expired` beyond it. The bound is set
+    /// as given (a later call may lower it); `None` removes it.
+    ///
+    /// ```
+    /// use snowmint::{Layout, Next, Options, PureGenerator};
+    /// let layout = Layout::preset("mastodon").unwrap();
+    /// let mut g = PureGenerator::new(layout, layout.nodes_from_pairs([]).unwrap(), Options::default()).unwrap();
+    /// g.reserve_until(Some(1_000));
+    /// assert!(matches!(g.next(1_000), Ok(Next::Id(_))));
+    /// assert_eq!(g.next(1_001).unwrap_err().code(), "lease_expired");
+    /// ```
+    pub fn reserve_until(&mut self, until_ms: Option<u64>) {
+        self.limit = self.cfg.limit_of(until_ms);
+    }
+
+    /// The first Unix millisecond the reservation does not cover (`None`
+    /// without one).
+    pub fn reserved_end_ms(&self) -> Option<u64> {
+        self.cfg.end_of(self.limit)
+    }
+
+    /// The start of the time unit of the last ID issued (or of
+    /// `resume_after`), Unix ms; `None` before the first.
+    pub fn last_ms(&self) -> Option<u64> {
+        self.cfg.last_ms(self.state)
+    }
+
     /// The next ID at clock reading `now_ms`, or when to ask again.
     pub fn next(&mut self, now_ms: u64) -> Result<Next> {
-        match self.cfg.step(self.state, now_ms)? {
+        match self.cfg.step(self.state, now_ms, self.limit)? {
             Step::Issue { state, id } => {
                 self.state = state;
                 Ok(Next::Id(Id::new(id)))
@@ -492,7 +558,7 @@ impl PureGenerator {
     /// as possible without waiting. Returns how many were written; when fewer
     /// than `out.len()`, also the retry time (`Ok`) or the error that stopped it.
     pub fn fill(&mut self, now_ms: u64, out: &mut [u64]) -> (usize, Option<Result<u64>>) {
-        let (state, n, stop) = self.cfg.fill(self.state, now_ms, out);
+        let (state, n, stop) = self.cfg.fill(self.state, now_ms, self.limit, out);
         self.state = state;
         (n, stop)
     }

@@ -65,7 +65,8 @@ pub use clock::Clock;
 #[cfg(feature = "std")]
 pub use clock::SystemClock;
 pub use error::{
-    Arg, ArgProblem, Error, ErrorClass, IdProblem, LayoutProblem, OptionProblem, Result,
+    Arg, ArgProblem, Error, ErrorClass, IdProblem, LayoutProblem, LeaseProblem, OptionProblem,
+    Result,
 };
 pub use generator::{
     ClockBackwards, Config, Next, Options, PureGenerator, SequenceExhausted, SequenceStart,

@@ -9,7 +9,7 @@ use std::vec::Vec;
 
 use crate::clock::{Clock, SystemClock};
 use crate::error::{Error, OptionProblem, Result};
-use crate::generator::{Config, Next, Options, Step, FRESH};
+use crate::generator::{Config, Next, Options, Step, FRESH, NO_LIMIT};
 use crate::id::Id;
 use crate::layout::{Layout, Nodes};
 
@@ -296,6 +296,11 @@ pub struct Generator<C: Clock = SystemClock> {
     shared: Arc<Shared>,
     fork_gen: u64,
     clock: C,
+    /// The first time unit that may not be issued: a lease's confirmed
+    /// reservation (`NO_LIMIT` without a lease). Every value it ever holds
+    /// was confirmed by the store, so a call that read an older value still
+    /// issues only inside a confirmed reservation.
+    limit: AtomicU64,
 }
 
 impl Generator<SystemClock> {
@@ -327,6 +332,7 @@ impl<C: Clock> Generator<C> {
             shared,
             fork_gen,
             clock,
+            limit: AtomicU64::new(NO_LIMIT),
         })
     }
 
@@ -338,6 +344,29 @@ impl<C: Clock> Generator<C> {
     /// The clock.
     pub fn clock(&self) -> &C {
         &self.clock
+    }
+
+    /// Bounds the generator by a lease's confirmed reservation, as
+    /// [`PureGenerator::reserve_until`](crate::PureGenerator::reserve_until):
+    /// IDs only in time units up to the one holding `until_ms`, then
+    /// `lease_expired`; `None` removes the bound. Calls already past their
+    /// check may still issue inside the previous bound (which the store had
+    /// confirmed too).
+    pub fn reserve_until(&self, until_ms: Option<u64>) {
+        self.limit
+            .store(self.cfg.limit_of(until_ms), Ordering::Release);
+    }
+
+    /// The first Unix millisecond the reservation does not cover (`None`
+    /// without one).
+    pub fn reserved_end_ms(&self) -> Option<u64> {
+        self.cfg.end_of(self.limit.load(Ordering::Acquire))
+    }
+
+    /// The start of the time unit of the last ID issued by any generator
+    /// sharing this one's state, Unix ms; `None` before the first.
+    pub fn last_ms(&self) -> Option<u64> {
+        self.cfg.last_ms(self.shared.load())
     }
 
     /// True when both generators draw from one shared state.
@@ -366,7 +395,10 @@ impl<C: Clock> Generator<C> {
         let mut backoff = Backoff::new();
         loop {
             let now = self.clock.now_ms();
-            match self.cfg.step(state, now)? {
+            match self
+                .cfg
+                .step(state, now, self.limit.load(Ordering::Acquire))?
+            {
                 Step::Issue { state: new, id } => match self.shared.swap_from(state, new) {
                     Ok(()) => return Ok(Next::Id(Id::new(id))),
                     // Lost to another thread: `seen` is the state it left,
@@ -404,7 +436,8 @@ impl<C: Clock> Generator<C> {
         while done < out.len() {
             let state = self.shared.load();
             let now = self.clock.now_ms();
-            let (new, n, stop) = self.cfg.fill(state, now, &mut out[done..]);
+            let limit = self.limit.load(Ordering::Acquire);
+            let (new, n, stop) = self.cfg.fill(state, now, limit, &mut out[done..]);
             if n > 0 {
                 if self.shared.swap_from(state, new).is_err() {
                     continue;
