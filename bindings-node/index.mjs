@@ -1,7 +1,7 @@
 // The ESM entry point: the same module object as `require('snowmint')`.
 import { createRequire } from 'node:module'
 
-const binding = createRequire(import.meta.url)('./index.js')
+const binding = createRequire(import.meta.url)('./main.js')
 
 export const {
   Layout,
