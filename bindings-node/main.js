@@ -10,17 +10,19 @@
 const binding = require('./binding.js')
 const { partsClass } = require('./parts.js')
 
-const { Layout } = binding
+const { Layout, Generator, PureGenerator, formatId, parseId } = binding
+const { toBase32, fromBase32, toBase62, fromBase62 } = binding
 
 // What the native decoder writes: [timestampMs, sequence, ...node values],
 // read back at once. One per module instance (each worker thread has its own).
 const scratch = new Float64Array(8)
 
-// Bounded caches, oldest out first: decoders by canonical layout JSON (equal
-// layouts share one decoder and one Parts class, so a call site decoding one
-// layout stays monomorphic) and by layout string (a string is parsed once).
-const byJson = new Map()
+// Bounded caches, oldest out first: Layouts by layout string (a string is
+// parsed once), and decoders by canonical layout JSON (equal layouts share one
+// decoder and one Parts class, so a call site decoding one layout stays
+// monomorphic).
 const byString = new Map()
+const byJson = new Map()
 const CACHE_MAX = 256
 
 function cached(map, key, make) {
@@ -47,16 +49,20 @@ function decoderFor(layout) {
   })
 }
 
-// Decoders by Layout object (on the object under a private symbol, or in a
-// WeakMap for an object that cannot take one) and by string. `Layout.parse`
-// copies a Layout, parses a string, and throws the core's error for anything
-// else.
+// A layout argument as a Layout: a string parsed once; anything else goes to
+// `Layout.parse`, which copies a Layout and throws the core's error for a
+// value that is not one.
+function layoutOf(layout) {
+  return typeof layout === 'string' ? cached(byString, layout, (s) => Layout.parse(s)) : Layout.parse(layout)
+}
+
+// Decoders by Layout object: on the object under a private symbol, or in a
+// WeakMap for an object that cannot take one.
 const DECODER = Symbol('snowmint.decoder')
 const byLayout = new WeakMap()
 
 function decoderOf(layout) {
-  if (typeof layout === 'string') return cached(byString, layout, (s) => decoderFor(Layout.parse(s)))
-  if (typeof layout !== 'object' || layout === null) return decoderFor(Layout.parse(layout))
+  if (typeof layout !== 'object' || layout === null) layout = layoutOf(layout)
   let d = layout[DECODER] ?? byLayout.get(layout)
   if (d === undefined) {
     d = decoderFor(Layout.parse(layout))
@@ -71,25 +77,19 @@ function decode(id, layout) {
   return decoderOf(layout)(id)
 }
 
-Object.defineProperty(Layout.prototype, 'decode', {
-  value: function decode(id) {
-    return decoderOf(this)(id)
-  },
-  writable: true,
-  configurable: true,
-})
-
-module.exports = {
-  Layout,
-  Generator: binding.Generator,
-  PureGenerator: binding.PureGenerator,
-  decode,
-  compose: binding.compose,
-  idBounds: binding.idBounds,
-  toBase32: binding.toBase32,
-  fromBase32: binding.fromBase32,
-  toBase62: binding.toBase62,
-  fromBase62: binding.fromBase62,
-  formatId: binding.formatId,
-  parseId: binding.parseId,
+/** Builds an ID under `layout` from a time (Unix ms), a sequence value and node values. */
+function compose(layout, timestampMs, sequence, nodes) {
+  return layoutOf(layout).compose(timestampMs, sequence, nodes)
 }
+
+/** The smallest and largest IDs under `layout` of the time unit holding `timestampMs`. */
+function idBounds(layout, timestampMs) {
+  return layoutOf(layout).idBounds(timestampMs)
+}
+
+// A method (writable, configurable, not enumerable) of every Layout.
+const method = { decode(id) { return decoderOf(this)(id) } }.decode
+Object.defineProperty(Layout.prototype, 'decode', { value: method, writable: true, configurable: true })
+
+module.exports = { Layout, Generator, PureGenerator, decode, compose, idBounds, formatId, parseId }
+Object.assign(module.exports, { toBase32, fromBase32, toBase62, fromBase62 })

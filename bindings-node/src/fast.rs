@@ -1,25 +1,24 @@
 //! The one bypass of napi-rs: raw N-API for `Generator.nextId()` and for
 //! decoding, the two calls made millions of times.
 //!
-//! What it buys, measured (Node 20, napi-rs 3.16, 2 vCPUs shared with other
-//! builds, 2M calls after a warm-up, best of 3 rounds; /tmp script in the
-//! commit message): `nextId()` as napi-rs's class method 644 ns, as the
-//! bound function below 94 ns (6.8x); a decode through an ordinary `#[napi]`
-//! function (`(layout: &Layout, id, out: Float64ArraySlice)`) 1,036 ns, through
-//! the bound decoder below 52 ns (20x). napi-rs's glue tracks the receiver's
-//! borrow and converts each argument with several N-API calls; here each call
-//! is one `napi_get_cb_info`, one N-API read of the argument and one bigint.
+//! What it buys (Node 20, napi-rs 3.16, 2M calls per round on the shared
+//! 2-vCPU machine, best of 3 rounds): `nextId()` 97 ns as the bound function
+//! below, 145 ns as a napi-rs closure (`Env::create_function_from_closure`),
+//! 678 ns as napi-rs's class method (bench/node has that row); a decode 65 ns
+//! through the bound decoder below, 237 ns through a napi-rs closure, 1,036 ns
+//! through a `#[napi]` function `(layout: &Layout, id, out: Float64ArraySlice)`.
+//! napi-rs's glue tracks the receiver's borrow, allocates the argument list
+//! and reads a bigint as a vector of words; here a call is one
+//! `napi_get_cb_info`, one read of the argument and one new bigint.
 //!
-//! How: each `Generator` gets its own `nextId`, a function with the generator
-//! bound as its data (no `this` to unwrap, so no receiver of another class can
-//! be confused with it), and `main.js` gets one decoder function per layout,
-//! bound to the layout and to a `Float64Array` it writes the numbers into.
-//! Everything else, errors included, is the rest of the binding's: argument
-//! conversion by [`value`], errors thrown by [`throw`].
+//! Each `Generator` gets its own `nextId`, with the generator bound as the
+//! function's data (no `this` to unwrap or confuse), and `main.js` one decoder
+//! per layout, bound to the layout and a `Float64Array` it writes into.
+//! Arguments go through [`value`] and errors through [`throw`], as elsewhere.
 
-use std::ffi::c_void;
+use std::ffi::{c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::ptr;
+use std::ptr::null_mut;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{Env, Float64ArraySlice, This, Unknown};
@@ -28,121 +27,90 @@ use napi_derive::napi;
 
 use crate::{throw, value, Layout};
 
-/// Why a raw callback failed: a core error, or an N-API call (which leaves
-/// its own exception pending, or none).
-enum Fail {
-    Core(snowmint::Error),
-    Napi,
+/// A raw callback's failure: a core error, or `None` for a failed N-API call
+/// (which left its own exception pending, if any).
+type Res<T> = Result<T, Option<snowmint::Error>>;
+
+fn ok(status: sys::napi_status) -> Res<()> {
+    (status == sys::Status::napi_ok).then_some(()).ok_or(None)
 }
 
-impl From<snowmint::Error> for Fail {
-    fn from(e: snowmint::Error) -> Fail {
-        Fail::Core(e)
-    }
-}
-
-impl From<napi::Error> for Fail {
-    fn from(_: napi::Error) -> Fail {
-        Fail::Napi
-    }
-}
-
-fn ok(status: sys::napi_status) -> Result<(), Fail> {
-    match status {
-        sys::Status::napi_ok => Ok(()),
-        _ => Err(Fail::Napi),
-    }
-}
-
-/// Runs a raw callback's body: a core error is thrown by [`throw`], a panic
-/// as an `Error` (no panic crosses into the engine); the callback then
-/// returns null, which N-API reads as "exception pending".
-fn guard(
-    env: sys::napi_env,
-    body: impl FnOnce() -> Result<sys::napi_value, Fail>,
-) -> sys::napi_value {
-    match catch_unwind(AssertUnwindSafe(body)) {
+/// Runs a raw callback: its data and first argument to `body`; a core error
+/// thrown by [`throw`], a panic as an `Error` (no panic crosses into the
+/// engine), and then null, which N-API reads as "exception pending".
+fn guard<F>(env: sys::napi_env, info: sys::napi_callback_info, body: F) -> sys::napi_value
+where
+    F: FnOnce(*const c_void, sys::napi_value) -> Res<sys::napi_value>,
+{
+    let (mut argc, mut argv, mut data) = (1, [null_mut(); 1], null_mut());
+    let run = || {
+        // SAFETY: this callback's `env` and `info`, room for `argc` values.
+        let info = unsafe {
+            sys::napi_get_cb_info(
+                env,
+                info,
+                &mut argc,
+                argv.as_mut_ptr(),
+                null_mut(),
+                &mut data,
+            )
+        };
+        ok(info).and_then(|()| body(data, argv[0]))
+    };
+    match catch_unwind(AssertUnwindSafe(run)) {
         Ok(Ok(v)) => return v,
-        Ok(Err(Fail::Core(e))) => drop(throw(&Env::from_raw(env), e)),
-        Ok(Err(Fail::Napi)) => {}
+        Ok(Err(Some(e))) => drop(throw(&Env::from_raw(env), e)),
+        Ok(Err(None)) => {}
         // SAFETY: `env` is the live environment of the current call.
         Err(_) => unsafe {
-            let err = napi::Error::new("internal_error", "snowmint-node panicked (a bug)");
-            napi::JsError::from(err).throw_into(env)
+            let e = napi::Error::new("internal_error", "snowmint-node panicked (a bug)");
+            napi::JsError::from(e).throw_into(env)
         },
     }
-    ptr::null_mut()
+    null_mut()
 }
 
-/// The data bound to a raw callback's function, and its first argument.
-///
-/// # Safety
-/// `env` and `info` are the callback's own.
-unsafe fn args(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> Result<(*mut c_void, sys::napi_value), Fail> {
-    let (mut argc, mut argv, mut data) = (1usize, [ptr::null_mut(); 1], ptr::null_mut());
-    // SAFETY: room for `argc` values (N-API fills a missing one with `undefined`).
-    ok(unsafe {
-        sys::napi_get_cb_info(
-            env,
-            info,
-            &mut argc,
-            argv.as_mut_ptr(),
-            ptr::null_mut(),
-            &mut data,
-        )
-    })?;
-    Ok((data, argv[0]))
-}
-
-fn bigint(env: sys::napi_env, v: u64) -> Result<sys::napi_value, Fail> {
-    let mut out = ptr::null_mut();
+fn bigint(env: sys::napi_env, v: u64) -> Res<sys::napi_value> {
+    let mut out = null_mut();
     // SAFETY: `env` is the live environment of the current call.
     ok(unsafe { sys::napi_create_bigint_uint64(env, v, &mut out) })?;
     Ok(out)
 }
 
-/// A function named `name` calling `cb` with `data`, which `release`
-/// frees when the function is garbage (or at once if it cannot be made).
+/// A function `name` calling `cb` with `data`, which `release` frees once:
+/// when the function is garbage, or at once if it cannot be made.
 ///
 /// # Safety
-/// `env` is live; `release(env, data, _)` frees `data` exactly once.
+/// `env` is live, and `release(env, data, _)` frees `data`.
 unsafe fn function(
-    env: sys::napi_env,
-    name: &std::ffi::CStr,
+    env: &Env,
+    name: &CStr,
     cb: sys::napi_callback,
     data: *mut c_void,
-    release: sys::napi_finalize,
+    release: unsafe extern "C" fn(sys::napi_env, *mut c_void, *mut c_void),
 ) -> napi::Result<sys::napi_value> {
-    let mut f = ptr::null_mut();
-    let len = name.count_bytes() as isize;
+    let (env, len, mut f) = (env.raw(), name.count_bytes() as isize, null_mut());
     // SAFETY: as the caller promised.
     unsafe {
-        if sys::napi_create_function(env, name.as_ptr(), len, cb, data, &mut f)
-            != sys::Status::napi_ok
-            || sys::napi_add_finalizer(env, f, data, release, ptr::null_mut(), ptr::null_mut())
-                != sys::Status::napi_ok
+        if sys::napi_create_function(env, name.as_ptr(), len, cb, data, &mut f) != 0
+            || sys::napi_add_finalizer(env, f, data, Some(release), null_mut(), null_mut()) != 0
         {
-            release.unwrap()(env, data, ptr::null_mut());
+            release(env, data, null_mut());
             return Err(napi::Error::new(
                 Status::GenericFailure,
-                "cannot create a function",
+                "cannot make a function",
             ));
         }
     }
     Ok(f)
 }
 
-// ---- nextId -------------------------------------------------------------------------
+// ---- nextId ---------------------------------------------------------------------------
 
 unsafe extern "C" fn next_id(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    guard(env, || {
-        // SAFETY: this callback's `env` and `info`. The data is the generator
-        // `bind_next_id` bound to this function, released by its finalizer,
-        // which cannot run while the function is being called.
-        let (data, _) = unsafe { args(env, info) }?;
+    guard(env, info, |data, _| {
+        // SAFETY: the generator `bind_next_id` bound to this function, freed
+        // by its finalizer, which cannot run while the function is called.
         let g = unsafe { &*(data as *const snowmint::Generator) };
         bigint(env, g.next_id()?.get())
     })
@@ -161,66 +129,50 @@ pub(crate) fn bind_next_id(
     g: &Arc<snowmint::Generator>,
 ) -> napi::Result<()> {
     let data = Arc::into_raw(Arc::clone(g)) as *mut c_void;
-    // SAFETY: `env` is live; `release_generator` frees `data` once.
-    let f = unsafe {
-        function(
-            env.raw(),
-            c"nextId",
-            Some(next_id),
-            data,
-            Some(release_generator),
-        )
-    }?;
-    let attributes = sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable;
+    // SAFETY: `env` is live; `release_generator` frees `data`.
+    let f = unsafe { function(env, c"nextId", Some(next_id), data, release_generator) }?;
     let desc = sys::napi_property_descriptor {
         utf8name: c"nextId".as_ptr(),
         value: f,
-        attributes,
-        // SAFETY: the rest are null pointers and `None`s, all zero bits.
+        attributes: sys::PropertyAttributes::writable | sys::PropertyAttributes::configurable,
+        // SAFETY: the rest are null pointers and `None`s: zero bits.
         ..unsafe { std::mem::zeroed() }
     };
     // SAFETY: `this` and `f` are live values of `env`; one descriptor.
     check_status!(unsafe { sys::napi_define_properties(env.raw(), this.object.raw(), 1, &desc) })
 }
 
-// ---- decoding -------------------------------------------------------------------------
+// ---- decoding ---------------------------------------------------------------------------
 
-/// What a decoder function is bound to.
-struct Decoder {
-    layout: snowmint::Layout,
-    /// The scratch array's first element; it holds at least [`SCRATCH_LEN`].
-    out: *mut f64,
-    /// Keeps the scratch array (and so `out`) alive while the function is.
-    scratch: sys::napi_ref,
-}
+/// What a decoder function is bound to: the layout, and the scratch array's
+/// first element (of [`SCRATCH_LEN`]), kept alive by the reference.
+struct Decoder(snowmint::Layout, *mut f64, sys::napi_ref);
 
 /// The timestamp, the sequence, and up to `MAX_NODES` node values.
 const SCRATCH_LEN: usize = 2 + snowmint::MAX_NODES;
 
 unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
-    guard(env, || {
-        // SAFETY: this callback's `env` and `info`; the data is the `Decoder`
-        // that `decoder` bound to this function.
-        let (data, id) = unsafe { args(env, info) }?;
-        let d = unsafe { &*(data as *const Decoder) };
+    guard(env, info, |data, id| {
+        // SAFETY: the `Decoder` that `decoder` bound to this function.
+        let Decoder(layout, out, _) = unsafe { &*(data as *const Decoder) };
         // The common case in one N-API call: a bigint in 0..2^64, returned as
         // it is. Anything else takes the binding's one conversion.
-        let (mut v, mut lossless) = (0u64, false);
+        let (mut v, mut lossless) = (0, false);
         // SAFETY: `id` is a live value of `env`.
-        let status = unsafe { sys::napi_get_value_bigint_uint64(env, id, &mut v, &mut lossless) };
-        let (v, id) = if status == sys::Status::napi_ok && lossless {
+        let read = unsafe { sys::napi_get_value_bigint_uint64(env, id, &mut v, &mut lossless) };
+        let (v, id) = if read == sys::Status::napi_ok && lossless {
             (v, id)
         } else {
             // SAFETY: as above.
-            let v = value(&unsafe { Unknown::from_raw_unchecked(env, id) })?
-                .to_id()?
-                .get();
+            let arg = value(&unsafe { Unknown::from_raw_unchecked(env, id) }).map_err(|_| None)?;
+            let v = arg.to_id()?.get();
             (v, bigint(env, v)?)
         };
-        // SAFETY: `out` points to SCRATCH_LEN values of an array kept alive by
-        // `d.scratch`; no JavaScript runs during this call.
-        let out = unsafe { std::slice::from_raw_parts_mut(d.out, SCRATCH_LEN) };
-        d.layout.decompose_f64(v, out)?;
+        // SAFETY: SCRATCH_LEN values of an array kept alive by the
+        // reference; no JavaScript runs during this call.
+        layout.decompose_f64(v, unsafe {
+            std::slice::from_raw_parts_mut(*out, SCRATCH_LEN)
+        })?;
         Ok(id)
     })
 }
@@ -228,10 +180,10 @@ unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_info) -
 unsafe extern "C" fn release_decoder(env: sys::napi_env, data: *mut c_void, _: *mut c_void) {
     // SAFETY: the `Box<Decoder>` of `decoder`, released once, with its reference.
     let d = unsafe { Box::from_raw(data as *mut Decoder) };
-    unsafe { sys::napi_delete_reference(env, d.scratch) };
+    unsafe { sys::napi_delete_reference(env, d.2) };
 }
 
-/// Internal, for `main.js`: a function `(id) => id as a bigint` that splits
+/// Internal, for `main.js`: a function `(id) => the ID as a bigint` that splits
 /// IDs of `layout` into `scratch` (at least 8 elements): the timestamp in
 /// Unix ms, the sequence, then the node values.
 #[napi(js_name = "__decoder", skip_typescript)]
@@ -246,29 +198,16 @@ pub fn decoder<'e>(
             "the scratch array is too short",
         ));
     }
-    let mut reference = ptr::null_mut();
-    // SAFETY: `env` is live and `scratch` one of its values; the reference
-    // keeps the array's memory where `out` points.
+    let mut reference = null_mut();
+    // SAFETY: `scratch` is a live value of `env`; the reference keeps its
+    // memory where `out` points.
     check_status!(unsafe {
         sys::napi_create_reference(env.raw(), scratch.raw(), 1, &mut reference)
     })?;
     let out = unsafe { scratch.as_mut() }.as_mut_ptr();
-    let d = Box::new(Decoder {
-        layout: layout.inner,
-        out,
-        scratch: reference,
-    });
-    let data = Box::into_raw(d).cast();
-    // SAFETY: `release_decoder` frees `data` once.
-    let f = unsafe {
-        function(
-            env.raw(),
-            c"decode",
-            Some(decode),
-            data,
-            Some(release_decoder),
-        )
-    }?;
+    let data = Box::into_raw(Box::new(Decoder(layout.inner, out, reference))).cast();
+    // SAFETY: `env` is live; `release_decoder` frees `data`.
+    let f = unsafe { function(env, c"decode", Some(decode), data, release_decoder) }?;
     // SAFETY: `f` was just made in this environment.
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), f) })
 }

@@ -53,11 +53,11 @@ pub(crate) fn value(v: &Unknown) -> napi::Result<Value> {
             // napi-rs's `lossless` is also false for a negative value; the
             // core's asks only whether the magnitude fits 64 bits.
             let b: BigInt = unsafe { v.cast()? };
-            let (negative, low, _) = b.get_u64();
+            let ((negative, low, _), lossless) = (b.get_u64(), b.words.len() == 1);
             Value::Int {
                 negative,
                 low,
-                lossless: b.words.len() == 1,
+                lossless,
             }
         }
         ValueType::String => Value::Str(unsafe { v.cast()? }),
@@ -111,14 +111,11 @@ fn object(obj: Object) -> napi::Result<Value> {
 
 /// The text of a string argument; another type is `arg`'s wrong-type error.
 fn text(v: Value, arg: Arg) -> snowmint::Result<String> {
+    let given = v.type_name();
+    let problem = ArgProblem::WrongType { given };
     match v {
         Value::Str(s) => Ok(s),
-        v => Err(snowmint::Error::InvalidArgument {
-            arg,
-            problem: ArgProblem::WrongType {
-                given: v.type_name(),
-            },
-        }),
+        _ => Err(snowmint::Error::InvalidArgument { arg, problem }),
     }
 }
 
@@ -174,25 +171,22 @@ impl Layout {
     /// A preset by name (`twitter`, `discord`, ... see `Layout.presets()`).
     #[napi(factory)]
     pub fn preset(env: &Env, #[napi(ts_arg_type = "string")] name: Js) -> napi::Result<Layout> {
-        let name = text(name.0, Arg::Layout).or_throw(env)?;
-        let inner = snowmint::Layout::preset(&name).or_throw(env)?;
-        Ok(Layout { inner })
+        let inner = text(name.0, Arg::Layout).and_then(|s| snowmint::Layout::preset(&s));
+        inner.or_throw(env).map(|inner| Layout { inner })
     }
 
     /// A layout from its JSON descriptor, e.g.
     /// `{"epoch_ms":0,"fields":[["timestamp",48],["sequence",16]]}`.
     #[napi(factory)]
     pub fn from_json(env: &Env, #[napi(ts_arg_type = "string")] json: Js) -> napi::Result<Layout> {
-        let json = text(json.0, Arg::Layout).or_throw(env)?;
-        let inner = snowmint::Layout::from_json(&json).or_throw(env)?;
-        Ok(Layout { inner })
+        let inner = text(json.0, Arg::Layout).and_then(|s| snowmint::Layout::from_json(&s));
+        inner.or_throw(env).map(|inner| Layout { inner })
     }
 
     /// A preset name or a JSON descriptor (a string starting with `{` or `"`).
     #[napi(factory)]
     pub fn parse(env: &Env, #[napi(ts_arg_type = "string")] s: Js) -> napi::Result<Layout> {
-        let inner = s.0.to_layout().or_throw(env)?;
-        Ok(Layout { inner })
+        s.0.to_layout().or_throw(env).map(|inner| Layout { inner })
     }
 
     /// The preset names, in a fixed order.
@@ -276,7 +270,10 @@ impl Layout {
         #[napi(ts_arg_type = "number")] sequence: Js,
         #[napi(ts_arg_type = "Record<string, number>")] nodes: Option<Js>,
     ) -> napi::Result<u64> {
-        compose_with(&self.inner, timestamp_ms.0, sequence.0, opt(nodes)).or_throw(env)
+        let ms = timestamp_ms.0.to_time_ms().or_throw(env)?;
+        let seq = sequence.0.to_uint(Arg::Sequence).or_throw(env)?;
+        let nodes = opt(nodes).to_nodes(&self.inner).or_throw(env)?;
+        self.inner.compose(ms, seq, &nodes).or_throw(env)
     }
 
     /// The smallest and largest IDs of the time unit holding `timestampMs`.
@@ -286,7 +283,9 @@ impl Layout {
         env: &Env,
         #[napi(ts_arg_type = "number")] timestamp_ms: Js,
     ) -> napi::Result<Vec<u64>> {
-        bounds(&self.inner, timestamp_ms.0).or_throw(env)
+        let ms = timestamp_ms.0.to_time_ms().or_throw(env)?;
+        let (lo, hi) = self.inner.id_bounds(ms).or_throw(env)?;
+        Ok(vec![lo, hi])
     }
 
     /// True when the ID fits the layout and decodes to a time between the
@@ -304,46 +303,7 @@ impl Layout {
     }
 }
 
-fn compose_with(
-    l: &snowmint::Layout,
-    ms: Value,
-    seq: Value,
-    nodes: Value,
-) -> snowmint::Result<u64> {
-    let (ms, seq) = (ms.to_time_ms()?, seq.to_uint(Arg::Sequence)?);
-    l.compose(ms, seq, &nodes.to_nodes(l)?)
-}
-
-fn bounds(l: &snowmint::Layout, ms: Value) -> snowmint::Result<Vec<u64>> {
-    let (lo, hi) = l.id_bounds(ms.to_time_ms()?)?;
-    Ok(vec![lo, hi])
-}
-
 // ---- functions ----------------------------------------------------------------------
-
-/// Builds an ID under `layout` from a time (Unix ms), a sequence value and node values.
-#[napi]
-pub fn compose(
-    env: &Env,
-    #[napi(ts_arg_type = "Layout | string")] layout: Js,
-    #[napi(ts_arg_type = "number")] timestamp_ms: Js,
-    #[napi(ts_arg_type = "number")] sequence: Js,
-    #[napi(ts_arg_type = "Record<string, number>")] nodes: Option<Js>,
-) -> napi::Result<u64> {
-    let l = layout.0.to_layout().or_throw(env)?;
-    compose_with(&l, timestamp_ms.0, sequence.0, opt(nodes)).or_throw(env)
-}
-
-/// The smallest and largest IDs under `layout` of the time unit holding `timestampMs`.
-#[napi(ts_return_type = "[bigint, bigint]")]
-pub fn id_bounds(
-    env: &Env,
-    #[napi(ts_arg_type = "Layout | string")] layout: Js,
-    #[napi(ts_arg_type = "number")] timestamp_ms: Js,
-) -> napi::Result<Vec<u64>> {
-    let l = layout.0.to_layout().or_throw(env)?;
-    bounds(&l, timestamp_ms.0).or_throw(env)
-}
 
 fn encode(id: Id, format: Format) -> String {
     let mut buf = [0u8; snowmint::MAX_STR_LEN];
@@ -402,6 +362,15 @@ pub fn parse_id(
 
 // ---- generators -----------------------------------------------------------------------
 
+/// A generator's layout, node values and options.
+fn generator(layout: Js, nodes: Option<Js>, options: Option<Js>) -> snowmint::Result<Config> {
+    let layout = layout.0.to_layout()?;
+    let nodes = opt(nodes).to_nodes(&layout)?;
+    Ok((layout, nodes, opt(options).to_options()?))
+}
+
+type Config = (snowmint::Layout, snowmint::Nodes, snowmint::Options);
+
 /// The thread-safe generator on the system clock.
 ///
 /// Generators with the same layout and node values share one state in the
@@ -422,14 +391,9 @@ impl Generator {
         #[napi(ts_arg_type = "Record<string, number>")] nodes: Option<Js>,
         #[napi(ts_arg_type = "GeneratorOptions")] options: Option<Js>,
     ) -> napi::Result<Self> {
-        let (layout, nodes, options) = (layout.0, opt(nodes), opt(options));
-        let made = (|| {
-            let layout = layout.to_layout()?;
-            // A seed of 0 (the default) asks the core for one from the system.
-            let nodes = nodes.to_nodes(&layout)?;
-            snowmint::Generator::new(layout, nodes, options.to_options()?)
-        })();
-        let inner = Arc::new(made.or_throw(env)?);
+        let (l, n, o) = generator(layout, nodes, options).or_throw(env)?;
+        // A seed of 0 (the default) asks the core for one from the system.
+        let inner = Arc::new(snowmint::Generator::new(l, n, o).or_throw(env)?);
         // The instance's own `nextId` shadows the method below (see `fast`).
         fast::bind_next_id(env, &this, &inner)?;
         Ok(Generator { inner })
@@ -485,15 +449,9 @@ impl PureGenerator {
         #[napi(ts_arg_type = "Record<string, number>")] nodes: Option<Js>,
         #[napi(ts_arg_type = "GeneratorOptions")] options: Option<Js>,
     ) -> napi::Result<Self> {
-        let (layout, nodes, options) = (layout.0, opt(nodes), opt(options));
-        let made = (|| {
-            let layout = layout.to_layout()?;
-            let nodes = nodes.to_nodes(&layout)?;
-            snowmint::PureGenerator::new(layout, nodes, options.to_options()?)
-        })();
-        Ok(PureGenerator {
-            inner: made.or_throw(env)?,
-        })
+        let (l, n, o) = generator(layout, nodes, options).or_throw(env)?;
+        let inner = snowmint::PureGenerator::new(l, n, o).or_throw(env)?;
+        Ok(PureGenerator { inner })
     }
 
     /// The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask
