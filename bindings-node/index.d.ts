@@ -4,6 +4,10 @@
 /** An ID argument: a bigint, a decimal string, or a number only if `Number.isSafeInteger`. */
 export type IdLike = bigint | string | number
 
+/** A time (Unix ms), sequence or node value, or count: a non-negative bigint, or a number only if
+ * `Number.isSafeInteger`. */
+export type UintLike = bigint | number
+
 /** An ID split into its parts. Node fields are also spread at the top level
  * (never overriding `id`, `timestampMs`, `date`, `sequence` or `nodes`).
  *
@@ -43,13 +47,13 @@ export interface GeneratorOptions {
 /** Builds an ID under `layout` from a time (Unix ms), a sequence value and node values. */
 export declare function compose(
   layout: Layout | string,
-  timestampMs: number,
-  sequence: number,
-  nodes?: Record<string, number>,
+  timestampMs: UintLike,
+  sequence: UintLike,
+  nodes?: Record<string, UintLike>,
 ): bigint
 
 /** The smallest and largest IDs under `layout` of the time unit holding `timestampMs`. */
-export declare function idBounds(layout: Layout | string, timestampMs: number): [bigint, bigint]
+export declare function idBounds(layout: Layout | string, timestampMs: UintLike): [bigint, bigint]
 
 /** Splits an ID into its parts under `layout` (a `Layout`, a preset name or a JSON descriptor). */
 export declare function decode(id: IdLike, layout: Layout | string): Parts
@@ -77,7 +81,7 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  * processes (`cluster`, `child_process`) need node values of their own.
  */
 export declare class Generator {
-  constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions)
+  constructor(layout: Layout | string, nodes?: Record<string, UintLike>, options?: GeneratorOptions)
   /**
    * The next ID. Blocks (sleeps) when a policy says to wait, at most for
    * the few time units the policy allows.
@@ -86,7 +90,7 @@ export declare class Generator {
   /** The next ID as a decimal string (for JSON). */
   nextIdString(): string
   /** `n` increasing IDs (1 to 2^32). */
-  nextIds(n: number): BigUint64Array
+  nextIds(n: UintLike): BigUint64Array
   /** The generator's layout. */
   get layout(): Layout
 }
@@ -128,14 +132,14 @@ export declare class Layout {
   /** The first Unix ms from which IDs may exceed `Number.MAX_SAFE_INTEGER`. */
   get jsSafeEndMs(): number
   /** Builds an ID from a time (Unix ms), a sequence value and node values. */
-  compose(timestampMs: number, sequence: number, nodes?: Record<string, number>): bigint
+  compose(timestampMs: UintLike, sequence: UintLike, nodes?: Record<string, UintLike>): bigint
   /** The smallest and largest IDs of the time unit holding `timestampMs`. */
-  idBounds(timestampMs: number): [bigint, bigint]
+  idBounds(timestampMs: UintLike): [bigint, bigint]
   /**
    * True when the ID fits the layout and decodes to a time between the
    * epoch and `nowMs` plus one day.
    */
-  isPlausible(id: IdLike, nowMs: number): boolean
+  isPlausible(id: IdLike, nowMs: UintLike): boolean
 }
 
 /**
@@ -144,12 +148,12 @@ export declare class Layout {
  * shared with any other generator.
  */
 export declare class PureGenerator {
-  constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions)
+  constructor(layout: Layout | string, nodes?: Record<string, UintLike>, options?: GeneratorOptions)
   /**
    * The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask
    * again at (`{ retryAt }`).
    */
-  next(nowMs: number): { id: bigint } | { retryAt: number }
+  next(nowMs: UintLike): { id: bigint } | { retryAt: number }
 }
 
 /** One field of a layout, most significant first. */

@@ -4,6 +4,10 @@
 /** An ID argument: a bigint, a decimal string, or a number only if `Number.isSafeInteger`. */
 export type IdLike = bigint | string | number
 
+/** A time (Unix ms), sequence or node value, or count: a non-negative bigint, or a number only if
+ * `Number.isSafeInteger`. */
+export type UintLike = bigint | number
+
 /** An ID split into its parts. Node fields are also spread at the top level
  * (never overriding `id`, `timestampMs`, `date`, `sequence` or `nodes`).
  *
@@ -43,13 +47,13 @@ export interface GeneratorOptions {
 /** Builds an ID under `layout` from a time (Unix ms), a sequence value and node values. */
 export declare function compose(
   layout: Layout | string,
-  timestampMs: number,
-  sequence: number,
-  nodes?: Record<string, number>,
+  timestampMs: UintLike,
+  sequence: UintLike,
+  nodes?: Record<string, UintLike>,
 ): bigint
 
 /** The smallest and largest IDs under `layout` of the time unit holding `timestampMs`. */
-export declare function idBounds(layout: Layout | string, timestampMs: number): [bigint, bigint]
+export declare function idBounds(layout: Layout | string, timestampMs: UintLike): [bigint, bigint]
 
 /** Splits an ID into its parts under `layout` (a `Layout`, a preset name or a JSON descriptor). */
 export declare function decode(id: IdLike, layout: Layout | string): Parts

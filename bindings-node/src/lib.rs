@@ -266,9 +266,9 @@ impl Layout {
     pub fn compose(
         &self,
         env: &Env,
-        #[napi(ts_arg_type = "number")] timestamp_ms: Js,
-        #[napi(ts_arg_type = "number")] sequence: Js,
-        #[napi(ts_arg_type = "Record<string, number>")] nodes: Option<Js>,
+        #[napi(ts_arg_type = "UintLike")] timestamp_ms: Js,
+        #[napi(ts_arg_type = "UintLike")] sequence: Js,
+        #[napi(ts_arg_type = "Record<string, UintLike>")] nodes: Option<Js>,
     ) -> napi::Result<u64> {
         let ms = timestamp_ms.0.to_time_ms().or_throw(env)?;
         let seq = sequence.0.to_uint(Arg::Sequence).or_throw(env)?;
@@ -281,7 +281,7 @@ impl Layout {
     pub fn id_bounds(
         &self,
         env: &Env,
-        #[napi(ts_arg_type = "number")] timestamp_ms: Js,
+        #[napi(ts_arg_type = "UintLike")] timestamp_ms: Js,
     ) -> napi::Result<Vec<u64>> {
         let ms = timestamp_ms.0.to_time_ms().or_throw(env)?;
         let (lo, hi) = self.inner.id_bounds(ms).or_throw(env)?;
@@ -295,7 +295,7 @@ impl Layout {
         &self,
         env: &Env,
         #[napi(ts_arg_type = "IdLike")] id: Js,
-        #[napi(ts_arg_type = "number")] now_ms: Js,
+        #[napi(ts_arg_type = "UintLike")] now_ms: Js,
     ) -> napi::Result<bool> {
         let id = id.0.to_id().or_throw(env)?;
         let now = now_ms.0.to_time_ms().or_throw(env)?;
@@ -388,7 +388,7 @@ impl Generator {
         env: &Env,
         this: This,
         #[napi(ts_arg_type = "Layout | string")] layout: Js,
-        #[napi(ts_arg_type = "Record<string, number>")] nodes: Option<Js>,
+        #[napi(ts_arg_type = "Record<string, UintLike>")] nodes: Option<Js>,
         #[napi(ts_arg_type = "GeneratorOptions")] options: Option<Js>,
     ) -> napi::Result<Self> {
         let (l, n, o) = generator(layout, nodes, options).or_throw(env)?;
@@ -417,7 +417,7 @@ impl Generator {
     pub fn next_ids(
         &self,
         env: &Env,
-        #[napi(ts_arg_type = "number")] n: Js,
+        #[napi(ts_arg_type = "UintLike")] n: Js,
     ) -> napi::Result<BigUint64Array> {
         let mut ids = vec![0; n.0.to_count().or_throw(env)?];
         self.inner.next_ids(&mut ids).or_throw(env)?;
@@ -446,7 +446,7 @@ impl PureGenerator {
     pub fn new(
         env: &Env,
         #[napi(ts_arg_type = "Layout | string")] layout: Js,
-        #[napi(ts_arg_type = "Record<string, number>")] nodes: Option<Js>,
+        #[napi(ts_arg_type = "Record<string, UintLike>")] nodes: Option<Js>,
         #[napi(ts_arg_type = "GeneratorOptions")] options: Option<Js>,
     ) -> napi::Result<Self> {
         let (l, n, o) = generator(layout, nodes, options).or_throw(env)?;
@@ -460,7 +460,7 @@ impl PureGenerator {
     pub fn next<'e>(
         &mut self,
         env: &'e Env,
-        #[napi(ts_arg_type = "number")] now_ms: Js,
+        #[napi(ts_arg_type = "UintLike")] now_ms: Js,
     ) -> napi::Result<Object<'e>> {
         let now = now_ms.0.to_time_ms().or_throw(env)?;
         let mut obj = Object::new(env)?;
