@@ -7,70 +7,12 @@
 - String forms: ``to_base32``/``from_base32``, ``to_base62``/``from_base62``,
   ``format_id``/``parse_id``.
 - Errors: ``SnowmintError`` (a ``ValueError``) with the cross-language ``.code``,
-  one subclass per code.
+  one subclass per code (``InvalidIdError``...), and for an argument of the wrong
+  type a subclass of that which is also a ``TypeError`` (``InvalidIdTypeError``...).
 
 Everything is implemented in the extension module ``snowmint._snowmint``; this
 file only re-exports it.
 """
 
-from ._snowmint import (
-    ERROR_CODES,
-    ClockMovedBackwardsError,
-    Field,
-    Generator,
-    InvalidIdError,
-    InvalidLayoutError,
-    InvalidOptionError,
-    Layout,
-    MissingNodeError,
-    NodeOutOfRangeError,
-    Parts,
-    ProcessForkedError,
-    PureGenerator,
-    SnowmintError,
-    TimeBeforeEpochError,
-    TimeOverflowError,
-    UnknownFieldError,
-    UnknownPresetError,
-    __version__,
-    compose,
-    decode,
-    format_id,
-    from_base32,
-    from_base62,
-    id_bounds,
-    parse_id,
-    to_base32,
-    to_base62,
-)
-
-__all__ = [
-    "ERROR_CODES",
-    "ClockMovedBackwardsError",
-    "Field",
-    "Generator",
-    "InvalidIdError",
-    "InvalidLayoutError",
-    "InvalidOptionError",
-    "Layout",
-    "MissingNodeError",
-    "NodeOutOfRangeError",
-    "Parts",
-    "ProcessForkedError",
-    "PureGenerator",
-    "SnowmintError",
-    "TimeBeforeEpochError",
-    "TimeOverflowError",
-    "UnknownFieldError",
-    "UnknownPresetError",
-    "__version__",
-    "compose",
-    "decode",
-    "format_id",
-    "from_base32",
-    "from_base62",
-    "id_bounds",
-    "parse_id",
-    "to_base32",
-    "to_base62",
-]
+from ._snowmint import *  # noqa: F401,F403
+from ._snowmint import __all__  # noqa: F401
