@@ -80,10 +80,8 @@ static DATETIMES: PyOnceLock<[Py<PyAny>; 3]> = PyOnceLock::new();
 fn datetimes(py: Python<'_>) -> PyResult<&[Py<PyAny>; 3]> {
     DATETIMES.get_or_try_init(py, || {
         let module = py.import("datetime")?;
-        let (datetime, utc) = (
-            module.getattr("datetime")?,
-            module.getattr("timezone")?.getattr("utc")?,
-        );
+        let datetime = module.getattr("datetime")?;
+        let utc = module.getattr("timezone")?.getattr("utc")?;
         let epoch = datetime.call1((1970, 1, 1, 0, 0, 0, 0, utc))?;
         let ms = module.getattr("timedelta")?.call1((0, 0, 0, 1))?;
         Ok([datetime.unbind(), epoch.unbind(), ms.unbind()])
@@ -95,13 +93,4 @@ fn datetimes(py: Python<'_>) -> PyResult<&[Py<PyAny>; 3]> {
 pub fn ms_to_datetime(py: Python<'_>, ms: u64) -> PyResult<Py<PyAny>> {
     let [_, epoch, one_ms] = datetimes(py)?;
     Ok(epoch.bind(py).add(one_ms.bind(py).mul(ms)?)?.unbind())
-}
-
-/// The end-of-range properties: `None` past year 9999.
-pub fn end_datetime(py: Python<'_>, ms: u64) -> PyResult<Option<Py<PyAny>>> {
-    match ms_to_datetime(py, ms) {
-        Ok(d) => Ok(Some(d)),
-        Err(e) if e.is_instance_of::<pyo3::exceptions::PyOverflowError>(py) => Ok(None),
-        Err(e) => Err(e),
-    }
 }

@@ -1,17 +1,12 @@
-//! Core errors as Python exceptions, in one place ([`raise`]).
-//!
-//! `SnowmintError(ValueError)` is the base. For each code of
-//! `Error::ALL_CODES` the module creates, at init, a subclass named after the
-//! code (`invalid_id` -> `InvalidIdError`) and, for arguments of the wrong
-//! type (`ErrorClass::Type`), a subclass of that and `TypeError`
-//! (`InvalidIdTypeError`). Every class has the code in `.code`; the message
-//! is the core's.
+//! Core errors as Python exceptions, in one place ([`raise`]): per code of
+//! `Error::ALL_CODES`, a subclass of `SnowmintError(ValueError)` and, for
+//! `ErrorClass::Type`, a subclass of that and `TypeError`, made at init.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::types::{IntoPyDict, PyTuple, PyType};
 use snowmint::{Error, ErrorClass};
 
 create_exception!(
@@ -24,45 +19,33 @@ create_exception!(
 /// Per code index: the code's class and its `TypeError` subclass.
 static CLASSES: PyOnceLock<Vec<[Py<PyType>; 2]>> = PyOnceLock::new();
 
-/// `invalid_id` -> `InvalidIdError` (with `suffix` "Error").
-fn class_name(code: &str, suffix: &str) -> String {
+/// The class of `code` on `bases`: `invalid_id` -> `InvalidIdError`, or
+/// `InvalidIdTypeError` on two bases (the code's class and `TypeError`).
+fn new_class<'py>(code: &str, bases: &[&Bound<'py, PyType>]) -> PyResult<Bound<'py, PyType>> {
+    let (py, typed) = (bases[0].py(), bases.len() > 1);
     let words = code.split('_').map(|w| w[..1].to_uppercase() + &w[1..]);
-    words.collect::<String>() + suffix
-}
-
-fn new_class<'py>(
-    py: Python<'py>,
-    name: String,
-    bases: Bound<'py, PyTuple>,
-    code: &str,
-    doc: String,
-) -> PyResult<Bound<'py, PyType>> {
-    let dict = PyDict::new(py);
-    dict.set_item("__module__", "snowmint")?;
-    dict.set_item("__doc__", doc)?;
-    dict.set_item("code", code)?;
-    let class = py.get_type::<PyType>().call1((name, bases, dict))?;
-    Ok(class.cast_into::<PyType>()?)
+    let name = words.collect::<String>() + ["Error", "TypeError"][usize::from(typed)];
+    let what = ["a ValueError", "for an argument of the wrong type"][usize::from(typed)];
+    let dict = [("__module__", "snowmint"), ("code", code)].into_py_dict(py)?;
+    let class = py
+        .get_type::<PyType>()
+        .call1((name, PyTuple::new(py, bases)?, dict))?;
+    class.setattr("__doc__", format!("The error of code `{code}` ({what})."))?;
+    Ok(class.cast_into()?)
 }
 
 /// The classes, made on first use (the module's init).
 pub fn classes(py: Python<'_>) -> PyResult<&[[Py<PyType>; 2]]> {
-    let table = CLASSES.get_or_try_init(py, || {
+    let table: &Vec<_> = CLASSES.get_or_try_init(py, || {
         let base = py.get_type::<SnowmintError>();
         base.setattr("code", py.None())?;
         let type_error = py.get_type::<PyTypeError>();
-        Error::ALL_CODES
-            .iter()
-            .map(|&code| {
-                let name = class_name(code, "Error");
-                let doc = format!("The error of code `{code}` (a ValueError).");
-                let value = new_class(py, name.clone(), PyTuple::new(py, [&base])?, code, doc)?;
-                let doc = format!("`{name}` for an argument of the wrong type (also a TypeError).");
-                let bases = PyTuple::new(py, [&value, &type_error])?;
-                let typed = new_class(py, class_name(code, "TypeError"), bases, code, doc)?;
-                Ok([value.unbind(), typed.unbind()])
-            })
-            .collect::<PyResult<Vec<_>>>()
+        let class = |&code: &&str| {
+            let value = new_class(code, &[&base])?;
+            let typed = new_class(code, &[&value, &type_error])?;
+            Ok([value.unbind(), typed.unbind()])
+        };
+        Error::ALL_CODES.iter().map(class).collect::<PyResult<_>>()
     })?;
     Ok(table)
 }

@@ -1,9 +1,8 @@
 //! `Generator` (thread-safe, system clock) and `PureGenerator` (time passed in).
 
 use pyo3::exceptions::PyMemoryError;
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList};
 use snowmint::{Config, Next, Nodes, Options, Value};
 
 use crate::convert::{opt_value, value};
@@ -28,11 +27,8 @@ fn setup(
         .into_iter()
         .partition(|(k, _)| snowmint::option_key(k).is_some());
     let nodes = match opt_value(nodes)? {
-        Value::Map(mut dict) => {
-            dict.extend(given);
-            Value::Map(dict)
-        }
         Value::Absent => Value::Map(given),
+        Value::Map(dict) => Value::Map(dict.into_iter().chain(given).collect()),
         other => other,
     };
     let nodes = nodes.to_nodes(&layout)?;
@@ -40,10 +36,7 @@ fn setup(
 }
 
 fn config_repr(class: &str, cfg: &Config) -> String {
-    let layout = Layout {
-        inner: *cfg.layout(),
-    }
-    .__repr__();
+    let layout = Layout::from(*cfg.layout()).__repr__();
     let nodes = cfg.layout().nodes().zip(cfg.nodes().values());
     let nodes: String = nodes.map(|(f, v)| format!(", {}={v}", f.name())).collect();
     format!("{class}({layout}{nodes})")
@@ -166,14 +159,10 @@ impl PureGenerator {
 
     /// The next ID at clock reading `now_ms` (Unix ms): `("id", id)`, or
     /// `("retry_at", ms)` when no ID can be issued before `ms`.
-    fn next<'py>(
-        &mut self,
-        py: Python<'py>,
-        now_ms: &Bound<'py, PyAny>,
-    ) -> Res<(Bound<'py, PyString>, u64)> {
+    fn next(&mut self, now_ms: &Bound<'_, PyAny>) -> Res<(&'static str, u64)> {
         Ok(match self.inner.next(value(now_ms)?.to_time_ms()?)? {
-            Next::Id(id) => (intern!(py, "id").clone(), id.get()),
-            Next::RetryAt(at) => (intern!(py, "retry_at").clone(), at),
+            Next::Id(id) => ("id", id.get()),
+            Next::RetryAt(at) => ("retry_at", at),
         })
     }
 

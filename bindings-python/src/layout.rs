@@ -1,12 +1,11 @@
 //! `Layout`, its `Field`s, and `Parts` (a decoded ID).
 
-use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::types::{IntoPyDict, PyDict, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 use snowmint::{Arg, Value};
 
-use crate::convert::{end_datetime, ms_to_datetime, opt_value, time_value, value};
+use crate::convert::{ms_to_datetime, opt_value, time_value, value};
 use crate::errors::Res;
 
 /// A layout argument: a `Layout`, a preset name or a JSON descriptor (the
@@ -24,41 +23,32 @@ pub fn node_dict<'py>(
     layout: &snowmint::Layout,
     values: &[u64],
 ) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (f, v) in layout.nodes().zip(values) {
-        d.set_item(f.name(), v)?;
-    }
-    Ok(d)
+    layout
+        .nodes()
+        .map(|f| f.name())
+        .zip(values)
+        .into_py_dict(py)
 }
 
 /// One field of a layout: `name`, width `bits`, `shift` of its lowest bit, and
 /// `kind` ("timestamp", "sequence" or "node").
-#[pyclass(module = "snowmint", frozen, eq, hash)]
+#[pyclass(module = "snowmint", frozen, eq, hash, get_all)]
 #[derive(PartialEq, Eq, Hash, Clone)]
 pub struct Field {
     /// The field's name.
-    #[pyo3(get)]
     name: String,
     /// Width in bits.
-    #[pyo3(get)]
     bits: u32,
     /// Position of the field's lowest bit in the ID.
-    #[pyo3(get)]
     shift: u32,
     /// "timestamp", "sequence" or "node".
-    #[pyo3(get)]
     kind: &'static str,
 }
 
 #[pymethods]
 impl Field {
     fn __repr__(&self) -> String {
-        let Field {
-            name,
-            bits,
-            shift,
-            kind,
-        } = self;
+        let (name, bits, shift, kind) = (&self.name, self.bits, self.shift, self.kind);
         format!("Field(name='{name}', bits={bits}, shift={shift}, kind='{kind}')")
     }
 }
@@ -159,8 +149,8 @@ impl Layout {
 
     /// `time_end_ms` as an aware UTC datetime (None past year 9999).
     #[getter]
-    fn time_end(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        end_datetime(py, self.inner.time_end_ms())
+    fn time_end(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        ms_to_datetime(py, self.inner.time_end_ms()).ok()
     }
 
     /// The first Unix ms from which IDs may not fit a signed 64-bit integer.
@@ -171,8 +161,8 @@ impl Layout {
 
     /// `i64_end_ms` as an aware UTC datetime (None past year 9999).
     #[getter]
-    fn i64_end(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        end_datetime(py, self.inner.i64_end_ms())
+    fn i64_end(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        ms_to_datetime(py, self.inner.i64_end_ms()).ok()
     }
 
     /// The first Unix ms from which IDs may exceed 2^53 (JavaScript's exact range).
@@ -183,8 +173,8 @@ impl Layout {
 
     /// `js_safe_end_ms` as an aware UTC datetime (None past year 9999).
     #[getter]
-    fn js_safe_end(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        end_datetime(py, self.inner.js_safe_end_ms())
+    fn js_safe_end(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        ms_to_datetime(py, self.inner.js_safe_end_ms()).ok()
     }
 
     /// The name of the preset equal to this layout, or None.
@@ -209,8 +199,7 @@ impl Layout {
         nodes: Option<&Bound<'_, PyDict>>,
     ) -> Res<u64> {
         let time = value(timestamp_ms)?.to_time_ms()?;
-        let sequence = opt_value(sequence)?;
-        let sequence = match sequence {
+        let sequence = match opt_value(sequence)? {
             Value::Absent => 0,
             s => s.to_uint(Arg::Sequence)?,
         };
@@ -251,14 +240,9 @@ pub struct Parts {
 
 impl Parts {
     fn tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let p = &self.parts;
-        let items = [p.id().get(), p.timestamp_ms(), p.sequence()];
-        let mut items: Vec<_> = items
-            .iter()
-            .map(|v| v.into_bound_py_any(py))
-            .collect::<PyResult<_>>()?;
-        items.push(node_dict(py, &self.layout, self.parts.nodes())?.into_any());
-        PyTuple::new(py, items)
+        let (p, layout) = (&self.parts, &self.layout);
+        let nodes = node_dict(py, layout, p.nodes())?;
+        (p.id().get(), p.timestamp_ms(), p.sequence(), nodes).into_pyobject(py)
     }
 }
 
@@ -312,22 +296,13 @@ impl Parts {
 
     /// The parts as a dict (like `NamedTuple._asdict`).
     fn _asdict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (key, item) in ["id", "timestamp_ms", "sequence", "nodes"]
-            .iter()
-            .zip(self.tuple(py)?)
-        {
-            d.set_item(key, item)?;
-        }
-        Ok(d)
+        let keys = ["id", "timestamp_ms", "sequence", "nodes"];
+        keys.into_iter().zip(self.tuple(py)?).into_py_dict(py)
     }
 
-    /// Node fields as attributes (`parts.worker`). Parts' own attributes
-    /// come first, so a node field named like one (`id`, `time`...) is only
-    /// in `.nodes`. This is `__getattribute__` rather than `__getattr__`
-    /// because CPython calls `__getattr__` only after its generic lookup has
-    /// raised and caught an `AttributeError`, which made `parts.worker` about
-    /// eight times slower than `parts.id`.
+    /// Node fields as attributes (`parts.worker`), after Parts' own. Not
+    /// `__getattr__`, which CPython calls only after its generic lookup has
+    /// raised and caught an `AttributeError` (8 times slower).
     fn __getattribute__<'py>(
         slf: &Bound<'py, Self>,
         name: &Bound<'py, PyString>,
@@ -358,11 +333,7 @@ impl Parts {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
-        let i = if index < 0 { index + 4 } else { index };
-        if !(0..4).contains(&i) {
-            return Err(PyIndexError::new_err("Parts index out of range"));
-        }
-        self.tuple(py)?.get_item(i as usize)
+        self.tuple(py)?.as_any().get_item(index)
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

@@ -1,11 +1,9 @@
 //! The Python binding of snowmint (pyo3): the extension module
 //! `snowmint._snowmint`, re-exported by the Python package `snowmint`.
 //!
-//! A thin translation: each argument becomes the core's loose `Value`
-//! (convert.rs) and one of its methods (`to_id`, `to_time_ms`, `to_layout`,
-//! `to_nodes`...) decides what is accepted; a core error becomes the
-//! exception class of its code (errors.rs). Rules, codes and messages all
-//! live in the core.
+//! Each argument becomes the core's loose `Value` (convert.rs), whose methods
+//! (`to_id`, `to_layout`...) decide; a core error becomes its code's class
+//! (errors.rs). Rules, codes and messages all live in the core.
 
 mod convert;
 mod errors;
