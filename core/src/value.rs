@@ -184,7 +184,7 @@ impl Value {
     /// How messages name this value's type.
     pub const fn type_name(&self) -> &'static str {
         match self {
-            Value::Absent => "nothing",
+            Value::Absent => "no value",
             Value::Bool(_) => "a boolean",
             Value::Int { .. } => "an integer",
             Value::Float(_) => "a float",
