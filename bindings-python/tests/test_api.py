@@ -92,6 +92,8 @@ def test_compose_and_bounds_with_datetimes():
     with pytest.raises(TypeError):
         t.id_bounds(datetime(2022, 6, 28))  # naive: which time zone?
     with raises_code("time_before_epoch"):
+        t.id_bounds(datetime(1969, 12, 31, tzinfo=timezone.utc))
+    with raises_code("time_before_epoch"):
         t.id_bounds(datetime(2000, 1, 1, tzinfo=timezone.utc))
 
 
@@ -112,8 +114,9 @@ def test_generator():
     b = next(g)
     batch = g.next_ids(10_000)
     small = g.next_ids(5)
+    assert g.next_ids(0) == []  # a count is 0 to 2^32
     assert a < b < batch[0] and batch == sorted(set(batch)) and batch[-1] < small[0]
-    assert len(batch) == 10_000 and len(small) == 5 and g.next_ids(0) == []
+    assert len(batch) == 10_000 and len(small) == 5
     assert snowmint.decode(a).nodes == {"datacenter": 1, "worker": 3}
     assert g.layout == Layout.preset("twitter") and g.nodes == {"datacenter": 1, "worker": 3}
     assert repr(g) == "Generator(Layout.preset('twitter'), datacenter=1, worker=3)"
@@ -172,6 +175,7 @@ def _backwards():
         ("invalid_option", lambda: Generator("twitter", datacenter=1, worker=3, resume_after=2**63)),
         ("invalid_option", lambda: Generator("twitter", datacenter=1, worker=3).next_ids(-1)),
         ("invalid_option", lambda: Generator("twitter", datacenter=1, worker=3).next_ids(2**32 + 1)),
+        ("invalid_option", lambda: Generator("twitter", datacenter=1, worker=3, clockBackwards="wait")),
         ("time_before_epoch", lambda: snowmint.compose("twitter", 0, datacenter=1, worker=1)),
         ("time_before_epoch", lambda: snowmint.compose("mastodon", -1)),
         ("time_before_epoch", lambda: snowmint.id_bounds("twitter", -5)),
@@ -184,7 +188,8 @@ def _backwards():
         ("invalid_id", lambda: snowmint.decode(-(2**200))),
         ("invalid_id", lambda: snowmint.decode(2**200)),
         ("invalid_id", lambda: snowmint.decode(True)),
-        ("invalid_id", lambda: snowmint.decode(1.0)),
+        ("invalid_id", lambda: snowmint.decode(0.5)),
+        ("invalid_id", lambda: snowmint.decode(2.0**60)),
         ("invalid_id", lambda: snowmint.decode(" 1")),
         ("invalid_id", lambda: snowmint.decode(2**63, "twitter")),
         ("invalid_id", lambda: snowmint.to_base32(-1)),
@@ -202,22 +207,56 @@ def test_bad_input(code, call):
 
 
 @pytest.mark.parametrize(
-    "call",
+    "code, call",
     [
-        lambda: snowmint.decode([1]),
-        lambda: snowmint.decode(None),
-        lambda: snowmint.decode(1, layout=3),
-        lambda: snowmint.compose("twitter", "1763812800000", datacenter=1, worker=1),
-        lambda: snowmint.compose("twitter", 1763812800000, datacenter="1", worker=1),
-        lambda: Generator("twitter", nodes={1: 1}),
-        lambda: Generator("twitter", datacenter=1, worker=3).next_ids("5"),
-        lambda: Layout.preset(None),
-        lambda: snowmint.from_base32(5),
+        ("invalid_id", lambda: snowmint.decode([1])),
+        ("invalid_id", lambda: snowmint.decode(None)),
+        ("invalid_id", lambda: snowmint.decode(True)),
+        ("invalid_layout", lambda: snowmint.decode(1, layout=3)),
+        ("time_overflow", lambda: snowmint.compose("twitter", "1763812800000", datacenter=1, worker=1)),
+        ("time_overflow", lambda: Layout.preset("twitter").id_bounds(datetime(2022, 6, 28))),  # naive
+        ("node_out_of_range", lambda: snowmint.compose("twitter", 1763812800000, datacenter="1", worker=1)),
+        ("unknown_field", lambda: Generator("twitter", nodes={1: 1})),
+        ("unknown_field", lambda: Generator("twitter", nodes=[("worker", 1)])),
+        ("invalid_option", lambda: Generator("twitter", datacenter=1, worker=3).next_ids("5")),
+        ("invalid_option", lambda: Generator("twitter", datacenter=1, worker=3, seed=True)),
+        ("invalid_option", lambda: Generator("twitter", datacenter=1, worker=3, clock_backwards=1)),
+        ("invalid_id", lambda: snowmint.format_id(1, None)),
     ],
 )
-def test_wrong_types_are_type_errors(call):
+def test_wrong_types_are_type_errors(code, call):
+    # The code's subclass that is also a TypeError, with the core's message.
+    with raises_code(code) as info:
+        call()
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+    assert f"[{code}]" in str(info.value)
+
+
+@pytest.mark.parametrize("call", [lambda: Layout.preset(None), lambda: snowmint.from_base32(5)])
+def test_wrong_types_of_text_arguments(call):
+    # Text arguments are read by pyo3 itself: a plain TypeError.
     with pytest.raises(TypeError):
         call()
+
+
+def test_messages_are_the_cores():
+    with pytest.raises(snowmint.InvalidIdError) as info:
+        snowmint.decode(-1)
+    assert str(info.value) == "invalid id: value is negative [invalid_id]"
+    with pytest.raises(snowmint.NodeOutOfRangeError) as info:
+        snowmint.compose("twitter", 1763812800000, datacenter=-1, worker=1)
+    assert str(info.value) == "node field 'datacenter' must not be negative [node_out_of_range]"
+
+
+def test_floats_and_camel_case_options():
+    # The core's conversion layer: a whole float is an integer, option keys
+    # may be camelCase.
+    assert snowmint.decode(float(2**40)).id == 2**40
+    g = PureGenerator("twitter", datacenter=1.0, worker=3, sequenceStart="zero", clockBackwards="fail")
+    assert g.nodes == {"datacenter": 1, "worker": 3}
+    g.next(1763812800000)
+    with raises_code("clock_moved_backwards"):
+        g.next(1763812799000)
 
 
 def test_error_classes():
@@ -225,6 +264,12 @@ def test_error_classes():
     assert snowmint.SnowmintError.code is None
     assert snowmint.InvalidIdError.code == "invalid_id"
     assert snowmint.InvalidIdError.__module__ == "snowmint"
+    assert issubclass(snowmint.InvalidIdTypeError, snowmint.InvalidIdError)
+    assert issubclass(snowmint.InvalidIdTypeError, TypeError)
+    assert snowmint.InvalidIdTypeError.code == "invalid_id"
+    assert [c for c in snowmint.__all__ if c.endswith("TypeError")] == [
+        "".join(w.title() for w in code.split("_")) + "TypeError" for code in snowmint.ERROR_CODES
+    ]
 
 
 # ---- packaging ----------------------------------------------------------------------

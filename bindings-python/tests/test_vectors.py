@@ -158,12 +158,17 @@ def test_parse(case):
             assert call() == int(case["expect"])
 
 
-def test_js_numbers_are_javascript_only():
-    # js_numbers describes JavaScript `number` arguments; Python has no such
-    # type. Its closest relative, float, is always refused as an ID.
+def test_js_numbers_as_floats():
+    # js_numbers describes JavaScript `number` arguments; a Python float goes
+    # through the core's conversion layer the same way.
     assert STRINGS["js_numbers"]
-    with raises_code("invalid_id"):
-        snowmint.decode(42.0)
+    for case in STRINGS["js_numbers"]:
+        number = float(case["number"])
+        if "error" in case:
+            with raises_code(case["error"]):
+                snowmint.format_id(number, "decimal")
+        else:
+            assert snowmint.format_id(number, "decimal") == case["expect"]
 
 
 def options_kwargs(case):
@@ -207,7 +212,9 @@ def test_codes_map_to_subclasses():
     classes = {
         getattr(snowmint, n).code: getattr(snowmint, n)
         for n in snowmint.__all__
-        if isinstance(getattr(snowmint, n), type) and issubclass(getattr(snowmint, n), snowmint.SnowmintError)
+        if isinstance(getattr(snowmint, n), type)
+        and issubclass(getattr(snowmint, n), snowmint.SnowmintError)
+        and not issubclass(getattr(snowmint, n), TypeError)
     }
     for code in codes:
         cls = classes[code]
@@ -215,5 +222,9 @@ def test_codes_map_to_subclasses():
         assert issubclass(cls, snowmint.SnowmintError)
         assert issubclass(cls, ValueError)
         assert cls.__module__ == "snowmint"
+        # Its subclass for arguments of the wrong type is also a TypeError.
+        typed = getattr(snowmint, cls.__name__[: -len("Error")] + "TypeError")
+        assert issubclass(typed, cls) and issubclass(typed, TypeError)
+        assert typed.code == code and typed.__module__ == "snowmint"
     # Exactly one subclass per code, and the base class besides.
     assert set(classes) == set(codes) | {None}

@@ -184,7 +184,7 @@ impl Value {
     /// How messages name this value's type.
     pub const fn type_name(&self) -> &'static str {
         match self {
-            Value::Absent => "nothing",
+            Value::Absent => "no value",
             Value::Bool(_) => "a boolean",
             Value::Int { .. } => "an integer",
             Value::Float(_) => "a float",
@@ -203,9 +203,12 @@ impl Value {
     /// (see [`Arg`]).
     pub fn to_uint(&self, arg: Arg) -> Result<u64> {
         match *self {
-            Value::Int { negative, low, .. } if negative && low != 0 => {
-                Err(problem(arg, ArgProblem::Negative))
-            }
+            // Below zero: any negative magnitude but an exact -0.
+            Value::Int {
+                negative,
+                low,
+                lossless,
+            } if negative && !(low == 0 && lossless) => Err(problem(arg, ArgProblem::Negative)),
             Value::Int { low, lossless, .. } => {
                 if lossless {
                     Ok(low)

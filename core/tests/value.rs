@@ -36,6 +36,19 @@ fn integers() {
     let m = fails(int(-1).to_time_ms(), "time_before_epoch", Range);
     assert!(m.contains("must not be negative"), "{m}");
     fails(int(1 << 64).to_time_ms(), "time_overflow", Range);
+    // -2^64 has no low bits: negative all the same (found by the fuzzer).
+    fails(int(-(1 << 64)).to_time_ms(), "time_before_epoch", Range);
+    let minus_huge = Value::Int {
+        negative: true,
+        low: 0,
+        lossless: false,
+    };
+    fails(
+        minus_huge.to_uint(Arg::Sequence),
+        "node_out_of_range",
+        Range,
+    );
+    fails(minus_huge.to_time_ms(), "time_before_epoch", Range);
     fails(Value::Float(0.5).to_time_ms(), "time_overflow", Range);
     fails(Value::Float(f64::NAN).to_time_ms(), "time_overflow", Range);
     fails(

@@ -1,76 +1,14 @@
 """snowmint: Snowflake-style 64-bit IDs (a Rust core, this package a thin binding).
 
-- ``Generator``: thread-safe, lock-free and fork-aware, on the system clock.
-- ``Layout``: which bits hold the time, the sequence and node fields (presets such
-  as ``"twitter"``, ``"discord"``, ``"sonyflake"``, or a JSON descriptor);
-  ``decode``/``compose``/``id_bounds``.
-- String forms: ``to_base32``/``from_base32``, ``to_base62``/``from_base62``,
-  ``format_id``/``parse_id``.
-- Errors: ``SnowmintError`` (a ``ValueError``) with the cross-language ``.code``,
-  one subclass per code.
+- ``Generator`` (thread-safe, lock-free, fork-aware) and ``PureGenerator`` (time passed in).
+- ``Layout``: presets (``"twitter"``, ``"discord"``, ...) or a JSON descriptor;
+  ``decode``/``compose``/``id_bounds``; string forms ``to_base32``, ``format_id``...
+- Errors: ``SnowmintError`` (a ``ValueError``) with the cross-language ``.code``, one
+  subclass per code (``InvalidIdError``) and, for an argument of the wrong type, its
+  subclass that is also a ``TypeError`` (``InvalidIdTypeError``).
 
-Everything is implemented in the extension module ``snowmint._snowmint``; this
-file only re-exports it.
+Everything is in the extension module ``snowmint._snowmint``; this file re-exports it.
 """
 
-from ._snowmint import (
-    ERROR_CODES,
-    ClockMovedBackwardsError,
-    Field,
-    Generator,
-    InvalidIdError,
-    InvalidLayoutError,
-    InvalidOptionError,
-    Layout,
-    MissingNodeError,
-    NodeOutOfRangeError,
-    Parts,
-    ProcessForkedError,
-    PureGenerator,
-    SnowmintError,
-    TimeBeforeEpochError,
-    TimeOverflowError,
-    UnknownFieldError,
-    UnknownPresetError,
-    __version__,
-    compose,
-    decode,
-    format_id,
-    from_base32,
-    from_base62,
-    id_bounds,
-    parse_id,
-    to_base32,
-    to_base62,
-)
-
-__all__ = [
-    "ERROR_CODES",
-    "ClockMovedBackwardsError",
-    "Field",
-    "Generator",
-    "InvalidIdError",
-    "InvalidLayoutError",
-    "InvalidOptionError",
-    "Layout",
-    "MissingNodeError",
-    "NodeOutOfRangeError",
-    "Parts",
-    "ProcessForkedError",
-    "PureGenerator",
-    "SnowmintError",
-    "TimeBeforeEpochError",
-    "TimeOverflowError",
-    "UnknownFieldError",
-    "UnknownPresetError",
-    "__version__",
-    "compose",
-    "decode",
-    "format_id",
-    "from_base32",
-    "from_base62",
-    "id_bounds",
-    "parse_id",
-    "to_base32",
-    "to_base62",
-]
+from ._snowmint import *  # noqa: F401,F403
+from ._snowmint import __all__  # noqa: F401

@@ -10,7 +10,8 @@ ERROR_CODES: List[str]
 _LayoutLike = Union["Layout", str]
 """A Layout, a preset name ("twitter", ...) or a JSON descriptor."""
 _IdLike = Union[int, str]
-"""An ID: an int in 0..2**64, or its decimal str."""
+"""An ID: an int in 0..2**64, or its decimal str (a float that is a whole number of at most
+2**53 - 1 is accepted too)."""
 _TimeLike = Union[int, datetime]
 """Unix milliseconds, or an aware datetime."""
 
@@ -74,6 +75,20 @@ class ProcessForkedError(SnowmintError):
     """code ``process_forked``: a generator created before fork() used in the child."""
 
     code: str
+
+# For an argument of the wrong type, each code's class has a subclass that is
+# also a TypeError (ErrorClass::Type in the core); it is the one raised then.
+class InvalidLayoutTypeError(InvalidLayoutError, TypeError): ...
+class UnknownPresetTypeError(UnknownPresetError, TypeError): ...
+class UnknownFieldTypeError(UnknownFieldError, TypeError): ...
+class MissingNodeTypeError(MissingNodeError, TypeError): ...
+class NodeOutOfRangeTypeError(NodeOutOfRangeError, TypeError): ...
+class InvalidOptionTypeError(InvalidOptionError, TypeError): ...
+class TimeBeforeEpochTypeError(TimeBeforeEpochError, TypeError): ...
+class TimeOverflowTypeError(TimeOverflowError, TypeError): ...
+class ClockMovedBackwardsTypeError(ClockMovedBackwardsError, TypeError): ...
+class InvalidIdTypeError(InvalidIdError, TypeError): ...
+class ProcessForkedTypeError(ProcessForkedError, TypeError): ...
 
 class Field:
     """One field of a layout."""
@@ -222,7 +237,7 @@ class Generator:
     def next_id(self) -> int:
         """The next ID. Waits (with the GIL released) when a policy says to."""
     def next_ids(self, n: int) -> List[int]:
-        """``n`` increasing IDs from one core call."""
+        """``n`` increasing IDs (1 to 2**32) from one core call."""
     @property
     def layout(self) -> Layout:
         """The layout."""

@@ -1,0 +1,185 @@
+//! `Generator` (thread-safe, system clock) and `PureGenerator` (time passed in).
+
+use pyo3::exceptions::PyMemoryError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use snowmint::{Config, Next, Nodes, Options, Value};
+
+use crate::convert::{opt_value, value};
+use crate::errors::Res;
+use crate::layout::{layout_arg, node_dict, Layout};
+
+/// The layout, node values and options of a generator's constructor. The
+/// keyword arguments named by the core's option keys are options, the others
+/// node values, added to the `nodes` dict's (whose keys are always node
+/// fields, even one named like an option).
+fn setup(
+    layout: Option<&Bound<'_, PyAny>>,
+    nodes: Option<&Bound<'_, PyAny>>,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> Res<(snowmint::Layout, Nodes, Options)> {
+    let layout = layout_arg(layout)?;
+    let pairs = match opt_value(kwargs.map(|d| d.as_any()))? {
+        Value::Map(pairs) => pairs,
+        _ => Vec::new(),
+    };
+    let (options, given): (Vec<_>, Vec<_>) = pairs
+        .into_iter()
+        .partition(|(k, _)| snowmint::option_key(k).is_some());
+    let nodes = match opt_value(nodes)? {
+        Value::Absent => Value::Map(given),
+        Value::Map(dict) => Value::Map(dict.into_iter().chain(given).collect()),
+        other => other,
+    };
+    let nodes = nodes.to_nodes(&layout)?;
+    Ok((layout, nodes, Value::Map(options).to_options()?))
+}
+
+fn config_repr(class: &str, cfg: &Config) -> String {
+    let layout = Layout::from(*cfg.layout()).__repr__();
+    let nodes = cfg.layout().nodes().zip(cfg.nodes().values());
+    let nodes: String = nodes.map(|(f, v)| format!(", {}={v}", f.name())).collect();
+    format!("{class}({layout}{nodes})")
+}
+
+/// From this many IDs on, `next_ids` releases the GIL while the core fills the
+/// buffer (below, releasing and re-taking it costs more than filling).
+const DETACH_MIN: usize = 64;
+
+/// The thread-safe, lock-free generator on the system clock. Generators of
+/// one process with the same layout and node values share one state; a
+/// generator created before `fork()` raises `ProcessForkedError` in the child.
+#[pyclass(module = "snowmint", frozen)]
+pub struct Generator {
+    inner: snowmint::Generator,
+}
+
+impl Generator {
+    #[inline]
+    fn next(&self, py: Python<'_>) -> Res<u64> {
+        // The fast path keeps the GIL; only a wait releases it.
+        match self.inner.try_next_id()? {
+            Next::Id(id) => Ok(id.get()),
+            Next::RetryAt(_) => Ok(py.detach(|| self.inner.next_id())?.get()),
+        }
+    }
+}
+
+#[pymethods]
+impl Generator {
+    #[new]
+    #[pyo3(
+        signature = (layout = None, *, nodes = None, **kwargs),
+        text_signature = "(layout='twitter', *, clock_backwards=None, sequence_exhausted=None, \
+        sequence_start=None, seed=None, resume_after=None, nodes=None, **node_values)"
+    )]
+    fn new(
+        layout: Option<&Bound<'_, PyAny>>,
+        nodes: Option<&Bound<'_, PyAny>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> Res<Generator> {
+        let (layout, nodes, options) = setup(layout, nodes, kwargs)?;
+        let inner = snowmint::Generator::new(layout, nodes, options)?;
+        Ok(Generator { inner })
+    }
+
+    /// The next ID. Waits (with the GIL released) when a policy says to.
+    fn next_id(&self, py: Python<'_>) -> Res<u64> {
+        self.next(py)
+    }
+
+    /// `n` increasing IDs (1 to 2**32), made by one core call (the GIL is
+    /// released while it fills a buffer, for `n` >= 64).
+    fn next_ids<'py>(&self, py: Python<'py>, n: &Bound<'py, PyAny>) -> Res<Bound<'py, PyList>> {
+        let n = value(n)?.to_count()?;
+        let mut buf: Vec<u64> = Vec::new();
+        buf.try_reserve_exact(n)
+            .map_err(|_| PyMemoryError::new_err("no memory for the IDs"))?;
+        if n < DETACH_MIN {
+            for _ in 0..n {
+                buf.push(self.next(py)?);
+            }
+        } else {
+            buf.resize(n, 0);
+            py.detach(|| self.inner.next_ids(&mut buf))?;
+        }
+        Ok(PyList::new(py, buf)?)
+    }
+
+    /// The layout.
+    #[getter]
+    fn layout(&self) -> Layout {
+        (*self.inner.config().layout()).into()
+    }
+
+    /// The node values by field name.
+    #[getter]
+    fn nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let cfg = self.inner.config();
+        node_dict(py, cfg.layout(), cfg.nodes().values())
+    }
+
+    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> Res<u64> {
+        self.next(py)
+    }
+
+    fn __repr__(&self) -> String {
+        config_repr("Generator", self.inner.config())
+    }
+}
+
+/// The core's pure generator: the caller passes the time. For tests and
+/// simulations; `next(now_ms)` gives `("id", id)` or `("retry_at", ms)`.
+#[pyclass(module = "snowmint")]
+pub struct PureGenerator {
+    inner: snowmint::PureGenerator,
+}
+
+#[pymethods]
+impl PureGenerator {
+    #[new]
+    #[pyo3(
+        signature = (layout, *, nodes = None, **kwargs),
+        text_signature = "(layout, *, clock_backwards=None, sequence_exhausted=None, \
+        sequence_start=None, seed=0, resume_after=None, nodes=None, **node_values)"
+    )]
+    fn new(
+        layout: &Bound<'_, PyAny>,
+        nodes: Option<&Bound<'_, PyAny>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> Res<PureGenerator> {
+        let (layout, nodes, options) = setup(Some(layout), nodes, kwargs)?;
+        let inner = snowmint::PureGenerator::new(layout, nodes, options)?;
+        Ok(PureGenerator { inner })
+    }
+
+    /// The next ID at clock reading `now_ms` (Unix ms): `("id", id)`, or
+    /// `("retry_at", ms)` when no ID can be issued before `ms`.
+    fn next(&mut self, now_ms: &Bound<'_, PyAny>) -> Res<(&'static str, u64)> {
+        Ok(match self.inner.next(value(now_ms)?.to_time_ms()?)? {
+            Next::Id(id) => ("id", id.get()),
+            Next::RetryAt(at) => ("retry_at", at),
+        })
+    }
+
+    /// The layout.
+    #[getter]
+    fn layout(&self) -> Layout {
+        (*self.inner.config().layout()).into()
+    }
+
+    /// The node values by field name.
+    #[getter]
+    fn nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let cfg = self.inner.config();
+        node_dict(py, cfg.layout(), cfg.nodes().values())
+    }
+
+    fn __repr__(&self) -> String {
+        config_repr("PureGenerator", self.inner.config())
+    }
+}
