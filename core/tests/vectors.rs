@@ -215,6 +215,10 @@ fn generate() {
         }
         let mut g = built.unwrap_or_else(|e| panic!("{name}: {e}"));
         for (i, s) in c["steps"].as_array().unwrap().iter().enumerate() {
+            if let Some(until) = s.get("reserve_until_ms") {
+                g.reserve_until(until.as_u64());
+                continue;
+            }
             let got = g.next(u(&s["now_ms"]));
             if let Some(id) = s.get("id") {
                 assert_eq!(got, Ok(Next::Id(Id::new(u(id)))), "{name} step {i}");

@@ -492,7 +492,9 @@ struct Script {
     times: Vec<u64>,
 }
 
-fn run_script(s: &Script) -> Value {
+/// Runs a script; `reserve` sets the reservation (`reserve_until`) before
+/// the step of that index (`None` removes it).
+fn run_script(s: &Script, reserve: &[(usize, Option<u64>)]) -> Value {
     let l = layout_of(s.layout);
     let mut options = json!({});
     for (key, v) in ["clock_backwards", "sequence_exhausted", "sequence_start"]
@@ -525,15 +527,18 @@ fn run_script(s: &Script) -> Value {
             return case;
         }
     };
-    let steps: Vec<Value> = s
-        .times
-        .iter()
-        .map(|&now| match g.next(now) {
+    let mut steps = Vec::new();
+    for (i, &now) in s.times.iter().enumerate() {
+        for &(_, until) in reserve.iter().filter(|(at, _)| *at == i) {
+            g.reserve_until(until);
+            steps.push(json!({"reserve_until_ms": until}));
+        }
+        steps.push(match g.next(now) {
             Ok(Next::Id(id)) => json!({"now_ms": now, "id": id.get().to_string()}),
             Ok(Next::RetryAt(at)) => json!({"now_ms": now, "retry_at": at}),
             Err(e) => json!({"now_ms": now, "error": e.code()}),
-        })
-        .collect();
+        });
+    }
     case["steps"] = json!(steps);
     case
 }
@@ -827,7 +832,72 @@ fn generate() -> Value {
             times: vec![],
         },
     ];
-    let cases: Vec<Value> = scripts.iter().map(run_script).collect();
+    let mut cases: Vec<Value> = scripts.iter().map(|s| run_script(s, &[])).collect();
+    // Reservations (a lease's confirmed high-water mark): never an ID in a
+    // time unit past it, whatever the policies would allow.
+    let reserved = [
+        (
+            Script {
+                name: "reservation: IDs up to its unit, lease_expired after, raised, removed",
+                layout: "twitter",
+                nodes: tw(),
+                policies: zero,
+                seed: 0,
+                resume_after: None,
+                times: vec![T, T + 5, T + 6, T + 7, T + 7, T + 20, T + 21, T + 30],
+            },
+            vec![(0, Some(T + 5)), (4, Some(T + 20)), (7, None)],
+        ),
+        (
+            Script {
+                name: "reservation: a unit of 1 s holds the reserved ms (sonyflake)",
+                layout: "sonyflake",
+                nodes: vec![("machine", 7)],
+                policies: zero,
+                seed: 0,
+                resume_after: None,
+                times: vec![T, T + 9, T + 10, T + 999, T + 1_000],
+            },
+            vec![(0, Some(T + 10))],
+        ),
+        (
+            Script {
+                name: "reservation: borrowing stops at it (exhausted, borrow:2)",
+                layout: SMALL,
+                nodes: vec![("node", 9)],
+                policies: [Some("fail"), Some("borrow:2"), Some("zero")],
+                seed: 0,
+                resume_after: None,
+                times: vec![T; 10],
+            },
+            vec![(0, Some(T + 1))],
+        ),
+        (
+            Script {
+                name: "reservation: the clock waiting back (wait:5) is still refused past it",
+                layout: "twitter",
+                nodes: tw(),
+                policies: [Some("wait:5"), Some("wait"), Some("zero")],
+                seed: 0,
+                resume_after: None,
+                times: vec![T, T + 8, T + 3, T + 8],
+            },
+            vec![(0, Some(T + 8)), (2, Some(T + 2))],
+        ),
+        (
+            Script {
+                name: "reservation: before the epoch, nothing may be issued",
+                layout: "twitter",
+                nodes: tw(),
+                policies: zero,
+                seed: 0,
+                resume_after: None,
+                times: vec![T, T],
+            },
+            vec![(0, Some(0)), (1, Some(T))],
+        ),
+    ];
+    cases.extend(reserved.iter().map(|(s, r)| run_script(s, r)));
     json!({
         "_comment": "Generation scripts for the pure generator (the clock is injected). Build a generator from \
             `layout` (as in layouts.json), `nodes` (field name -> value) and `options`: `clock_backwards`, \
@@ -835,7 +905,10 @@ fn generate() -> Value {
             (decimal string; the pure generator uses it as given, 0 included) and `resume_after` (decimal \
             string, optional). If the case has `error`, building must fail with that code. Otherwise feed each \
             step's `now_ms` (Unix ms) in order and expect exactly one of: `id` (decimal string), `retry_at` \
-            (no ID before that Unix ms; the state is unchanged) or `error` (the code; the state is unchanged).",
+            (no ID before that Unix ms; the state is unchanged) or `error` (the code; the state is unchanged). \
+            A step with `reserve_until_ms` instead of `now_ms` sets the generator's reservation \
+            (`reserve_until`: IDs only in time units up to the one holding that Unix ms, `lease_expired` \
+            past it; null removes the bound) and expects nothing.",
         "cases": cases,
     })
 }
