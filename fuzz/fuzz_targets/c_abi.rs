@@ -422,7 +422,7 @@ fn run(ops: &[Op], st: &mut State) {
                 } else {
                     text.as_ptr().cast()
                 };
-                let sentinel = 8usize as *const snowmint_layout;
+                let sentinel = std::ptr::dangling::<snowmint_layout>();
                 let mut out = sentinel;
                 let op: *mut *const snowmint_layout = if *null_out { null_mut() } else { &mut out };
                 // SAFETY: `text` has `len` readable bytes; `out` is NULL or valid.
@@ -460,7 +460,7 @@ fn run(ops: &[Op], st: &mut State) {
             }
             Op::Preset { name, null_out } => {
                 let t = CText::new(name);
-                let sentinel = 8usize as *const snowmint_layout;
+                let sentinel = std::ptr::dangling::<snowmint_layout>();
                 let mut out = sentinel;
                 let op: *mut *const snowmint_layout = if *null_out { null_mut() } else { &mut out };
                 // SAFETY: NULL or a NUL-terminated string; `out` NULL or valid.
@@ -1100,7 +1100,7 @@ fn new_generator(
     // (or NULL), valid (or NULL) pointers.
     unsafe {
         if pure {
-            let sentinel = 8usize as *mut snowmint_pure_generator;
+            let sentinel = std::ptr::dangling_mut::<snowmint_pure_generator>();
             let mut out = sentinel;
             let op: *mut *mut snowmint_pure_generator =
                 if null_out { null_mut() } else { &mut out };
@@ -1126,7 +1126,7 @@ fn new_generator(
                 assert_eq!(out, sentinel);
             }
         } else {
-            let sentinel = 8usize as *const snowmint_generator;
+            let sentinel = std::ptr::dangling::<snowmint_generator>();
             let mut out = sentinel;
             let op: *mut *const snowmint_generator = if null_out { null_mut() } else { &mut out };
             let s = if a.by_name {
