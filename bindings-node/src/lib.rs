@@ -271,7 +271,7 @@ impl Layout {
         #[napi(ts_arg_type = "Record<string, UintLike>")] nodes: Option<Js>,
     ) -> napi::Result<u64> {
         let ms = timestamp_ms.0.to_time_ms().or_throw(env)?;
-        let seq = sequence.0.to_uint(Arg::Sequence).or_throw(env)?;
+        let seq = sequence.0.to_sequence().or_throw(env)?;
         let nodes = opt(nodes).to_nodes(&self.inner).or_throw(env)?;
         self.inner.compose(ms, seq, &nodes).or_throw(env)
     }

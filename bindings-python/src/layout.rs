@@ -3,7 +3,6 @@
 use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PyDict, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
-use snowmint::{Arg, Value};
 
 use crate::convert::{ms_to_datetime, opt_value, time_value, value};
 use crate::errors::Res;
@@ -199,10 +198,7 @@ impl Layout {
         nodes: Option<&Bound<'_, PyDict>>,
     ) -> Res<u64> {
         let time = value(timestamp_ms)?.to_time_ms()?;
-        let sequence = match opt_value(sequence)? {
-            Value::Absent => 0,
-            s => s.to_uint(Arg::Sequence)?,
-        };
+        let sequence = opt_value(sequence)?.to_sequence()?;
         let nodes = opt_value(nodes.map(|d| d.as_any()))?.to_nodes(&self.inner)?;
         Ok(self.inner.compose(time, sequence, &nodes)?)
     }

@@ -240,6 +240,15 @@ impl Value {
         self.to_uint(Arg::Time)
     }
 
+    /// A sequence value for `compose` ([`Arg::Sequence`]);
+    /// [`Absent`](Value::Absent) is 0, the argument's default everywhere.
+    pub fn to_sequence(&self) -> Result<u64> {
+        match self {
+            Value::Absent => Ok(0),
+            v => v.to_uint(Arg::Sequence),
+        }
+    }
+
     /// A count of IDs for a batch ([`Arg::Count`]): 0 to 2^32
     /// ([`Generator::check_batch`](crate::Generator::check_batch)).
     pub fn to_count(&self) -> Result<usize> {

@@ -1056,7 +1056,7 @@ fn arguments() -> Value {
         );
         let r = a
             .value()
-            .to_uint(snowmint::Arg::Sequence)
+            .to_sequence()
             .and_then(|s| twitter.compose(t, s, &ok_nodes));
         push("sequence", a, r.map(id_text));
         let r = nodes(Int(1), a.clone())
@@ -1179,7 +1179,7 @@ fn arguments() -> Value {
             {\"other\": \"list\"} (an array, a list). `arg` says where it goes, under the twitter layout, \
             datacenter 1, worker 1 unless the argument is that, at t = 1700000000000 ms: \
             `id`: format it as decimal (expect: the decimal string); `time`: the ID bounds of that time \
-            (expect: [lo, hi]); `sequence`: compose(t, value, nodes); `node`: compose(t, 0, {datacenter: 1, \
+            (expect: [lo, hi]); `sequence`: compose(t, value, nodes) (absent: the default, 0); `node`: compose(t, 0, {datacenter: 1, \
             worker: value}); `count`: next_ids(value) on a thread-safe generator (expect: how many); \
             `layout`: id_bounds(t) under that layout; `nodes`: compose(t, 0, value); `options`: the first \
             ID of a pure generator with these options at t; `format`: format_id(1541815603606036480, value). \
