@@ -154,6 +154,11 @@ export declare class PureGenerator {
    * again at (`{ retryAt }`).
    */
   next(nowMs: UintLike): { id: bigint } | { retryAt: number }
+  /**
+   * IDs only in time units up to the one holding `untilMs` (a lease's
+   * confirmed reservation), `lease_expired` past it; `null` removes the bound.
+   */
+  reserveUntil(untilMs?: UintLike | null): void
 }
 
 /** One field of a layout, most significant first. */

@@ -632,6 +632,15 @@ enum snowmint_status snowmint_pure_generator_next(struct snowmint_pure_generator
                                                   struct snowmint_next *out);
 
 /**
+ * Bounds the generator by a lease's confirmed reservation: IDs only in time
+ * units up to the one holding `until_ms` (Unix ms), then
+ * `SNOWMINT_STATUS_LEASE_EXPIRED`. With `has_until` false the bound is removed.
+ */
+enum snowmint_status snowmint_pure_generator_reserve_until(struct snowmint_pure_generator *generator,
+                                                           bool has_until,
+                                                           uint64_t until_ms);
+
+/**
  * Frees a pure generator. NULL does nothing.
  */
 void snowmint_pure_generator_free(struct snowmint_pure_generator *generator);

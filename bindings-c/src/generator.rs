@@ -305,6 +305,23 @@ pub unsafe extern "C" fn snowmint_pure_generator_next(
     })
 }
 
+/// Bounds the generator by a lease's confirmed reservation: IDs only in time
+/// units up to the one holding `until_ms` (Unix ms), then
+/// `SNOWMINT_STATUS_LEASE_EXPIRED`. With `has_until` false the bound is removed.
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_pure_generator_reserve_until(
+    generator: *mut snowmint_pure_generator,
+    has_until: bool,
+    until_ms: u64,
+) -> snowmint_status {
+    boundary(|| {
+        // SAFETY: NULL or a valid pointer the caller does not share.
+        let g = unsafe { generator.as_mut() }.ok_or(snowmint_status::NullArgument)?;
+        g.inner.reserve_until(has_until.then_some(until_ms));
+        Ok(())
+    })
+}
+
 /// Frees a pure generator. NULL does nothing.
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_pure_generator_free(generator: *mut snowmint_pure_generator) {

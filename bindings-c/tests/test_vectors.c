@@ -384,6 +384,14 @@ static void generate(void) {
     int k = 0;
     cJSON_ArrayForEach(s, get(c, "steps")) {
       steps++;
+      const cJSON *reserve = cJSON_GetObjectItemCaseSensitive(s, "reserve_until_ms");
+      if (reserve) {
+        int has = !cJSON_IsNull(reserve);
+        CHECK_OK(snowmint_pure_generator_reserve_until(g, has, has ? num(reserve) : 0),
+                 "generate %s step %d: reserve", name, k);
+        k++;
+        continue;
+      }
       uint64_t now = num_of(s, "now_ms");
       snowmint_next next = {SNOWMINT_NEXT_KIND_ID, 0};
       st = snowmint_pure_generator_next(g, now, &next);

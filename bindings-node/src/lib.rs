@@ -470,4 +470,17 @@ impl PureGenerator {
         }
         Ok(obj)
     }
+
+    /// IDs only in time units up to the one holding `untilMs` (a lease's
+    /// confirmed reservation), `lease_expired` past it; `null` removes the bound.
+    #[napi]
+    pub fn reserve_until(
+        &mut self,
+        env: &Env,
+        #[napi(ts_arg_type = "UintLike | null")] until_ms: Option<Js>,
+    ) -> napi::Result<()> {
+        let until = opt(until_ms).to_opt_time_ms().or_throw(env)?;
+        self.inner.reserve_until(until);
+        Ok(())
+    }
 }

@@ -166,6 +166,16 @@ impl PureGenerator {
         })
     }
 
+    /// Bounds the generator by a lease's confirmed reservation: IDs only in
+    /// time units up to the one holding `until_ms` (Unix ms), then
+    /// `LeaseExpiredError`; `None` removes the bound.
+    #[pyo3(signature = (until_ms))]
+    fn reserve_until(&mut self, until_ms: Option<&Bound<'_, PyAny>>) -> Res<()> {
+        let until = opt_value(until_ms)?.to_opt_time_ms()?;
+        self.inner.reserve_until(until);
+        Ok(())
+    }
+
     /// The layout.
     #[getter]
     fn layout(&self) -> Layout {

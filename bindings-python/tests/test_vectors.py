@@ -197,6 +197,9 @@ def test_generate(case):
         assert g.layout == Layout.parse(case["layout"])
         assert g.nodes == case["nodes"]
         for i, step in enumerate(case["steps"]):
+            if "reserve_until_ms" in step:
+                g.reserve_until(step["reserve_until_ms"])
+                continue
             if "error" in step:
                 with raises_code(step["error"]):
                     g.next(step["now_ms"])

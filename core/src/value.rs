@@ -249,6 +249,15 @@ impl Value {
         }
     }
 
+    /// A time in Unix milliseconds, or [`Absent`](Value::Absent) for none
+    /// (`reserve_until(None)` removes a reservation).
+    pub fn to_opt_time_ms(&self) -> Result<Option<u64>> {
+        match self {
+            Value::Absent => Ok(None),
+            v => v.to_time_ms().map(Some),
+        }
+    }
+
     /// A count of IDs for a batch ([`Arg::Count`]): 0 to 2^32
     /// ([`Generator::check_batch`](crate::Generator::check_batch)).
     pub fn to_count(&self) -> Result<usize> {

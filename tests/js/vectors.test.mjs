@@ -192,6 +192,10 @@ describe('generate.json', () => {
       const g = make()
       c.steps.forEach((s, i) => {
         const at = `step ${i} at ${s.now_ms}`
+        if ('reserve_until_ms' in s) {
+          g.reserveUntil(s.reserve_until_ms)
+          return
+        }
         if (s.error) {
           throwsCode(() => g.next(s.now_ms), s.error)
           return
@@ -223,12 +227,19 @@ describe('codes.json', () => {
       g.next(1763812799000)
     },
     invalid_id: () => pkg.parseId('x', 'decimal'),
+    lease_expired: () => {
+      const g = new PureGenerator('twitter', twitter)
+      g.reserveUntil(1763812800000)
+      g.next(1763812800001)
+    },
   }
   // Codes no JavaScript call can produce, and why.
   const unreachable = {
     // Node has no fork(): child processes load the addon afresh, so a
     // generator is never inherited across a fork.
     process_forked: 'no fork() in JavaScript',
+    // Leases come with their stores; until then no call can fail to get one.
+    lease_unavailable: 'no lease store yet',
   }
   for (const code of codes) {
     test(code, () => {

@@ -76,6 +76,16 @@ class ProcessForkedError(SnowmintError):
 
     code: str
 
+class LeaseUnavailableError(SnowmintError):
+    """code ``lease_unavailable``: no lease could be had (store unreachable, every slot held, clocks too far apart)."""
+
+    code: str
+
+class LeaseExpiredError(SnowmintError):
+    """code ``lease_expired``: no ID past the reservation the lease's store confirmed."""
+
+    code: str
+
 # For an argument of the wrong type, each code's class has a subclass that is
 # also a TypeError (ErrorClass::Type in the core); it is the one raised then.
 class InvalidLayoutTypeError(InvalidLayoutError, TypeError): ...
@@ -89,6 +99,8 @@ class TimeOverflowTypeError(TimeOverflowError, TypeError): ...
 class ClockMovedBackwardsTypeError(ClockMovedBackwardsError, TypeError): ...
 class InvalidIdTypeError(InvalidIdError, TypeError): ...
 class ProcessForkedTypeError(ProcessForkedError, TypeError): ...
+class LeaseUnavailableTypeError(LeaseUnavailableError, TypeError): ...
+class LeaseExpiredTypeError(LeaseExpiredError, TypeError): ...
 
 class Field:
     """One field of a layout."""
@@ -264,6 +276,9 @@ class PureGenerator:
     ) -> None: ...
     def next(self, now_ms: int) -> Tuple[Literal["id", "retry_at"], int]:
         """``("id", id)``, or ``("retry_at", ms)`` when no ID can be issued before ``ms``."""
+    def reserve_until(self, until_ms: Optional[int]) -> None:
+        """IDs only in time units up to the one holding ``until_ms`` (a lease's confirmed
+        reservation), ``LeaseExpiredError`` past it; ``None`` removes the bound."""
     @property
     def layout(self) -> Layout:
         """The layout."""
