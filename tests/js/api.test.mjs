@@ -2,19 +2,13 @@
 // bad input. Holds for the native and the WebAssembly packages alike (no
 // worker_threads, no file system, no native-only names).
 //
-// Argument conventions (both packages):
-// - An ID is a bigint, a decimal string, or a number only if
-//   Number.isSafeInteger. A bigint outside 0..2^64-1 or any other number is a
-//   RangeError, another type a TypeError, a bad string an Error; all with
-//   code `invalid_id`.
-// - Times (Unix ms), sequence and node values and counts are non-negative
-//   safe integer numbers. A negative time is a RangeError `time_before_epoch`,
-//   any other bad time number a RangeError `time_overflow`; a bad sequence or
-//   node value a RangeError `node_out_of_range`; a bad count a RangeError
-//   `invalid_option`. A value of another type is a TypeError with that code.
-// - A layout argument is a Layout or a string (preset name or JSON);
-//   anything else is a TypeError `invalid_layout`.
-// - Options with an unknown key are a TypeError `invalid_option`.
+// Argument conventions (both packages): the rules live in the Rust core, in
+// docs/SEMANTICS.md "Arguments" (which values each argument accepts and which
+// code a bad one gets) and `Error::class` (TypeError for a value of the wrong
+// type or an unknown option key, RangeError for a number out of range,
+// Error otherwise). Each package converts a JavaScript value to the core's
+// loose value and throws what the core decides; the tests below check that
+// both packages do, at the edges.
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 
@@ -81,7 +75,9 @@ describe('Layout', () => {
   })
 
   test('wrong argument types', () => {
-    throwsCode(() => Layout.preset(1), 'unknown_preset', TypeError)
+    // A preset name is a layout argument: another type is invalid_layout.
+    throwsCode(() => Layout.preset(1), 'invalid_layout', TypeError)
+    throwsCode(() => Layout.preset('nope'), 'unknown_preset')
     throwsCode(() => Layout.fromJson({}), 'invalid_layout', TypeError)
     throwsCode(() => Layout.parse(undefined), 'invalid_layout', TypeError)
     throwsCode(() => Layout.fromJson('{'), 'invalid_layout')
@@ -168,7 +164,7 @@ describe('IDs in and out', () => {
       [-0.5, RangeError],
       [' 1', Error],
       ['-1', Error],
-      ['18446744073709551616', Error],
+      ['18446744073709551616', RangeError], // a number out of range, as a bigint would be
       ['', Error],
       [null, TypeError],
       [undefined, TypeError],
@@ -210,6 +206,8 @@ describe('compose and bounds', () => {
     const id = l.compose(NOW, 5, twitterNodes)
     assert.equal(typeof id, 'bigint')
     assert.equal(pkg.compose('twitter', NOW, 5, twitterNodes), id)
+    // Integers may also come as bigints.
+    assert.equal(l.compose(BigInt(NOW), 5n, { datacenter: 1n, worker: 3n }), id)
     const p = l.decode(id)
     assert.equal(p.timestampMs, NOW)
     assert.equal(p.sequence, 5)
@@ -232,7 +230,8 @@ describe('compose and bounds', () => {
     throwsCode(() => l.compose(NaN, 0, twitterNodes), 'time_overflow', RangeError)
     throwsCode(() => l.compose(NOW + 0.5, 0, twitterNodes), 'time_overflow', RangeError)
     throwsCode(() => l.compose(String(NOW), 0, twitterNodes), 'time_overflow', TypeError)
-    throwsCode(() => l.compose(BigInt(NOW), 0, twitterNodes), 'time_overflow', TypeError)
+    throwsCode(() => l.compose(true, 0, twitterNodes), 'time_overflow', TypeError)
+    throwsCode(() => l.compose(-1n, 0, twitterNodes), 'time_before_epoch', RangeError)
     throwsCode(() => l.compose(NOW, -1, twitterNodes), 'node_out_of_range', RangeError)
     throwsCode(() => l.compose(NOW, 1.5, twitterNodes), 'node_out_of_range', RangeError)
     throwsCode(() => l.compose(NOW, 0, { datacenter: -1, worker: 1 }), 'node_out_of_range', RangeError)
@@ -259,7 +258,8 @@ describe('Generator', () => {
     assert.equal(batch.length, 5000)
     assert.ok(batch[0] > BigInt(s))
     for (let i = 1; i < batch.length; i++) assert.ok(batch[i] > batch[i - 1])
-    assert.equal(g.nextIds(0).length, 0)
+    throwsCode(() => g.nextIds(0), 'invalid_option') // a count is 1 to 2^32
+    assert.equal(g.nextIds(3n).length, 3)
     const p = g.layout.decode(g.nextId())
     assert.equal(p.node, 7)
     assert.ok(Math.abs(p.timestampMs - Date.now()) < 60000)
@@ -302,6 +302,7 @@ describe('Generator', () => {
       { clockBackwards: 'fail', sequenceExhausted: 'borrow:10', sequenceStart: 'random:4' },
       { seed: 42n }, { seed: '42' }, { seed: 42 }, { seed: undefined },
       { sequenceStart: 'cycle:2', clockBackwards: 'borrow:3' },
+      { clock_backwards: 'fail', sequence_start: 'zero' }, // snake_case keys too
     ]) {
       assert.equal(typeof new Generator(layout, { node: 2 }, options).nextId(), 'bigint')
     }
@@ -309,7 +310,7 @@ describe('Generator', () => {
     throwsCode(() => new Generator(layout, { node: 2 }, { sequenceExhausted: 'fail' }), 'invalid_option')
     throwsCode(() => new Generator(layout, { node: 2 }, { sequenceStart: 'random:0' }), 'invalid_option')
     throwsCode(() => new Generator(layout, { node: 2 }, { clockBackwards: 5 }), 'invalid_option', TypeError)
-    throwsCode(() => new Generator(layout, { node: 2 }, { clock_backwards: 'fail' }), 'invalid_option', TypeError)
+    throwsCode(() => new Generator(layout, { node: 2 }, { clock: 'fail' }), 'invalid_option', TypeError)
     throwsCode(() => new Generator(layout, { node: 2 }, { seed: -1n }), 'invalid_option', RangeError)
     throwsCode(() => new Generator(layout, { node: 2 }, { seed: {} }), 'invalid_option', TypeError)
     throwsCode(() => new Generator(layout, { node: 2 }, 'fail'), 'invalid_option', TypeError)
