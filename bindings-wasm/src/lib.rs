@@ -320,7 +320,7 @@ impl Layout {
 
     pub fn compose(&self, timestamp_ms: JsValue, sequence: JsValue, nodes: JsValue) -> Res<u64> {
         let ms = time_arg(&timestamp_ms)?;
-        let sequence = arg(&sequence)?.to_uint(Arg::Sequence)?;
+        let sequence = arg(&sequence)?.to_sequence()?;
         let nodes = value(&nodes, true)?.to_nodes(&self.layout)?;
         Ok(self.layout.compose(ms, sequence, &nodes)?)
     }
