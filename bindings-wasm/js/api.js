@@ -12,9 +12,10 @@
 //   other ID goes through the module's conversion and checks.
 // - `decode`, `compose` and `idBounds` with a layout string parse it once
 //   (a small cache), then call the Layout's method.
-// - `decodeMany` decodes ID by ID as `decode` does into columns, views of
-//   the caller's buffer when one is given (the engine checks that it is a
-//   large enough typed array); an invalid ID's error carries its `index`.
+// - `decodeMany` decodes a BigUint64Array in one module call into columns,
+//   views of the caller's buffer when one is given (the engine checks that
+//   it is a large enough typed array); an invalid ID's error carries its
+//   `index`.
 //
 // bindings-wasm/build.sh copies this file into both packages (as CommonJS
 // for pkg-node: only imports and `export function` declarations).
@@ -61,24 +62,22 @@ export function install(raw) {
     if (!(ids instanceof BigUint64Array)) this.__decodeAny(Object(ids))
     const n = ids.length
     const w = 2 + s.names.length
-    const columns = new Float64Array(n * w)
-    for (let i = 0; i < n; i++) {
-      const id = ids[i]
-      if (id <= s.max) this.__decode(id)
-      else {
-        try {
-          this.__decodeAny(id)
-        } catch (e) {
-          e.index = i
-          throw e
-        }
+    // Decoded by the module in one call, straight into the caller's buffer
+    // when it is a large enough Float64Array; otherwise into a new one that
+    // the engine then copies into `into` (refusing, with its own TypeError or
+    // RangeError, anything but a large enough typed array).
+    const direct = into instanceof Float64Array && into.length >= n * w
+    const columns = direct ? into.subarray(0, n * w) : new Float64Array(n * w)
+    const bad = this.__decodeMany(ids, columns)
+    if (bad >= 0) {
+      try {
+        this.__decodeAny(ids[bad])
+      } catch (e) {
+        e.index = bad
+        throw e
       }
-      if (scratch.length === 0) scratch = raw.__scratch()
-      for (let k = 0; k < w; k++) columns[k * n + i] = scratch[k]
     }
-    // A buffer given: filled by the engine, which refuses (TypeError,
-    // RangeError) anything but a large enough typed array.
-    const all = into == null ? columns : into
+    const all = into == null || direct ? columns : into
     if (all !== columns) all.set(columns)
     const nodes = {}
     for (let i = 0; i < s.names.length; i++) nodes[s.names[i]] = all.subarray((2 + i) * n, (3 + i) * n)

@@ -345,6 +345,18 @@ impl Layout {
         let _ = self.decode_into(id);
     }
 
+    /// `decodeMany`'s work: the IDs (a `BigUint64Array`, copied in) decoded
+    /// into `out` as columns (`Layout::decompose_columns`, copied back).
+    /// Returns -1, or the index of the first ID that is not one of the
+    /// layout's (js/api.js then throws that ID's own error).
+    #[wasm_bindgen(js_name = __decodeMany)]
+    pub fn decode_many(&self, ids: &[u64], out: &mut [f64]) -> i32 {
+        match self.layout.decompose_columns(ids, out) {
+            Ok(()) => -1,
+            Err((at, _)) => at as i32,
+        }
+    }
+
     /// `decode` of any other ID argument: converted, checked, decoded as
     /// above, and returned as a bigint.
     #[wasm_bindgen(js_name = __decodeAny)]
