@@ -8,7 +8,7 @@
 #   bindings-wasm/build.sh            # build everything
 #   bindings-wasm/build.sh --check    # also fail if www/pkg/ differs from the fresh build
 #
-# Needs: the wasm32-unknown-unknown target, the rust-src component, wasm-bindgen-cli 0.2.130 on PATH
+# Needs: the wasm32-unknown-unknown target, wasm-bindgen-cli 0.2.130 on PATH
 # (the same version as the pinned crate), and `npm install` in this folder
 # (npm's binaryen for wasm-opt: Debian's binaryen 108 silently breaks the
 # module; terser). scripts/test-wasm installs all of them.
@@ -20,32 +20,15 @@ check=0
 [ "${1:-}" = "--check" ] && check=1
 
 # Optimised for size (the module is downloaded by every page that uses it),
-# at `s`, not `z`: with `z` the decode hot path (the raw `__decode` export)
-# took twice as long (~64 ns against ~30 ns per call here) for 1% less size
-# (62.8 against 63.4 KB after wasm-opt -Oz below; gzipped, `z` was larger). The root Cargo.toml's
-# release profile (lto, one codegen unit) stays as it is; only the
-# optimisation level is overridden, here, for this build.
-export CARGO_PROFILE_RELEASE_OPT_LEVEL=s
-# The standard library is rebuilt for this module (-Zbuild-std; needs the
-# rust-src component) with the `immediate-abort` panic strategy: a panic is
-# an `unreachable` trap at once, with none of the panic machinery (message
-# formatting, the hook, `core::fmt` pulled in by them), about 6 KB of the
-# module. Nothing changes for users: on this target a panic already aborted
-# the module, its message going nowhere (the binding avoids panics; see
-# src/lib.rs). Panic locations (file, line, column) are left out too
-# (-Zlocation-detail=none), so that moving a line in core/ or src/ does not
-# change the committed www/pkg/ copy. These flags are unstable:
-# RUSTC_BOOTSTRAP=1 lets the stable compiler accept them, for this build only.
-export RUSTC_BOOTSTRAP=1
-#
-# LLVM's inlining threshold is lowered from the 50 of opt-level `s` to 25
-# (-Cllvm-args=-inline-threshold): the operations are mostly called from one
-# dispatch export, where inlining each helper into each caller cost 3 KB
-# (46.1 against 43.0 KB; 20, 30 and 40 all gave more than 25). The hot
-# paths keep their inlining: `decode_into` is `#[inline(always)]`.
-export RUSTFLAGS="-Zlocation-detail=none -Zunstable-options -Cpanic=immediate-abort -Cllvm-args=-inline-threshold=25"
-cargo build --quiet -p snowmint-wasm --target wasm32-unknown-unknown --release \
-  -Zbuild-std=std,panic_abort
+# on the stable toolchain as it is. The root Cargo.toml's release profile
+# (lto, one codegen unit) stays; only the optimisation level is overridden,
+# here, for this build (OPT_LEVEL=z to compare).
+export CARGO_PROFILE_RELEASE_OPT_LEVEL="${OPT_LEVEL:-s}"
+# Panic messages name source files; the registry's folder (a path of this
+# machine, 0.2 KB gzipped) is shortened to `crates`.
+registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+export RUSTFLAGS="--remap-path-prefix=$registry=crates"
+cargo build --quiet -p snowmint-wasm --target wasm32-unknown-unknown --release
 wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/release/snowmint_wasm.wasm"
 
 # The features rustc enables by default for wasm32-unknown-unknown; wasm-opt
@@ -68,12 +51,13 @@ for target in nodejs web; do
 done
 
 # js/api.js is an ES module; the Node package is CommonJS, so its copy there
-# becomes CommonJS (the file is only `export function` declarations, so
-# removing `export ` and listing the names is the whole conversion). Node >= 20.19 could require() an ES
-# module, older ones not. Then each package's entry point, index.js: what
-# js/api.js builds on the wasm-bindgen module, and the TypeScript
-# declarations (js/index.d.ts; wasm-bindgen's own declare only the raw
-# exports).
+# becomes CommonJS (the file is only imports of names and `export function`
+# declarations: removing `export ` and listing the names is the whole
+# conversion). bindings-node/parts.js (CommonJS) becomes an ES module for
+# the web package. Then each package's entry point, index.js (what
+# js/api.js's `install` returns, on the wasm-bindgen module), and the
+# TypeScript declarations (js/index.d.ts; wasm-bindgen's own describe the
+# module's exports).
 node - "$HERE" <<'JS'
 const fs = require('node:fs')
 const path = require('node:path')
@@ -99,43 +83,23 @@ function toModule(src, file) {
 }
 const nodePkg = path.join(here, 'pkg-node')
 const webPkg = path.join(here, 'pkg-web')
-// api.js reads the module's memory (the instance's `memory` export). The web
-// glue's init() and initSync() return the exports (index.js below keeps
-// them); the Node glue instantiates the module when required and keeps the
-// exports to itself, so one line after that instantiation exports the
-// memory as `__memory`. (An export of the module returning its memory cost
-// 0.6 KB of the .wasm; see src/lib.rs.)
-const glue = path.join(nodePkg, 'snowmint_wasm.js')
-const instance = 'let wasm = wasmInstance.exports;\n'
-const glueSrc = fs.readFileSync(glue, 'utf8')
-if (glueSrc.split(instance).length !== 2) throw new Error(`${glue}: expected one line '${instance.trim()}'`)
-fs.writeFileSync(glue, glueSrc.replace(instance, instance + 'exports.__memory = wasm.memory;\n'))
 const api = fs.readFileSync(path.join(here, 'js', 'api.js'), 'utf8')
 fs.writeFileSync(path.join(nodePkg, 'api.js'), toCommonJs(api, 'js/api.js'))
 fs.writeFileSync(path.join(webPkg, 'api.js'), api)
 const parts = fs.readFileSync(path.join(here, '..', 'bindings-node', 'parts.js'), 'utf8')
 fs.writeFileSync(path.join(nodePkg, 'parts.js'), parts)
 fs.writeFileSync(path.join(webPkg, 'parts.js'), toModule(parts, 'bindings-node/parts.js'))
-const names = Object.keys(require(path.join(nodePkg, 'api.js')).install(require(glue), () => null))
-const head = '// The package entry point (written by bindings-wasm/build.sh): the API that\n' +
+const names = Object.keys(require(path.join(nodePkg, 'api.js')).install(require(path.join(nodePkg, 'snowmint_wasm.js'))))
+const head = '// The package entry point (written by bindings-wasm/build.sh): what\n' +
   '// api.js (js/api.js in the repository) builds on the wasm-bindgen module.\n'
 // `exports.X =` lines, so that Node's ESM import sees the names.
 fs.writeFileSync(path.join(nodePkg, 'index.js'), head + `'use strict'
-const raw = require('./snowmint_wasm.js')
-const api = require('./api.js').install(raw, () => raw.__memory)
+const api = require('./api.js').install(require('./snowmint_wasm.js'))
 ${names.map((n) => `exports.${n} = api.${n}\n`).join('')}`)
 fs.writeFileSync(path.join(webPkg, 'index.js'), head + `import * as raw from './snowmint_wasm.js'
 import { install } from './api.js'
-// The instance's exports, as init() and initSync() return them (api.js
-// reads its memory).
-let exports
-export default async function init(moduleOrPath) {
-  return (exports = await raw.default(moduleOrPath))
-}
-export function initSync(module) {
-  return (exports = raw.initSync(module))
-}
-export const { ${names.join(', ')} } = install(raw, () => exports.memory)
+export { default, initSync } from './snowmint_wasm.js'
+export const { ${names.join(', ')} } = install(raw)
 `)
 const dts = fs.readFileSync(path.join(here, 'js', 'index.d.ts'), 'utf8')
 fs.writeFileSync(path.join(nodePkg, 'index.d.ts'), dts)
@@ -143,10 +107,11 @@ fs.writeFileSync(path.join(webPkg, 'index.d.ts'), dts + "\nexport { default, ini
 JS
 
 # Browsers download the web package: its JavaScript is minified (terser,
-# keeping class and function names). The Node package stays readable.
+# three compression passes; class names and the Parts constructor's name
+# kept, as consoles show them). The Node package stays readable.
 for f in index.js api.js parts.js snowmint_wasm.js; do
-  "$HERE/node_modules/.bin/terser" "$HERE/pkg-web/$f" --module --compress --mangle \
-    --keep-classnames --keep-fnames -o "$HERE/pkg-web/$f"
+  "$HERE/node_modules/.bin/terser" "$HERE/pkg-web/$f" --module --compress passes=3 \
+    --mangle 'reserved=[Parts]' --keep-classnames -o "$HERE/pkg-web/$f"
 done
 
 # package.json files of the two packages. pkg-node is CommonJS: no "type"

@@ -4,6 +4,9 @@
 
 /** An ID argument: a bigint, a decimal string, or a number only if Number.isSafeInteger. */
 export type IdLike = bigint | string | number;
+/** A time (Unix ms), sequence or node value, or count: a non-negative bigint, or a number only if
+ * `Number.isSafeInteger`. */
+export type UintLike = bigint | number;
 
 /**
  * A decoded ID. Node fields are also spread at the top level (never overriding `id`,
@@ -72,16 +75,16 @@ export class Layout {
   /** Splits an ID into its parts. */
   decode(id: IdLike): Parts;
   /** Builds an ID from a time (Unix ms), a sequence value and node values. */
-  compose(timestampMs: number, sequence: number, nodes?: Record<string, number>): bigint;
+  compose(timestampMs: UintLike, sequence: UintLike, nodes?: Record<string, UintLike>): bigint;
   /** The smallest and largest IDs of the time unit holding `timestampMs`. */
-  idBounds(timestampMs: number): [bigint, bigint];
+  idBounds(timestampMs: UintLike): [bigint, bigint];
   /** True when the ID fits the layout and decodes to a time between the epoch and
    * `nowMs` plus one day. */
-  isPlausible(id: IdLike, nowMs: number): boolean;
+  isPlausible(id: IdLike, nowMs: UintLike): boolean;
   /**
    * WebAssembly package only (not in the native package): decodes a whole
-   * `BigUint64Array` in one call, into columns. An ID that does not fit the layout
-   * throws `invalid_id` naming its index. The columns are views of one `Float64Array`
+   * `BigUint64Array` into columns. An ID that does not fit the layout throws
+   * `invalid_id` with its position in the error's `index`. The columns are views of one `Float64Array`
    * of `(2 + node fields) * n` values: a new one, or `into` when given (at least that
    * long), so a loop over many batches can reuse one buffer instead of allocating
    * (a new result of 10,000 IDs is 320 KB, whose allocation costs more than the
@@ -108,7 +111,7 @@ export class Generator {
   /** The next ID as a decimal string (for JSON). */
   nextIdString(): string;
   /** `n` increasing IDs. */
-  nextIds(n: number): BigUint64Array;
+  nextIds(n: UintLike): BigUint64Array;
   /** The generator's layout. */
   readonly layout: Layout;
 }
@@ -118,15 +121,15 @@ export class Generator {
 export class PureGenerator {
   constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions);
   /** The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask again at (`{ retryAt }`). */
-  next(nowMs: number): { id: bigint } | { retryAt: number };
+  next(nowMs: UintLike): { id: bigint } | { retryAt: number };
 }
 
 /** Splits an ID into its parts under `layout` (a `Layout` or a preset name or JSON descriptor). */
 export function decode(id: IdLike, layout: Layout | string): Parts;
 /** Builds an ID under `layout` from a time (Unix ms), a sequence value and node values. */
-export function compose(layout: Layout | string, timestampMs: number, sequence: number, nodes?: Record<string, number>): bigint;
+export function compose(layout: Layout | string, timestampMs: UintLike, sequence: UintLike, nodes?: Record<string, UintLike>): bigint;
 /** The smallest and largest IDs under `layout` of the time unit holding `timestampMs`. */
-export function idBounds(layout: Layout | string, timestampMs: number): [bigint, bigint];
+export function idBounds(layout: Layout | string, timestampMs: UintLike): [bigint, bigint];
 /** The ID in Crockford base32: 13 characters, upper case, sorts like the number. */
 export function toBase32(id: IdLike): string;
 /** Reads a Crockford base32 ID (case-insensitive; `I`/`L` read as 1, `O` as 0). */
