@@ -122,6 +122,9 @@ export class PureGenerator {
   constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions);
   /** The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask again at (`{ retryAt }`). */
   next(nowMs: UintLike): { id: bigint } | { retryAt: number };
+  /** IDs only in time units up to the one holding `untilMs` (a lease's confirmed reservation),
+   * `lease_expired` past it; `null` removes the bound. */
+  reserveUntil(untilMs: UintLike | null): void;
 }
 
 /** Splits an ID into its parts under `layout` (a `Layout` or a preset name or JSON descriptor). */

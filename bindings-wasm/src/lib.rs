@@ -546,4 +546,17 @@ impl PureGenerator {
         let _ = Reflect::set(&o, &key.into(), &v);
         Ok(o)
     }
+
+    /// IDs only in time units up to the one holding `untilMs` (a lease's
+    /// confirmed reservation), `lease_expired` past it; `null` removes it.
+    #[wasm_bindgen(js_name = reserveUntil)]
+    pub fn reserve_until(&mut self, until_ms: JsValue) -> Res<()> {
+        let absent = until_ms.is_undefined() || until_ms.is_null();
+        self.0.reserve_until(if absent {
+            None
+        } else {
+            Some(time_arg(&until_ms)?)
+        });
+        Ok(())
+    }
 }
