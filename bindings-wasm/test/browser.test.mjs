@@ -198,6 +198,7 @@ describe('decoder page', () => {
         if (c.error) { check(codeOf(make) === c.error, c.name); continue }
         const g = make()
         for (const s of c.steps) {
+          if ('reserve_until_ms' in s) { g.reserveUntil(s.reserve_until_ms); continue }
           if (s.error) { check(codeOf(() => g.next(s.now_ms)) === s.error, c.name); continue }
           const r = g.next(s.now_ms)
           check(s.id !== undefined ? r.id === BigInt(s.id) : r.retryAt === s.retry_at, `${c.name} at ${s.now_ms}`)
