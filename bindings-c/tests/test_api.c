@@ -349,6 +349,14 @@ static void generators(void) {
   CHECK(n1.value == 77, "pure next wrote on error");
   CHECK_OK(snowmint_pure_generator_next(pg, 1656432460105ULL, &n1), "pure next");
   CHECK(n1.kind == SNOWMINT_NEXT_KIND_ID && n1.value == 1541815603604488192ULL + (1 << 17) + (3 << 12), "pure id %" PRIu64, n1.value);
+  /* A reservation: nothing past its unit (lease_expired, output untouched); removed, IDs again. */
+  CHECK_CODE(snowmint_pure_generator_reserve_until(NULL, true, 0), NULL_ARG, "reserve_until(NULL)");
+  CHECK_OK(snowmint_pure_generator_reserve_until(pg, true, 1656432460105ULL), "reserve_until");
+  n1.value = 77;
+  CHECK_CODE(snowmint_pure_generator_next(pg, 1656432460106ULL, &n1), "lease_expired", "past the reservation");
+  CHECK(n1.value == 77, "pure next wrote past the reservation");
+  CHECK_OK(snowmint_pure_generator_reserve_until(pg, false, 0), "reserve_until removed");
+  CHECK_OK(snowmint_pure_generator_next(pg, 1656432460106ULL, &n1), "pure next, no reservation");
   snowmint_pure_generator_free(pg);
   snowmint_pure_generator_free(NULL);
   CHECK_OK(snowmint_pure_generator_new_by_name(l, TW_NAMES, TW_VALUES, 2, NULL, &pg), "pure by name");
