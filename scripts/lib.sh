@@ -48,12 +48,6 @@ ensure_rust_target() {
   rustup target list --installed 2>/dev/null | grep -qx "$1" || rustup target add "$1"
 }
 
-# ensure_rust_component NAME (rust-src: the standard library's source, which
-# bindings-wasm/build.sh rebuilds for its target)
-ensure_rust_component() {
-  rustup component list --installed 2>/dev/null | grep -q "^$1" || rustup component add "$1"
-}
-
 # ensure_venv : the build venv at .venv with maturin and pytest.
 ensure_venv() {
   if [ ! -x "$ROOT/.venv/bin/python" ]; then

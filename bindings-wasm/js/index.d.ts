@@ -98,7 +98,7 @@ export class Layout {
 }
 
 /**
- * The generator on `Date.now()` (the core's `SyncGenerator`). Generators with the same
+ * The generator on `Date.now()` (the core's `Generator`). Generators with the same
  * layout and node values share one state in the whole module instance, so they never
  * repeat an ID. Every module instance (each page, each worker) has its own state: give
  * each its own node values. Without a seed (or with 0), the seed of `random:N` sequence
