@@ -116,7 +116,7 @@ export class Generator {
   readonly layout: Layout;
 }
 
-/** The pure generator (the core's `Generator`): the caller passes the time. The seed is
+/** The pure generator (the core's `PureGenerator`): the caller passes the time. The seed is
  * used as given (default 0). Not shared with any other generator. */
 export class PureGenerator {
   constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions);
