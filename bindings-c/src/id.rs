@@ -93,7 +93,7 @@ pub unsafe extern "C" fn snowmint_compose(
         // SAFETY: NULL or valid pointers; `nodes` has `node_count` elements.
         let (l, out) = unsafe { (arg(layout)?, out_mut(out)?) };
         let nodes = unsafe { nodes_by_value(&l.layout, nodes, node_count) }?;
-        *out = l.layout.compose(time_ms, sequence, &nodes)?;
+        *out = l.layout.compose(time_ms, sequence, &nodes)?.get();
         Ok(())
     })
 }
@@ -114,7 +114,7 @@ pub unsafe extern "C" fn snowmint_compose_by_name(
         // SAFETY: NULL or valid pointers; both arrays have `count` elements.
         let (l, out) = unsafe { (arg(layout)?, out_mut(out)?) };
         let nodes = unsafe { nodes_by_name(&l.layout, names, values, count) }?;
-        *out = l.layout.compose(time_ms, sequence, &nodes)?;
+        *out = l.layout.compose(time_ms, sequence, &nodes)?.get();
         Ok(())
     })
 }
@@ -132,7 +132,7 @@ pub unsafe extern "C" fn snowmint_id_bounds(
         // SAFETY: NULL or valid pointers.
         let (l, min, max) = unsafe { (arg(layout)?, out_mut(min)?, out_mut(max)?) };
         let (lo, hi) = l.layout.id_bounds(time_ms)?;
-        (*min, *max) = (lo, hi);
+        (*min, *max) = (lo.get(), hi.get());
         Ok(())
     })
 }

@@ -140,7 +140,7 @@ pub unsafe extern "C" fn snowmint_layout_total_bits(layout: *const snowmint_layo
 /// The largest ID of the layout (0 for NULL).
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_layout_max_id(layout: *const snowmint_layout) -> u64 {
-    layout_value(layout, 0, Layout::max_id)
+    layout_value(layout, 0, |l| l.max_id().get())
 }
 
 /// The first Unix ms the time field cannot hold: generating fails from then

@@ -222,7 +222,7 @@ impl Layout {
     /// The largest ID of the layout.
     #[napi(getter)]
     pub fn max_id(&self) -> u64 {
-        self.inner.max_id()
+        self.inner.max_id().get()
     }
 
     /// The name of the preset equal to this layout, or `null`.
@@ -273,7 +273,10 @@ impl Layout {
         let ms = timestamp_ms.0.to_time_ms().or_throw(env)?;
         let seq = sequence.0.to_sequence().or_throw(env)?;
         let nodes = opt(nodes).to_nodes(&self.inner).or_throw(env)?;
-        self.inner.compose(ms, seq, &nodes).or_throw(env)
+        self.inner
+            .compose(ms, seq, &nodes)
+            .map(Id::get)
+            .or_throw(env)
     }
 
     /// The smallest and largest IDs of the time unit holding `timestampMs`.
@@ -285,7 +288,7 @@ impl Layout {
     ) -> napi::Result<Vec<u64>> {
         let ms = timestamp_ms.0.to_time_ms().or_throw(env)?;
         let (lo, hi) = self.inner.id_bounds(ms).or_throw(env)?;
-        Ok(vec![lo, hi])
+        Ok(vec![lo.get(), hi.get()])
     }
 
     /// True when the ID fits the layout and decodes to a time between the

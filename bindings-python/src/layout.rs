@@ -119,7 +119,7 @@ impl Layout {
     /// The largest ID of the layout.
     #[getter]
     fn max_id(&self) -> u64 {
-        self.inner.max_id()
+        self.inner.max_id().get()
     }
 
     /// The fields, most significant first.
@@ -200,13 +200,14 @@ impl Layout {
         let time = value(timestamp_ms)?.to_time_ms()?;
         let sequence = opt_value(sequence)?.to_sequence()?;
         let nodes = opt_value(nodes.map(|d| d.as_any()))?.to_nodes(&self.inner)?;
-        Ok(self.inner.compose(time, sequence, &nodes)?)
+        Ok(self.inner.compose(time, sequence, &nodes)?.get())
     }
 
     /// The smallest and largest IDs whose time unit contains `time` (Unix ms
     /// or an aware datetime).
     pub fn id_bounds(&self, time: &Bound<'_, PyAny>) -> Res<(u64, u64)> {
-        Ok(self.inner.id_bounds(time_value(time)?.to_time_ms()?)?)
+        let (lo, hi) = self.inner.id_bounds(time_value(time)?.to_time_ms()?)?;
+        Ok((lo.get(), hi.get()))
     }
 
     /// True when the ID fits the layout and decodes to a time between the

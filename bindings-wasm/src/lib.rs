@@ -274,7 +274,7 @@ impl Layout {
 
     #[wasm_bindgen(getter, js_name = maxId)]
     pub fn max_id(&self) -> u64 {
-        self.layout.max_id()
+        self.layout.max_id().get()
     }
 
     #[wasm_bindgen(getter, js_name = timeEndMs)]
@@ -322,13 +322,13 @@ impl Layout {
         let ms = time_arg(&timestamp_ms)?;
         let sequence = arg(&sequence)?.to_sequence()?;
         let nodes = value(&nodes, true)?.to_nodes(&self.layout)?;
-        Ok(self.layout.compose(ms, sequence, &nodes)?)
+        Ok(self.layout.compose(ms, sequence, &nodes)?.get())
     }
 
     #[wasm_bindgen(js_name = idBounds)]
     pub fn id_bounds(&self, timestamp_ms: JsValue) -> Res<Array> {
         let (lo, hi) = self.layout.id_bounds(time_arg(&timestamp_ms)?)?;
-        Ok(Array::of2(&lo.into(), &hi.into()))
+        Ok(Array::of2(&lo.get().into(), &hi.get().into()))
     }
 
     #[wasm_bindgen(js_name = isPlausible)]

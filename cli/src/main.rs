@@ -206,7 +206,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                 sequence_exhausted.as_deref(),
                 sequence_start.as_deref(),
             )?;
-            options.resume_after = resume_after;
+            options.resume_after = resume_after.map(Id::new);
             let generator = Generator::new(layout, nodes, options)?;
             let mut batch =
                 vec![0u64; Generator::<snowmint::SystemClock>::check_batch(count)?.min(65_536)];

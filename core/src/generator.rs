@@ -166,7 +166,7 @@ pub struct Options {
     /// The last ID a previous run issued (for example, read back from the
     /// database at start-up): IDs continue strictly above it, and a clock now
     /// behind it is treated as a clock that moved backwards.
-    pub resume_after: Option<u64>,
+    pub resume_after: Option<Id>,
 }
 
 impl Default for Options {

@@ -7,6 +7,14 @@ use crate::error::{Error, IdProblem, Result};
 /// A 64-bit ID. A transparent wrapper over `u64`, so arrays of IDs can be
 /// handed across FFI boundaries as `u64` arrays.
 ///
+/// The public API is consistent about it: a single ID that the core returns
+/// is an `Id` (`Generator::next_id`, `Layout::compose`, `Layout::id_bounds`,
+/// `Layout::max_id`, `Parts::id`, `Options::resume_after`); a single ID it
+/// takes is `impl Into<Id>`, so `Id` or `u64` (`Layout::decompose`,
+/// `Layout::is_plausible`); a batch of IDs is a `[u64]` buffer
+/// (`Generator::next_ids`, `Layout::decompose_columns`), which bindings hand
+/// to their languages' 64-bit arrays as is.
+///
 /// ```
 /// use snowmint::{Format, Id};
 /// let id = Id::new(1541815603606036480);
@@ -270,6 +278,31 @@ impl Id {
                 Ok(Id(v))
             }
         }
+    }
+}
+
+/// An `Id` compares with a plain `u64` (`id == 42`, `id > last`).
+impl PartialEq<u64> for Id {
+    fn eq(&self, other: &u64) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<Id> for u64 {
+    fn eq(&self, other: &Id) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialOrd<u64> for Id {
+    fn partial_cmp(&self, other: &u64) -> Option<core::cmp::Ordering> {
+        self.0.partial_cmp(other)
+    }
+}
+
+impl PartialOrd<Id> for u64 {
+    fn partial_cmp(&self, other: &Id) -> Option<core::cmp::Ordering> {
+        self.partial_cmp(&other.0)
     }
 }
 

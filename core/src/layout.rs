@@ -210,7 +210,12 @@ impl Layout {
     }
     /// The largest ID of the layout (all its bits set).
     #[inline]
-    pub const fn max_id(&self) -> u64 {
+    pub const fn max_id(&self) -> Id {
+        Id::new(self.max_raw())
+    }
+
+    #[inline]
+    const fn max_raw(&self) -> u64 {
         mask(self.total as u32)
     }
 
@@ -379,7 +384,7 @@ impl Layout {
     /// let id = l.compose(1656432460105, 0, &nodes).unwrap();
     /// assert_eq!(l.decompose(id).unwrap().nodes(), &[1, 3]);
     /// ```
-    pub fn compose(&self, time_ms: u64, sequence: u64, nodes: &Nodes) -> Result<u64> {
+    pub fn compose(&self, time_ms: u64, sequence: u64, nodes: &Nodes) -> Result<Id> {
         let tick = self.tick_of(time_ms)?;
         let seq = self.sequence();
         if sequence > seq.max() {
@@ -391,7 +396,7 @@ impl Layout {
         }
         // Re-check: `nodes` may come from another layout.
         let nodes = self.nodes_from_values(nodes.values())?;
-        Ok(self.compose_raw(tick, sequence, nodes.bits))
+        Ok(Id::new(self.compose_raw(tick, sequence, nodes.bits)))
     }
 
     /// Builds an ID from values already known to fit.
@@ -405,7 +410,7 @@ impl Layout {
     /// Fails with `invalid_id` when `id` has bits above the layout's width.
     #[inline]
     fn check_width(&self, id: u64) -> Result<()> {
-        if id > self.max_id() {
+        if id > self.max_raw() {
             return Err(Error::InvalidId(IdProblem::TooWideForLayout {
                 layout_bits: self.total as u32,
             }));
@@ -416,7 +421,8 @@ impl Layout {
     /// Splits an ID into its parts. Fails with `invalid_id` when the ID has
     /// bits above the layout's width.
     #[inline]
-    pub fn decompose(&self, id: u64) -> Result<Parts> {
+    pub fn decompose(&self, id: impl Into<Id>) -> Result<Parts> {
+        let id = id.into().get();
         self.check_width(id)?;
         // The timestamp is the top field: no mask needed below the width.
         let tick = id >> self.fields[0].shift;
@@ -453,7 +459,8 @@ impl Layout {
     /// assert_eq!(out[..4], [1462015105796.0, 7.0, 1.0, 0.0]); // ms, sequence, worker, process
     /// ```
     #[inline]
-    pub fn decompose_f64(&self, id: u64, out: &mut [f64]) -> Result<usize> {
+    pub fn decompose_f64(&self, id: impl Into<Id>, out: &mut [f64]) -> Result<usize> {
+        let id = id.into().get();
         self.check_width(id)?;
         let n = 2 + self.node_count();
         let (ms, rest) = out[..n].split_at_mut(1);
@@ -503,7 +510,7 @@ impl Layout {
         out: &mut [f64],
     ) -> core::result::Result<(), (usize, Error)> {
         let n = ids.len();
-        let max = self.max_id();
+        let max = self.max_raw();
         if let Some(at) = ids.iter().position(|&id| id > max) {
             return Err((
                 at,
@@ -548,19 +555,19 @@ impl Layout {
     /// use snowmint::Layout;
     /// let l = Layout::preset("twitter").unwrap();
     /// let (lo, hi) = l.id_bounds(1656432460105).unwrap();
-    /// assert_eq!(lo, 1541815603604488192);
-    /// assert_eq!(hi, lo + (1 << 22) - 1);
+    /// assert_eq!(lo.get(), 1541815603604488192);
+    /// assert_eq!(hi.get(), lo.get() + (1 << 22) - 1);
     /// ```
-    pub fn id_bounds(&self, time_ms: u64) -> Result<(u64, u64)> {
+    pub fn id_bounds(&self, time_ms: u64) -> Result<(Id, Id)> {
         let tick = self.tick_of(time_ms)?;
         let shift = self.fields[0].shift as u32;
         let lo = tick << shift;
-        Ok((lo, lo | mask(shift)))
+        Ok((Id::new(lo), Id::new(lo | mask(shift))))
     }
 
     /// True when `id` fits the layout and decodes to a time between the
     /// epoch and `now_ms` plus one day: the test behind "which layout fits?".
-    pub fn is_plausible(&self, id: u64, now_ms: u64) -> bool {
+    pub fn is_plausible(&self, id: impl Into<Id>, now_ms: u64) -> bool {
         match self.decompose(id) {
             Ok(p) => p.timestamp_ms <= now_ms.saturating_add(86_400_000),
             Err(_) => false,

@@ -34,7 +34,7 @@
 //! let nodes = layout.nodes_from_pairs([("datacenter", 1), ("worker", 3)])?;
 //! let generator = Generator::new(layout, nodes, Options::default())?;
 //! let id = generator.next_id()?;
-//! let parts = layout.decompose(id.get())?;
+//! let parts = layout.decompose(id)?;
 //! assert_eq!(parts.nodes(), &[1, 3]);
 //! # Ok::<(), snowmint::Error>(())
 //! ```

@@ -375,7 +375,7 @@ impl Value {
                         })?
                         .get()
                 }
-                _ => o.resume_after = Some(v.to_id()?.get()),
+                _ => o.resume_after = Some(v.to_id()?),
             }
         }
         Ok(o)

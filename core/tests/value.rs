@@ -198,7 +198,7 @@ fn options() {
         ),
         ("fail".into(), "borrow:3".into())
     );
-    assert_eq!((o.seed, o.resume_after), (7, Some(99)));
+    assert_eq!((o.seed, o.resume_after), (7, Some(snowmint::Id::new(99))));
     assert_eq!(
         map(&[("seed", Value::Absent)]).to_options(),
         Ok(Default::default())

@@ -206,7 +206,7 @@ fn generate() {
                 o["sequence_start"].as_str(),
             )?;
             opts.seed = u(&o["seed"]);
-            opts.resume_after = o.get("resume_after").map(u);
+            opts.resume_after = o.get("resume_after").map(|v| Id::new(u(v)));
             PureGenerator::new(l, n, opts)
         });
         if let Some(err) = c.get("error") {

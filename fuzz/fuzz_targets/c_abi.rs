@@ -598,7 +598,7 @@ fn run(ops: &[Op], st: &mut State) {
                     let r = l.id_bounds(*time);
                     assert_eq!(c, want(&r));
                     if let Ok(b) = r {
-                        assert_eq!((lo, hi), b);
+                        assert_eq!((lo, hi), (b.0.get(), b.1.get()));
                     }
                 }
                 if c != "ok" {
@@ -914,7 +914,7 @@ fn inspect(
             u64::from(snowmint_layout_total_bits(lp)),
             or0(u64::from(l.total_bits()))
         );
-        assert_eq!(snowmint_layout_max_id(lp), or0(l.max_id()));
+        assert_eq!(snowmint_layout_max_id(lp), or0(l.max_id().get()));
         assert_eq!(snowmint_layout_time_end_ms(lp), or0(l.time_end_ms()));
         assert_eq!(snowmint_layout_i64_end_ms(lp), or0(l.i64_end_ms()));
         assert_eq!(snowmint_layout_js_safe_end_ms(lp), or0(l.js_safe_end_ms()));
@@ -1090,7 +1090,9 @@ fn new_generator(
                 let mut o = Options::from_policies(c, e, s).map_err(|e| e.code())?;
                 let given = options.unwrap();
                 o.seed = given.seed;
-                o.resume_after = given.has_resume_after.then_some(given.resume_after);
+                o.resume_after = given
+                    .has_resume_after
+                    .then_some(snowmint::Id::new(given.resume_after));
                 Ok(o)
             })()
         }

@@ -303,7 +303,7 @@ fn ids() -> Value {
             let n = l.nodes_from_values(nodes).unwrap();
             let id = l.compose(time, seq, &n).unwrap();
             compose.push(json!({"layout": name, "timestamp_ms": time, "sequence": seq, "nodes": nodes_json(&l, nodes), "expect": id.to_string()}));
-            decode.push(decode_case(&l, name, id));
+            decode.push(decode_case(&l, name, id.get()));
         }
         // Errors.
         let n = l.nodes_from_values(&ones).unwrap();
@@ -327,7 +327,7 @@ fn ids() -> Value {
         m["bogus"] = json!(1);
         compose.push(json!({"layout": name, "timestamp_ms": t, "sequence": 0, "nodes": m, "error": "unknown_field"}));
         if l.total_bits() < 64 {
-            decode.push(decode_case(&l, name, l.max_id() + 1));
+            decode.push(decode_case(&l, name, l.max_id().get() + 1));
             decode.push(decode_case(&l, name, u64::MAX));
         }
         for time in [l.epoch_ms(), t, t + 999, last] {
@@ -517,7 +517,7 @@ fn run_script(s: &Script, reserve: &[(usize, Option<u64>)]) -> Value {
     let built = l.nodes_from_pairs(s.nodes.iter().copied()).and_then(|n| {
         let mut o = Options::from_policies(s.policies[0], s.policies[1], s.policies[2])?;
         o.seed = s.seed;
-        o.resume_after = s.resume_after;
+        o.resume_after = s.resume_after.map(Id::new);
         PureGenerator::new(l, n, o)
     });
     let mut g = match built {
@@ -561,7 +561,8 @@ fn generate() -> Value {
             7,
             &twitter.nodes_from_values(&[1, 3]).unwrap(),
         )
-        .unwrap();
+        .unwrap()
+        .get();
     let scripts = vec![
         Script {
             name: "twitter: same ms counts up, new ms restarts at 0",
@@ -1034,7 +1035,7 @@ fn arguments() -> Value {
     let ok_nodes = twitter
         .nodes_from_pairs([("datacenter", 1), ("worker", 1)])
         .unwrap();
-    let id_text = |id: u64| json!(id.to_string());
+    let id_text = |id: Id| json!(id.to_string());
 
     let mut ids = numbers();
     ids.extend([
@@ -1045,7 +1046,7 @@ fn arguments() -> Value {
         Str("18446744073709551615"),
     ]);
     for a in &ids {
-        push("id", a, a.value().to_id().map(|id| id_text(id.get())));
+        push("id", a, a.value().to_id().map(id_text));
     }
     for a in &numbers() {
         let r = a.value().to_time_ms().and_then(|ms| twitter.id_bounds(ms));
@@ -1150,7 +1151,7 @@ fn arguments() -> Value {
         let r = a.value().to_options().and_then(|o| {
             let mut g = PureGenerator::new(twitter, ok_nodes, o)?;
             match g.next(t)? {
-                Next::Id(id) => Ok(id_text(id.get())),
+                Next::Id(id) => Ok(id_text(id)),
                 Next::RetryAt(at) => Ok(json!({"retry_at": at})),
             }
         });
