@@ -67,10 +67,12 @@ impl SlotSpace {
         };
         let leased = match unfixed.as_slice() {
             [one] => **one,
-            [] => return Err(LeaseError::url(format!(
+            [] => {
+                return Err(LeaseError::url(format!(
                 "a lease needs one node field left unfixed, and every node field ({}) has a value",
                 names()
-            ))),
+            )))
+            }
             many => {
                 return Err(LeaseError::url(format!(
                     "a lease leases exactly one node field; fix every other one (unfixed: {})",
