@@ -31,6 +31,11 @@ pub struct FileStore {
     dir: PathBuf,
     /// The lock files of the slots this process holds, by token.
     held: Mutex<HashMap<String, File>>,
+    /// Held for each read-modify-write of a state file. Across processes the
+    /// slot's lock makes its holder the only writer; inside the process a
+    /// renewal the driver gave up on (timeout) may still be running when the
+    /// next one starts, and must not write an older, lower `hwm` after it.
+    writing: Mutex<()>,
 }
 
 /// A slot's state file.
@@ -101,6 +106,7 @@ impl FileStore {
         FileStore {
             dir: dir.into(),
             held: Mutex::new(HashMap::new()),
+            writing: Mutex::new(()),
         }
     }
 
@@ -245,6 +251,7 @@ impl Store for FileStore {
 
     fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
         let sdir = self.open_space(space)?;
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let now = system_ms();
         let slots = space.slots();
         // First pass: the preferred slot, then every free slot whose hwm is
@@ -307,6 +314,7 @@ impl Store for FileStore {
         window_ms: u64,
     ) -> Result<Renewal, StoreError> {
         let sdir = self.space_dir(space);
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let mut state = self.check_holder(&sdir, holder)?;
         state.hwm_ms = state.hwm_ms.max(system_ms().saturating_add(window_ms));
         Self::write_state(&sdir, holder.slot, &state)?;
@@ -318,6 +326,7 @@ impl Store for FileStore {
 
     fn release(&self, space: &SlotSpace, holder: &Holder, last_ms: u64) -> Result<(), StoreError> {
         let sdir = self.space_dir(space);
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let result = self.check_holder(&sdir, holder).and_then(|mut state| {
             state.hwm_ms = last_ms;
             state.token.clear();
