@@ -159,7 +159,9 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
 
         let claim = claim_timed(&store, &space, &settings, prefer).map_err(fail)?;
         let release_now = |e: LeaseError| {
-            let _ = store.release(&space, &claim.holder, claim.prev_hwm_ms);
+            let (st, sp, h) = (Arc::clone(&store), Arc::clone(&space), claim.holder.clone());
+            let hwm = claim.prev_hwm_ms;
+            let _ = timed(settings.timeout_ms, move || st.release(&sp, &h, hwm));
             e
         };
         let nodes = space

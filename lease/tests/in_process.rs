@@ -87,3 +87,65 @@ fn release_writes_the_last_issued_unit() {
     drop(g);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn namespaces_are_separate_spaces() {
+    let dir = temp_dir("ns");
+    // A 1-bit leased field: two slots per space.
+    let layout = Layout::new(
+        1288834974657,
+        1,
+        &[
+            ("timestamp", 41),
+            ("datacenter", 5),
+            ("worker", 1),
+            ("sequence", 16),
+        ],
+    )
+    .unwrap();
+    let open = |ns: &str| {
+        let url = LeaseUrl::parse(&format!("file:{}?namespace={ns}", dir.display())).unwrap();
+        LeasedGenerator::open_with(
+            &url,
+            layout,
+            &[("datacenter", 1)],
+            Options::default(),
+            None,
+            SystemClock,
+        )
+    };
+    let a0 = open("a").unwrap();
+    let a1 = open("a").unwrap();
+    let e = open("a").unwrap_err();
+    assert_eq!(e.code(), "lease_unavailable");
+    assert!(e.to_string().contains("all 2 slots are held"), "{e}");
+    // Another namespace on the same directory is independent.
+    let b0 = open("b").unwrap();
+    assert_eq!(b0.slot(), 0);
+    drop((a0, a1, b0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unusable_directory_is_lease_unavailable() {
+    let url = LeaseUrl::parse("file:/proc/snowmint-lease-nowhere").unwrap();
+    let layout = Layout::preset("twitter").unwrap();
+    let e = LeasedGenerator::open_with(
+        &url,
+        layout,
+        &[("datacenter", 1)],
+        Options::default(),
+        None,
+        SystemClock,
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), "lease_unavailable");
+    let m = e.to_string();
+    assert!(
+        m.starts_with(
+            "file:/proc/snowmint-lease-nowhere: cannot create /proc/snowmint-lease-nowhere/v1-"
+        ),
+        "{m}"
+    );
+    assert!(m.ends_with("[lease_unavailable]"), "{m}");
+}
