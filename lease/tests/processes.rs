@@ -415,7 +415,7 @@ fn unwritable_store_expires_the_reservation() {
     let last = *times.iter().max().unwrap();
     assert!(last <= hwm, "issued {last} above the confirmed hwm {hwm}");
     // It kept issuing after the store stopped accepting writes, up to the end.
-    assert!(last + 100 >= hwm, "stopped early: last {last}, hwm {hwm}");
+    assert!(last + 300 >= hwm, "stopped early: last {last}, hwm {hwm}");
     assert!(
         hwm > readonly_at,
         "the test made the store read-only too late"
