@@ -149,3 +149,117 @@ fn unusable_directory_is_lease_unavailable() {
     );
     assert!(m.ends_with("[lease_unavailable]"), "{m}");
 }
+
+/// A file store whose renewals can be made to fail (as if the disk or the
+/// network refused) or to hang, around a real directory.
+struct Faulty {
+    inner: snowmint_lease::FileStore,
+    fail: std::sync::atomic::AtomicBool,
+    hang_ms: std::sync::atomic::AtomicU64,
+}
+
+impl Faulty {
+    fn new(dir: &std::path::Path) -> std::sync::Arc<Faulty> {
+        std::sync::Arc::new(Faulty {
+            inner: snowmint_lease::FileStore::new(dir),
+            fail: Default::default(),
+            hang_ms: Default::default(),
+        })
+    }
+    fn hang(&self) {
+        let ms = self.hang_ms.load(std::sync::atomic::Ordering::SeqCst);
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+use snowmint_lease::{Claim, ClaimRequest, Holder, Renewal, SlotSpace, Store, StoreError};
+
+impl Store for Faulty {
+    fn describe(&self) -> String {
+        format!("faulty {}", self.inner.describe())
+    }
+    fn now_ms(&self) -> Result<u64, StoreError> {
+        self.hang();
+        self.inner.now_ms()
+    }
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        self.inner.claim(space, req)
+    }
+    fn renew(
+        &self,
+        space: &SlotSpace,
+        h: &Holder,
+        ttl: u64,
+        window: u64,
+    ) -> Result<Renewal, StoreError> {
+        if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::Unreachable("writes refused".into()));
+        }
+        self.inner.renew(space, h, ttl, window)
+    }
+    fn release(&self, space: &SlotSpace, h: &Holder, last_ms: u64) -> Result<(), StoreError> {
+        self.inner.release(space, h, last_ms)
+    }
+}
+
+#[test]
+fn failed_renewals_expire_then_recover() {
+    use std::sync::atomic::Ordering;
+    let dir = temp_dir("recover");
+    let store = Faulty::new(&dir);
+    let url = LeaseUrl::parse("file:/unused?renew_ms=20&window_ms=300").unwrap();
+    let g = LeasedGenerator::with_store(
+        store.clone(),
+        url.settings,
+        Layout::preset("twitter").unwrap(),
+        &[("datacenter", 1)],
+        Options::default(),
+        None,
+        SystemClock,
+    )
+    .unwrap();
+    g.next_id().unwrap();
+    store.fail.store(true, Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let err = loop {
+        match g.next_id() {
+            Ok(_) => assert!(std::time::Instant::now() < deadline, "never expired"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(err.code(), "lease_expired");
+    assert_eq!(g.info().last_error.as_deref(), Some("writes refused"));
+    // The store answers again: the next renewal extends the reservation.
+    store.fail.store(false, Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while g.next_id().is_err() {
+        assert!(std::time::Instant::now() < deadline, "never recovered");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(g.info().last_error, None);
+    g.close().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_store_that_hangs_times_out() {
+    use std::sync::atomic::Ordering;
+    let dir = temp_dir("hang");
+    let store = Faulty::new(&dir);
+    store.hang_ms.store(2000, Ordering::SeqCst);
+    let url = LeaseUrl::parse("file:/unused?timeout_ms=100").unwrap();
+    let t = std::time::Instant::now();
+    let e = LeasedGenerator::with_store(
+        store,
+        url.settings,
+        Layout::preset("twitter").unwrap(),
+        &[("datacenter", 1)],
+        Options::default(),
+        None,
+        SystemClock,
+    )
+    .unwrap_err();
+    assert!(t.elapsed() < std::time::Duration::from_millis(1500));
+    assert_eq!(e.code(), "lease_unavailable");
+    assert!(e.to_string().contains("no answer within 100 ms"), "{e}");
+}
