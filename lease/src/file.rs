@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! DIR/<space key>/space.txt     the space's canonical text (checked on every claim)
+//! DIR/<space key>/space.lock    locked around every read-modify-write of a state file
 //! DIR/<space key>/<slot>.lock   locked with flock(2) for the life of the holder
 //! DIR/<space key>/<slot>.state  hwm_ms, counter, token (replaced atomically)
 //! ```
@@ -188,6 +189,43 @@ impl FileStore {
         }
     }
 
+    /// The space's `space.lock`, locked: held around every read-modify-write
+    /// of a state file (claim, renew, release), so that a check of the holder
+    /// and the write that follows are one step even if a slot's lock file was
+    /// removed and the slot claimed again. Held for milliseconds; waiting for
+    /// it is bounded (1 s, then the call fails as unreachable).
+    fn lock_space(sdir: &Path) -> Result<File, StoreError> {
+        let path = sdir.join("space.lock");
+        // Read-only when it exists (a store made read-only still answers).
+        let file = match File::open(&path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path),
+            r => r,
+        }
+        .map_err(|e| io_err("cannot open", &path, e))?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        loop {
+            // SAFETY: flock on a descriptor we own.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(file);
+            }
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(io_err("cannot lock", &path, e));
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(StoreError::Unreachable(format!(
+                    "{} stayed locked for 1 s",
+                    path.display()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+
     /// Checks that `holder` still holds its slot: the lock file we hold is
     /// still the one at its path (nobody removed the directory), and the state
     /// file names our token and claim counter. Returns the state.
@@ -283,7 +321,9 @@ impl Store for FileStore {
                 }
             }
         }
-        let (slot, file, old) = got.ok_or(StoreError::NoFreeSlot)?;
+        let (slot, file, _) = got.ok_or(StoreError::NoFreeSlot)?;
+        let _space = Self::lock_space(&sdir)?;
+        let old = Self::read_state(&sdir, slot)?;
         let new = State {
             hwm_ms: old.hwm_ms.max(now.saturating_add(req.window_ms)),
             counter: old.counter + 1,
@@ -315,6 +355,7 @@ impl Store for FileStore {
     ) -> Result<Renewal, StoreError> {
         let sdir = self.space_dir(space);
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        let _space = Self::lock_space(&sdir)?;
         let mut state = self.check_holder(&sdir, holder)?;
         state.hwm_ms = state.hwm_ms.max(system_ms().saturating_add(window_ms));
         Self::write_state(&sdir, holder.slot, &state)?;
@@ -327,7 +368,8 @@ impl Store for FileStore {
     fn release(&self, space: &SlotSpace, holder: &Holder, last_ms: u64) -> Result<(), StoreError> {
         let sdir = self.space_dir(space);
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
-        let result = self.check_holder(&sdir, holder).and_then(|mut state| {
+        let result = Self::lock_space(&sdir).and_then(|_space| {
+            let mut state = self.check_holder(&sdir, holder)?;
             state.hwm_ms = last_ms;
             state.token.clear();
             Self::write_state(&sdir, holder.slot, &state)
