@@ -1,0 +1,47 @@
+//! Leases for snowmint generators: node values without hand assignment.
+//!
+//! A generator's node fields are fixed by the user except one, the *leased*
+//! field. Its values are the **slots** of a store; a process claims a free
+//! slot, issues IDs with it, and releases it on close. The store keeps, per
+//! slot, a high-water mark `hwm`: an upper bound on every time unit any holder
+//! of the slot has issued or may still issue. A holder issues only inside the
+//! reservation the store has confirmed, and a new holder starts strictly above
+//! the old `hwm`, so no two holders ever issue the same ID. The protocol and
+//! its safety argument are in `docs/LEASES.md`.
+//!
+//! - [`LeaseUrl`]: the one option every language passes (`file:/var/lib/app/ids?namespace=orders`).
+//! - [`SlotSpace`]: the slots of a layout's ID space, and the stable key a store files them under.
+//! - [`Store`]: what a store does (claim, renew, release, read its clock); [`FileStore`] is the
+//!   embedded one (a local directory, one advisory lock per slot).
+//! - [`LeasedGenerator`]: the driver: claims, builds the `snowmint::Generator`, renews on a
+//!   background thread, releases on close or drop.
+//!
+//! ```
+//! use snowmint::Layout;
+//! use snowmint_lease::LeasedGenerator;
+//! let dir = std::env::temp_dir().join(format!("snowmint-lease-doc-{}", std::process::id()));
+//! let url = format!("file:{}?namespace=doc", dir.display());
+//! let layout = Layout::preset("twitter")?;
+//! // datacenter is fixed, worker is leased.
+//! let g = LeasedGenerator::open(&url, layout, &[("datacenter", 1)], Default::default())?;
+//! let id = g.next_id()?;
+//! assert_eq!(layout.decompose(id.get())?.nodes(), &[1, g.slot()]);
+//! g.close()?;
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok::<(), snowmint_lease::LeaseError>(())
+//! ```
+#![deny(missing_docs)]
+
+mod driver;
+mod error;
+mod file;
+mod space;
+mod store;
+mod url;
+
+pub use driver::{LeaseInfo, LeasedGenerator};
+pub use error::LeaseError;
+pub use file::FileStore;
+pub use space::SlotSpace;
+pub use store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
+pub use url::{LeaseUrl, Settings, StoreUrl};

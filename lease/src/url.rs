@@ -1,0 +1,359 @@
+//! The lease URL: the one string every language passes, parsed only here.
+//!
+//! `file:/var/lib/myapp/ids`, `file:///var/lib/myapp/ids` or plain `file`
+//! (the per-user default directory), with options in the query:
+//! `file:/tmp/ids?namespace=orders&ttl_ms=3000`.
+
+use std::path::PathBuf;
+
+use crate::error::LeaseError;
+
+/// Where the slots live.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreUrl {
+    /// The embedded store: a local directory ([`crate::FileStore`]).
+    File(PathBuf),
+    // Stores across machines add their schemes here (`postgres://`,
+    // `mysql://`, `redis://`, `etcd://`), each parsed into its own variant,
+    // and `LeaseUrl::store` opens them; see `FUTURE_SCHEMES`.
+}
+
+/// Schemes reserved for stores across machines, refused until they are built.
+const FUTURE_SCHEMES: [&str; 6] = ["postgres", "postgresql", "mysql", "redis", "rediss", "etcd"];
+
+/// The lease's timing and naming options (the URL's query).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// Separates applications that share a store and an ID space
+    /// (`[A-Za-z0-9_.-]`, 1 to 64 characters). Default: none.
+    pub namespace: Option<String>,
+    /// How long a claim or renewal holds the slot without another renewal
+    /// (stores with expiry; the file store holds its lock for the life of the
+    /// process). Default 30,000.
+    pub ttl_ms: u64,
+    /// How often the background thread renews. Default 10,000.
+    pub renew_ms: u64,
+    /// How far ahead of the store's clock each renewal reserves: `hwm` becomes
+    /// store time + `window_ms`. Default 20,000.
+    pub window_ms: u64,
+    /// The largest difference between the local clock and the store's clock
+    /// accepted at claim. Default 5,000.
+    pub max_skew_ms: u64,
+    /// The longest any one store call may take before it counts as failed
+    /// (`lease_unavailable` at claim, a failed renewal later). Default 5,000.
+    pub timeout_ms: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            namespace: None,
+            ttl_ms: 30_000,
+            renew_ms: 10_000,
+            window_ms: 20_000,
+            max_skew_ms: 5_000,
+            timeout_ms: 5_000,
+        }
+    }
+}
+
+impl Settings {
+    /// The keys the query accepts.
+    pub const KEYS: [&'static str; 6] = [
+        "namespace",
+        "ttl_ms",
+        "renew_ms",
+        "window_ms",
+        "max_skew_ms",
+        "timeout_ms",
+    ];
+
+    /// Checks the relations between the durations: every one at least 1 ms,
+    /// a renewal before the TTL runs out (`renew_ms < ttl_ms`) and before the
+    /// reservation does (`renew_ms < window_ms`).
+    pub fn check(&self) -> Result<(), LeaseError> {
+        for (k, v) in [
+            ("ttl_ms", self.ttl_ms),
+            ("renew_ms", self.renew_ms),
+            ("window_ms", self.window_ms),
+            ("timeout_ms", self.timeout_ms),
+        ] {
+            if v == 0 {
+                return Err(LeaseError::url(format!("{k} must be at least 1")));
+            }
+        }
+        if self.renew_ms >= self.ttl_ms {
+            return Err(LeaseError::url(format!(
+                "renew_ms ({}) must be less than ttl_ms ({})",
+                self.renew_ms, self.ttl_ms
+            )));
+        }
+        if self.renew_ms >= self.window_ms {
+            return Err(LeaseError::url(format!(
+                "renew_ms ({}) must be less than window_ms ({}), or the reservation runs out between renewals",
+                self.renew_ms, self.window_ms
+            )));
+        }
+        if let Some(ns) = &self.namespace {
+            check_namespace(ns)?;
+        }
+        Ok(())
+    }
+}
+
+fn check_namespace(ns: &str) -> Result<(), LeaseError> {
+    let ok = !ns.is_empty()
+        && ns.len() <= 64
+        && ns
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(LeaseError::url(format!(
+            "namespace '{ns}' must be 1 to 64 characters of [A-Za-z0-9_.-]"
+        )))
+    }
+}
+
+/// A parsed lease URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeaseUrl {
+    /// The store.
+    pub store: StoreUrl,
+    /// The options.
+    pub settings: Settings,
+}
+
+impl LeaseUrl {
+    /// Parses a lease URL. Every problem is `invalid_option` naming the part.
+    ///
+    /// ```
+    /// use snowmint_lease::{LeaseUrl, StoreUrl};
+    /// let u = LeaseUrl::parse("file:/tmp/ids?namespace=orders&ttl_ms=3000&renew_ms=1000").unwrap();
+    /// assert_eq!(u.store, StoreUrl::File("/tmp/ids".into()));
+    /// assert_eq!(u.settings.namespace.as_deref(), Some("orders"));
+    /// assert_eq!(u.settings.ttl_ms, 3000);
+    /// assert_eq!(LeaseUrl::parse("zookeeper://h:2181").unwrap_err().code(), "invalid_option");
+    /// ```
+    pub fn parse(url: &str) -> Result<LeaseUrl, LeaseError> {
+        let (head, query) = match url.split_once('?') {
+            Some((h, q)) => (h, Some(q)),
+            None => (url, None),
+        };
+        let (scheme, rest) = match head.split_once(':') {
+            Some((s, r)) => (s, r),
+            None => (head, ""),
+        };
+        let store = match scheme {
+            "file" => StoreUrl::File(file_path(rest)?),
+            s if FUTURE_SCHEMES.contains(&s) => {
+                return Err(LeaseError::url(format!(
+                    "the '{s}' store is not built into this version (known: file)"
+                )))
+            }
+            "" => {
+                return Err(LeaseError::url(
+                    "empty URL (expected e.g. 'file:/var/lib/myapp/ids' or 'file')",
+                ))
+            }
+            s => {
+                return Err(LeaseError::url(format!(
+                    "unknown scheme '{}' (known: file)",
+                    s.chars().take(32).collect::<String>()
+                )))
+            }
+        };
+        let mut settings = Settings::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            if seen.contains(&k) {
+                return Err(LeaseError::url(format!("option '{k}' given twice")));
+            }
+            seen.push(k);
+            let number = || -> Result<u64, LeaseError> {
+                v.parse::<u64>().map_err(|_| {
+                    LeaseError::url(format!(
+                        "{k} must be a whole number of milliseconds, not '{v}'"
+                    ))
+                })
+            };
+            match k {
+                "namespace" => settings.namespace = Some(decode(v)?),
+                "ttl_ms" => settings.ttl_ms = number()?,
+                "renew_ms" => settings.renew_ms = number()?,
+                "window_ms" => settings.window_ms = number()?,
+                "max_skew_ms" => settings.max_skew_ms = number()?,
+                "timeout_ms" => settings.timeout_ms = number()?,
+                _ => {
+                    return Err(LeaseError::url(format!(
+                        "unknown option '{}' (known: {})",
+                        k.chars().take(32).collect::<String>(),
+                        Settings::KEYS.join(", ")
+                    )))
+                }
+            }
+        }
+        settings.check()?;
+        Ok(LeaseUrl { store, settings })
+    }
+}
+
+/// The directory of a `file` URL: `file:/abs`, `file:///abs`, `file:rel`,
+/// or nothing for the default.
+fn file_path(rest: &str) -> Result<PathBuf, LeaseError> {
+    let path = if let Some(p) = rest.strip_prefix("//") {
+        // file://HOST/path: only an empty host or localhost.
+        match p.find('/') {
+            Some(0) => p,
+            Some(i) if &p[..i] == "localhost" => &p[i..],
+            _ => {
+                return Err(LeaseError::url(
+                    "a file URL names a local directory: 'file:/path' or 'file:///path'",
+                ))
+            }
+        }
+    } else {
+        rest
+    };
+    if path.is_empty() {
+        return default_dir();
+    }
+    Ok(PathBuf::from(decode(path)?))
+}
+
+/// The per-user default directory of plain `file`: `$XDG_STATE_HOME/snowmint/leases`,
+/// else `~/.local/state/snowmint/leases`, else `/tmp/snowmint-leases-UID`. A state
+/// directory, not `$XDG_RUNTIME_DIR`: the high-water marks must survive a reboot
+/// (a clock set back at boot is exactly what they protect against).
+pub(crate) fn default_dir() -> Result<PathBuf, LeaseError> {
+    let nonempty = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = nonempty("XDG_STATE_HOME") {
+        return Ok(d.join("snowmint").join("leases"));
+    }
+    if let Some(h) = nonempty("HOME") {
+        return Ok(h.join(".local/state/snowmint/leases"));
+    }
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    Ok(std::env::temp_dir().join(format!("snowmint-leases-{uid}")))
+}
+
+/// Percent-decoding (`%2F`); anything else is kept as is.
+fn decode(s: &str) -> Result<String, LeaseError> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = s
+                .get(i + 1..i + 3)
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| LeaseError::url(format!("bad percent escape at byte {i}")))?;
+            out.push(hex);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| LeaseError::url("the URL decodes to invalid UTF-8"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(url: &str) -> String {
+        let e = LeaseUrl::parse(url).unwrap_err();
+        assert_eq!(e.code(), "invalid_option", "{url}");
+        e.to_string()
+    }
+
+    #[test]
+    fn file_forms() {
+        let p = |u: &str| match LeaseUrl::parse(u).unwrap().store {
+            StoreUrl::File(p) => p,
+        };
+        assert_eq!(
+            p("file:/var/lib/myapp/ids"),
+            PathBuf::from("/var/lib/myapp/ids")
+        );
+        assert_eq!(p("file:///var/lib/x"), PathBuf::from("/var/lib/x"));
+        assert_eq!(p("file://localhost/var/lib/x"), PathBuf::from("/var/lib/x"));
+        assert_eq!(p("file:rel/dir"), PathBuf::from("rel/dir"));
+        assert_eq!(p("file:/a%20b"), PathBuf::from("/a b"));
+        assert_eq!(p("file"), default_dir().unwrap());
+        assert_eq!(p("file:"), default_dir().unwrap());
+        assert_eq!(p("file?namespace=x"), default_dir().unwrap());
+        assert!(
+            default_dir().unwrap().ends_with("snowmint/leases")
+                || std::env::var_os("HOME").is_none()
+        );
+    }
+
+    #[test]
+    fn options() {
+        let u = LeaseUrl::parse(
+            "file:/x?namespace=orders.v2&ttl_ms=3000&renew_ms=500&window_ms=2000&max_skew_ms=100&timeout_ms=50",
+        )
+        .unwrap();
+        assert_eq!(
+            u.settings,
+            Settings {
+                namespace: Some("orders.v2".into()),
+                ttl_ms: 3000,
+                renew_ms: 500,
+                window_ms: 2000,
+                max_skew_ms: 100,
+                timeout_ms: 50,
+            }
+        );
+        assert_eq!(
+            LeaseUrl::parse("file:/x").unwrap().settings,
+            Settings::default()
+        );
+        // max_skew_ms 0: the clocks must agree to the millisecond; allowed.
+        assert_eq!(
+            LeaseUrl::parse("file:/x?max_skew_ms=0")
+                .unwrap()
+                .settings
+                .max_skew_ms,
+            0
+        );
+    }
+
+    #[test]
+    fn refusals_name_the_problem() {
+        assert!(err("zookeeper://h:2181/x").contains("unknown scheme 'zookeeper'"));
+        assert!(err("postgres://u@h/db").contains("'postgres' store is not built"));
+        assert!(err("redis://h").contains("'redis'"));
+        assert!(err("etcd://h:2379").contains("'etcd'"));
+        assert!(err("").contains("empty URL"));
+        assert!(err("file:/x?ttl=5").contains("unknown option 'ttl' (known: namespace, ttl_ms"));
+        assert!(err("file:/x?ttl_ms=abc").contains("ttl_ms must be a whole number"));
+        assert!(err("file:/x?ttl_ms=-1").contains("ttl_ms must be a whole number"));
+        assert!(err("file:/x?ttl_ms=1&ttl_ms=2").contains("given twice"));
+        assert!(err("file:/x?renew_ms=0").contains("renew_ms must be at least 1"));
+        assert!(err("file:/x?ttl_ms=100&renew_ms=100").contains("less than ttl_ms"));
+        assert!(err("file:/x?window_ms=5000").contains("less than window_ms"));
+        assert!(err("file:/x?namespace=a/b").contains("namespace 'a/b'"));
+        assert!(err("file:/x?namespace=").contains("namespace ''"));
+        assert!(err("file://otherhost/x").contains("local directory"));
+        assert!(err("file:/x%zz").contains("percent escape"));
+        let e = LeaseUrl::parse("nope:x").unwrap_err();
+        assert_eq!(e.kind.class(), snowmint::ErrorClass::Value);
+        assert!(
+            e.to_string()
+                .starts_with("invalid option 'lease': unknown scheme"),
+            "{e}"
+        );
+        assert!(e.to_string().ends_with("[invalid_option]"), "{e}");
+    }
+}

@@ -1,0 +1,429 @@
+//! The lease protocol with real processes on a real directory: many
+//! claimers, a holder killed and replaced (clock on time and behind), a store
+//! that stops accepting writes, a skewed clock. Every wait is bounded.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use snowmint::Layout;
+
+const PROBE: &str = env!("CARGO_BIN_EXE_snowmint-lease-probe");
+
+fn twitter() -> Layout {
+    Layout::preset("twitter").unwrap()
+}
+
+/// A fresh directory under the system's temporary directory.
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("snowmint-lease-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A running probe whose output lines are collected as they come.
+struct Probe {
+    child: Child,
+    lines: Arc<Mutex<Vec<String>>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+impl Probe {
+    fn spawn(url: &str, args: &[&str]) -> Probe {
+        Self::spawn_cmd(Command::new(PROBE), url, args)
+    }
+
+    fn spawn_cmd(mut cmd: Command, url: &str, args: &[&str]) -> Probe {
+        let mut child = cmd
+            .arg(url)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn the probe");
+        let out = child.stdout.take().unwrap();
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let l = Arc::clone(&lines);
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                l.lock().unwrap().push(line.unwrap());
+            }
+        });
+        Probe {
+            child,
+            lines,
+            reader: Some(reader),
+        }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// Waits (at most `secs`) until `cond` holds for the output so far or the
+    /// process has ended.
+    fn wait_for(&mut self, secs: u64, cond: impl Fn(&[String]) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while !cond(&self.lines()) {
+            if self.child.try_wait().unwrap().is_some() {
+                // Let the reader drain the pipe.
+                self.reader.take().map(|r| r.join());
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "probe timed out: {:?}",
+                self.tail()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Waits (at most `secs`) for the process to exit; returns its output.
+    fn finish(mut self, secs: u64) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while self.child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("probe did not exit in {secs} s: {:?}", self.tail());
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.reader.take().map(|r| r.join());
+        self.lines()
+    }
+
+    /// SIGKILL, then the output it had written.
+    fn kill(mut self) -> Vec<String> {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        self.reader.take().map(|r| r.join());
+        self.lines()
+    }
+
+    fn tail(&self) -> Vec<String> {
+        let l = self.lines();
+        l[l.len().saturating_sub(5)..].to_vec()
+    }
+}
+
+fn ids(lines: &[String]) -> Vec<u64> {
+    lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("id "))
+        .map(|v| v.parse().unwrap())
+        .collect()
+}
+
+fn value(lines: &[String], key: &str) -> Option<u64> {
+    lines
+        .iter()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
+}
+
+fn errors(lines: &[String]) -> Vec<&str> {
+    lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("error "))
+        .collect()
+}
+
+fn time_of(id: u64) -> u64 {
+    twitter().decompose(id).unwrap().timestamp_ms()
+}
+
+/// The one space directory (`v1-...`) of a store directory.
+fn space_dir(store: &Path) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("v1-"))
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}
+
+/// `hwm_ms` of a slot's state file.
+fn stored_hwm(store: &Path, slot: u64) -> u64 {
+    let text = std::fs::read_to_string(space_dir(store).join(format!("{slot}.state"))).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("hwm_ms="))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn forty_processes_thirty_two_slots() {
+    let dir = temp_dir("forty");
+    let go = dir.join("go");
+    let url = format!("file:{}?namespace=forty", dir.join("store").display());
+    let go_arg = go.display().to_string();
+    let mut probes: Vec<Probe> = (0..40)
+        .map(|_| {
+            Probe::spawn(
+                &url,
+                &[
+                    "--fixed",
+                    "datacenter=1",
+                    "--count",
+                    "50",
+                    "--hold-until-file",
+                    &go_arg,
+                ],
+            )
+        })
+        .collect();
+    // Every probe either holds a slot with its IDs issued, or has given up.
+    for p in &mut probes {
+        p.wait_for(30, |l| l.iter().any(|x| x.starts_with("hwm ")));
+    }
+    std::fs::write(&go, "").unwrap();
+    let outputs: Vec<Vec<String>> = probes.into_iter().map(|p| p.finish(30)).collect();
+
+    let mut slots = HashSet::new();
+    let mut all = HashSet::new();
+    let mut refused = 0;
+    for out in &outputs {
+        match value(out, "slot") {
+            Some(slot) => {
+                assert!(slots.insert(slot), "slot {slot} given twice");
+                let got = ids(out);
+                assert_eq!(got.len(), 50, "{out:?}");
+                for id in got {
+                    assert_eq!(twitter().decompose(id).unwrap().nodes(), &[1, slot]);
+                    assert!(all.insert(id), "duplicate ID {id}");
+                }
+                assert!(out.iter().any(|l| l == "closed"), "{out:?}");
+            }
+            None => {
+                let e = errors(out);
+                assert_eq!(e.len(), 1, "{out:?}");
+                assert!(e[0].starts_with("lease_unavailable "), "{e:?}");
+                assert!(e[0].contains("all 32 slots are held"), "{e:?}");
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!(slots, (0..32).collect::<HashSet<u64>>());
+    assert_eq!(refused, 8);
+    assert_eq!(all.len(), 32 * 50);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A holder killed with SIGKILL mid-stream, replaced by one on the same slot
+/// whose clock is `offset_ms` off: it issues only IDs above every ID the
+/// killed one issued (and above the stored hwm).
+fn kill_and_replace(name: &str, offset_ms: i64) {
+    let dir = temp_dir(name);
+    let store = dir.join("store");
+    let url = format!(
+        "file:{}?namespace={name}&renew_ms=200&window_ms=1000&max_skew_ms=3000",
+        store.display()
+    );
+    let mut a = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--until-error",
+            "--interval-ms",
+            "1",
+        ],
+    );
+    a.wait_for(20, |l| ids(l).len() >= 300);
+    let a_out = a.kill();
+    let slot = value(&a_out, "slot").unwrap();
+    let a_ids = ids(&a_out);
+    assert!(a_ids.len() >= 300, "{a_out:?}");
+    assert!(errors(&a_out).is_empty(), "{a_out:?}");
+    let a_max = *a_ids.iter().max().unwrap();
+    // What the store confirmed covers everything A issued.
+    let hwm = stored_hwm(&store, slot);
+    assert!(time_of(a_max) <= hwm);
+
+    let offset = offset_ms.to_string();
+    let prefer = slot.to_string();
+    let b_out = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--prefer",
+            &prefer,
+            "--count",
+            "200",
+            "--clock-offset-ms",
+            &offset,
+            "--clock-backwards",
+            "wait:10000",
+        ],
+    )
+    .finish(20);
+    assert_eq!(value(&b_out, "slot"), Some(slot), "{b_out:?}");
+    assert!(errors(&b_out).is_empty(), "{b_out:?}");
+    let b_ids = ids(&b_out);
+    assert_eq!(b_ids.len(), 200);
+    let b_min = *b_ids.iter().min().unwrap();
+    assert!(b_min > a_max, "replacement issued {b_min} <= {a_max}");
+    assert!(
+        time_of(b_min) > hwm,
+        "replacement started inside the old hwm"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn killed_holder_replaced() {
+    kill_and_replace("kill", 0);
+}
+
+#[test]
+fn killed_holder_replaced_by_a_clock_behind() {
+    kill_and_replace("kill-behind", -1500);
+}
+
+/// A holder whose slot another holder takes (its lock file removed, then the
+/// slot claimed again) stops at once, long before its reservation ends, and
+/// the new holder issues only above it.
+#[test]
+fn holder_that_lost_its_slot_stops_at_once() {
+    let dir = temp_dir("lost");
+    let store = dir.join("store");
+    let url = format!(
+        "file:{}?namespace=lost&renew_ms=50&window_ms=3000",
+        store.display()
+    );
+    let mut a = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--until-error",
+            "--interval-ms",
+            "1",
+        ],
+    );
+    a.wait_for(20, |l| ids(l).len() >= 50);
+    let slot = value(&a.lines(), "slot").unwrap();
+    std::fs::remove_file(space_dir(&store).join(format!("{slot}.lock"))).unwrap();
+    let prefer = slot.to_string();
+    let b = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--prefer",
+            &prefer,
+            "--count",
+            "20",
+            "--clock-backwards",
+            "wait:10000",
+        ],
+    );
+    let a_out = a.finish(20);
+    let b_out = b.finish(20);
+    let e = errors(&a_out);
+    assert!(
+        e.len() == 1 && e[0].starts_with("lease_expired "),
+        "{a_out:?}"
+    );
+    let a_last = time_of(*ids(&a_out).iter().max().unwrap());
+    let end = value(&a_out, "reserved_end").unwrap();
+    assert_eq!(end, twitter().epoch_ms(), "stopped, not just expired");
+    // It stopped within a few renewals, seconds before its last confirmed hwm.
+    let hwm = value(&a_out, "hwm").unwrap();
+    assert!(a_last + 1500 < hwm, "A issued until {a_last}, hwm {hwm}");
+    assert_eq!(value(&b_out, "slot"), Some(slot), "{b_out:?}");
+    assert!(errors(&b_out).is_empty(), "{b_out:?}");
+    let a_max = *ids(&a_out).iter().max().unwrap();
+    assert!(ids(&b_out).iter().all(|&id| id > a_max));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn clock_skew_refused_at_claim() {
+    let dir = temp_dir("skew");
+    let url = format!("file:{}?max_skew_ms=2000", dir.display());
+    let out = Probe::spawn(
+        &url,
+        &["--fixed", "datacenter=1", "--clock-offset-ms", "-10000"],
+    )
+    .finish(20);
+    let e = errors(&out);
+    assert_eq!(e.len(), 1, "{out:?}");
+    assert!(e[0].starts_with("lease_unavailable "), "{e:?}");
+    assert!(e[0].contains("(at most 2000 ms allowed)"), "{e:?}");
+    assert!(value(&out, "slot").is_none());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The store stops accepting writes (its directory made read-only) while a
+/// holder issues IDs: the holder goes on up to its confirmed reservation,
+/// then fails with lease_expired, and never issues above it.
+#[test]
+fn unwritable_store_expires_the_reservation() {
+    let dir = temp_dir("readonly");
+    let store = dir.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let url = format!(
+        "file:{}?namespace=ro&renew_ms=100&window_ms=800",
+        store.display()
+    );
+    let args = [
+        "--fixed",
+        "datacenter=1",
+        "--until-error",
+        "--interval-ms",
+        "1",
+    ];
+    // Root ignores permissions: run the probe as nobody (65534) then.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut p = if root {
+        let c = std::ffi::CString::new(store.display().to_string()).unwrap();
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", PROBE]);
+        Probe::spawn_cmd(cmd, &url, &args)
+    } else {
+        Probe::spawn(&url, &args)
+    };
+    p.wait_for(20, |l| ids(l).len() >= 100);
+    let sdir = space_dir(&store);
+    set_mode(&sdir, 0o555);
+    let readonly_at = snowmint::SystemClock.precise_ms();
+    let out = p.finish(20);
+    set_mode(&sdir, 0o755);
+
+    let slot = value(&out, "slot").unwrap();
+    let e = errors(&out);
+    assert!(e[0].starts_with("lease_expired "), "{out:?}");
+    // The release could not be written either.
+    assert!(
+        e.len() == 2 && e[1].starts_with("lease_unavailable "),
+        "{e:?}"
+    );
+    let end = value(&out, "reserved_end").unwrap();
+    let hwm = stored_hwm(&store, slot);
+    assert_eq!(end, hwm + 1, "the reservation is the stored hwm's unit");
+    let times: Vec<u64> = ids(&out).into_iter().map(time_of).collect();
+    let last = *times.iter().max().unwrap();
+    assert!(last <= hwm, "issued {last} above the confirmed hwm {hwm}");
+    // It kept issuing after the store stopped accepting writes, up to the end.
+    assert!(last + 300 >= hwm, "stopped early: last {last}, hwm {hwm}");
+    assert!(
+        hwm > readonly_at,
+        "the test made the store read-only too late"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
