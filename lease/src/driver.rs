@@ -181,7 +181,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                         ),
                     ))
                 })?;
-            let key = |id: u64| layout.decompose(id).map(|p| (p.tick(), p.sequence()));
+            let key = |id: Id| layout.decompose(id).map(|p| (p.tick(), p.sequence()));
             options.resume_after = Some(match options.resume_after {
                 Some(user) if key(user).map_err(|e| release_now(e.into()))? > key(above)? => user,
                 _ => above,
