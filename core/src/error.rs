@@ -246,6 +246,9 @@ pub enum OptionProblem {
     Count,
     /// The `resume_after` ID does not belong to this layout.
     ResumeAfter,
+    /// The lease URL or one of its options is not acceptable (the lease
+    /// layer names the part).
+    LeaseUrl,
 }
 
 /// Why an ID was refused.
@@ -439,8 +442,8 @@ impl Error {
                 p.message()
             }
             Error::ProcessForked => (
-                "this generator was created before fork(); in the child process create a new \
-                 generator with a node value no other process uses",
+                "generator created before fork(): in the child, create a new one with a node \
+                 value no other process uses",
                 [N(0); 3],
             ),
             Error::LeaseUnavailable(p) => {
@@ -451,8 +454,7 @@ impl Error {
                 time_ms,
                 reserved_end_ms,
             } => (
-                "lease expired: no ID may be issued for {} ms, the confirmed reservation \
-                 ends before {} ms",
+                "lease expired: {} ms is past the confirmed reservation (ends before {} ms)",
                 [N(*time_ms), N(*reserved_end_ms), N(0)],
             ),
             Error::InvalidArgument { arg, problem } => {
@@ -487,7 +489,7 @@ impl LayoutProblem {
             }
             LayoutProblem::ZeroWidth { field } => ("field '{}' has width 0", S(field.as_str())),
             LayoutProblem::FieldTooWide { field } => (
-                "field '{}' is wider than 53 bits (its values must be exact in every language)",
+                "field '{}' is wider than 53 bits (not exact in every language)",
                 S(field.as_str()),
             ),
             LayoutProblem::DuplicateField { field } => {
@@ -505,7 +507,7 @@ impl LayoutProblem {
             ),
             LayoutProblem::ZeroTimeUnit => ("the time unit must be at least 1 ms", N(0)),
             LayoutProblem::TimeRangeTooLarge => (
-                "the time field reaches past 2^53 ms after the Unix epoch; use fewer time bits",
+                "the time field reaches past 2^53 ms (year 287396); use fewer time bits",
                 N(0),
             ),
             LayoutProblem::EpochInFuture { epoch_ms, now_ms } => {
@@ -564,14 +566,13 @@ impl ArgProblem {
             }
             ArgProblem::Negative => (" must not be negative", [N(0); 3]),
             ArgProblem::NotInteger => (
-                " must be an integer (a float only when a whole number of at most 2^53 - 1, \
-                 beyond which it may already be rounded)",
+                " must be an integer (a float only up to 2^53 - 1, past which it may be rounded)",
                 [N(0); 3],
             ),
             ArgProblem::TooLarge => (" must be less than 2^64", [N(0); 3]),
             ArgProblem::UnknownKey { key } => (
                 ": unknown option '{}' (known: clock_backwards, sequence_exhausted, \
-                 sequence_start, seed, resume_after, or the same in camelCase)",
+                 sequence_start, seed, resume_after, or in camelCase)",
                 [S(key.as_str()), N(0), N(0)],
             ),
             // Written after ": " (see `write_to`).
@@ -584,16 +585,13 @@ impl LeaseProblem {
     /// The message's template and holes (see [`fill`]).
     fn message(&self) -> (&'static str, [Hole<'static>; 3]) {
         match self {
-            LeaseProblem::Unreachable => (
-                "the lease store did not answer in time or refused the connection",
-                [N(0); 3],
-            ),
+            LeaseProblem::Unreachable => ("the store did not answer in time", [N(0); 3]),
             LeaseProblem::NoFreeSlot { slots } => (
                 "all {} slots are held by live holders",
                 [N(*slots), N(0), N(0)],
             ),
             LeaseProblem::ClockSkew { skew_ms, max_ms } => (
-                "the local clock and the store's clock differ by {} ms (at most {} ms allowed)",
+                "the local and store clocks differ by {} ms (at most {} ms)",
                 [N(*skew_ms), N(*max_ms), N(0)],
             ),
             LeaseProblem::BadRecord => (
@@ -621,6 +619,7 @@ impl OptionProblem {
             }
             OptionProblem::Count => "the count must be at most 2^32",
             OptionProblem::ResumeAfter => "resume_after is not a valid ID of this layout",
+            OptionProblem::LeaseUrl => "the lease URL is not acceptable",
         }
     }
 }
@@ -647,8 +646,8 @@ impl IdProblem {
             IdProblem::Overflow => ("value is 2^64 or more", [N(0); 3]),
             IdProblem::Negative => ("value is negative", [N(0); 3]),
             IdProblem::NotExact => (
-                "not an exact integer (a JavaScript number above 2^53 may already be rounded; \
-                 pass a bigint or a decimal string)",
+                "not an exact integer (a float past 2^53 may be rounded: pass an integer or a \
+                 decimal string)",
                 [N(0); 3],
             ),
             IdProblem::TooWideForLayout { layout_bits } => (

@@ -26,10 +26,8 @@ impl LeaseError {
     pub(crate) fn url(detail: impl Into<String>) -> LeaseError {
         LeaseError {
             // The code (`invalid_option`) and class (`Value`) of a bad option
-            // value. The core has no lease-URL problem yet, so the variant is a
-            // stand-in whose own message is never shown: `Display` below
-            // writes the detail instead.
-            kind: Error::InvalidOption(OptionProblem::Count),
+            // value; `Display` below adds the detail.
+            kind: Error::InvalidOption(OptionProblem::LeaseUrl),
             detail: detail.into(),
         }
     }
