@@ -254,11 +254,10 @@ enum Op {
 /// A sync generator and what the target knows about it.
 struct Sync {
     handle: *const snowmint_generator,
-    /// A blocking call cannot wait long: time unit 1 ms, a wide sequence, a
-    /// clock policy that waits at most 10 units, and its last `try_next_id`
-    /// gave an ID.
+    /// A blocking call cannot wait long once `try_next_id` has given an ID:
+    /// time unit 1 ms, a wide sequence, a clock policy that waits at most 10
+    /// units.
     quick: bool,
-    ready: bool,
 }
 
 #[derive(Default)]
@@ -767,9 +766,6 @@ fn run(ops: &[Op], st: &mut State) {
                         (snowmint_next_kind::RetryAt, SENTINEL_U64)
                     );
                 }
-                if let Some(i) = i {
-                    st.generators[i].ready = c == "ok" && out.kind == snowmint_next_kind::Id;
-                }
             }
             Op::Next {
                 generator,
@@ -783,11 +779,17 @@ fn run(ops: &[Op], st: &mut State) {
                         Some(*generator as usize % st.generators.len())
                     };
                 let gp = i.map_or(null(), |i| st.generators[i].handle);
-                let blocking_ok =
-                    i.is_some_and(|i| st.generators[i].quick && st.generators[i].ready);
-                if let Some(i) = i {
-                    st.generators[i].ready = false;
-                }
+                // Blocking calls only right after `try_next_id` gave an ID:
+                // they then wait a few ms at most.
+                let blocking_ok = i.is_some_and(|i| {
+                    let mut next = snowmint_next {
+                        kind: snowmint_next_kind::RetryAt,
+                        value: 0,
+                    };
+                    // SAFETY: a live generator, a valid output.
+                    let c = code(unsafe { snowmint_generator_try_next_id(gp, &mut next) });
+                    st.generators[i].quick && c == "ok" && next.kind == snowmint_next_kind::Id
+                });
                 // Batch sizes that are refused before any ID is made.
                 let mut one = SENTINEL_U64;
                 let big = [0u64, (1 << 32) + 1, u64::MAX, 1 << 32];
@@ -1153,11 +1155,7 @@ fn new_generator(
                         snowmint::ClockBackwards::Wait { max_units } => max_units <= 10,
                         _ => true,
                     };
-                st.generators.push(Sync {
-                    handle: out,
-                    quick,
-                    ready: false,
-                });
+                st.generators.push(Sync { handle: out, quick });
             } else {
                 assert_eq!(out, sentinel);
             }
