@@ -107,8 +107,10 @@ impl<'a> Reader<'a> {
             }
         }
         // Both ends are at ASCII bytes (after one '"', at the next), so at
-        // character boundaries of the descriptor.
-        let out = &self.src[start..self.pos];
+        // character boundaries of the descriptor. (`get`, not indexing: the
+        // index's panic path would bring `str`'s Debug printing, about 4 KB
+        // of the WebAssembly module.)
+        let out = self.src.get(start..self.pos).unwrap_or("");
         self.pos += 1;
         Ok(out)
     }

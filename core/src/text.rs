@@ -44,7 +44,8 @@ pub(crate) fn fill(w: &mut dyn Sink, template: &str, holes: &[Hole<'_>]) -> fmt:
             i += 1;
             continue;
         }
-        w.put_str(&template[start..i])?;
+        // `get`, not indexing: see json.rs (the holes sit between ASCII bytes).
+        w.put_str(template.get(start..i).unwrap_or(""))?;
         match holes.next() {
             Some(Hole::N(n)) => w.put_str(decimal(*n, &mut [0; 20]))?,
             Some(Hole::S(s)) => w.put_str(s)?,
@@ -53,7 +54,7 @@ pub(crate) fn fill(w: &mut dyn Sink, template: &str, holes: &[Hole<'_>]) -> fmt:
         i += 2;
         start = i;
     }
-    w.put_str(&template[start..])
+    w.put_str(template.get(start..).unwrap_or(""))
 }
 
 /// `v` in decimal, written at the end of `buf`.
