@@ -24,7 +24,7 @@ use napi::bindgen_prelude::{
 };
 use napi::{sys, JsValue, Status, ValueType};
 use napi_derive::napi;
-use snowmint::{Arg, ArgProblem, ErrorClass, Format, Id, Next, Value};
+use snowmint::{Arg, ErrorClass, Format, Id, Next, Value};
 
 // ---- arguments and errors -------------------------------------------------------
 
@@ -109,16 +109,6 @@ fn object(obj: Object) -> napi::Result<Value> {
     Ok(Value::Map(pairs))
 }
 
-/// The text of a string argument; another type is `arg`'s wrong-type error.
-fn text(v: Value, arg: Arg) -> snowmint::Result<String> {
-    let given = v.type_name();
-    let problem = ArgProblem::WrongType { given };
-    match v {
-        Value::Str(s) => Ok(s),
-        _ => Err(snowmint::Error::InvalidArgument { arg, problem }),
-    }
-}
-
 /// Throws a core error as the JavaScript error its class names (`TypeError`,
 /// `RangeError` or `Error`), with the core's message and `code`; returns what
 /// napi-rs reads as "an exception is pending".
@@ -171,7 +161,10 @@ impl Layout {
     /// A preset by name (`twitter`, `discord`, ... see `Layout.presets()`).
     #[napi(factory)]
     pub fn preset(env: &Env, #[napi(ts_arg_type = "string")] name: Js) -> napi::Result<Layout> {
-        let inner = text(name.0, Arg::Layout).and_then(|s| snowmint::Layout::preset(&s));
+        let inner = name
+            .0
+            .into_text(Arg::Layout)
+            .and_then(|s| snowmint::Layout::preset(&s));
         inner.or_throw(env).map(|inner| Layout { inner })
     }
 
@@ -179,7 +172,10 @@ impl Layout {
     /// `{"epoch_ms":0,"fields":[["timestamp",48],["sequence",16]]}`.
     #[napi(factory)]
     pub fn from_json(env: &Env, #[napi(ts_arg_type = "string")] json: Js) -> napi::Result<Layout> {
-        let inner = text(json.0, Arg::Layout).and_then(|s| snowmint::Layout::from_json(&s));
+        let inner = json
+            .0
+            .into_text(Arg::Layout)
+            .and_then(|s| snowmint::Layout::from_json(&s));
         inner.or_throw(env).map(|inner| Layout { inner })
     }
 
@@ -308,37 +304,28 @@ impl Layout {
 
 // ---- functions ----------------------------------------------------------------------
 
-fn encode(id: Id, format: Format) -> String {
-    let mut buf = [0u8; snowmint::MAX_STR_LEN];
-    id.encode(format, &mut buf).to_string()
-}
-
-fn parse(s: Value, format: Format) -> snowmint::Result<u64> {
-    Ok(Id::parse(&text(s, Arg::Id)?, format)?.get())
-}
-
 /// The ID in Crockford base32: 13 characters, upper case, sorts like the number.
 #[napi]
 pub fn to_base32(env: &Env, #[napi(ts_arg_type = "IdLike")] id: Js) -> napi::Result<String> {
-    Ok(encode(id.0.to_id().or_throw(env)?, Format::Base32))
+    Ok(id.0.to_id().or_throw(env)?.to_string_in(Format::Base32))
 }
 
 /// Reads a Crockford base32 ID (case-insensitive; `I`/`L` read as 1, `O` as 0).
 #[napi]
 pub fn from_base32(env: &Env, #[napi(ts_arg_type = "string")] s: Js) -> napi::Result<u64> {
-    parse(s.0, Format::Base32).or_throw(env)
+    s.0.to_id_in(Format::Base32).map(Id::get).or_throw(env)
 }
 
 /// The ID in base62 (`0-9A-Za-z`): 11 characters, sorts like the number.
 #[napi]
 pub fn to_base62(env: &Env, #[napi(ts_arg_type = "IdLike")] id: Js) -> napi::Result<String> {
-    Ok(encode(id.0.to_id().or_throw(env)?, Format::Base62))
+    Ok(id.0.to_id().or_throw(env)?.to_string_in(Format::Base62))
 }
 
 /// Reads a base62 ID.
 #[napi]
 pub fn from_base62(env: &Env, #[napi(ts_arg_type = "string")] s: Js) -> napi::Result<u64> {
-    parse(s.0, Format::Base62).or_throw(env)
+    s.0.to_id_in(Format::Base62).map(Id::get).or_throw(env)
 }
 
 /// The ID in `format`: `decimal`, `base32` or `base62`.
@@ -349,7 +336,7 @@ pub fn format_id(
     #[napi(ts_arg_type = "'decimal' | 'base32' | 'base62'")] format: Js,
 ) -> napi::Result<String> {
     let id = id.0.to_id().or_throw(env)?;
-    Ok(encode(id, format.0.to_format().or_throw(env)?))
+    Ok(id.to_string_in(format.0.to_format().or_throw(env)?))
 }
 
 /// Reads an ID written in `format`: `decimal`, `base32` or `base62`.
@@ -360,7 +347,7 @@ pub fn parse_id(
     #[napi(ts_arg_type = "'decimal' | 'base32' | 'base62'")] format: Js,
 ) -> napi::Result<u64> {
     let format = format.0.to_format().or_throw(env)?;
-    parse(s.0, format).or_throw(env)
+    s.0.to_id_in(format).map(Id::get).or_throw(env)
 }
 
 // ---- generators -----------------------------------------------------------------------
@@ -412,7 +399,11 @@ impl Generator {
     /// The next ID as a decimal string (for JSON).
     #[napi]
     pub fn next_id_string(&self, env: &Env) -> napi::Result<String> {
-        Ok(encode(self.inner.next_id().or_throw(env)?, Format::Decimal))
+        Ok(self
+            .inner
+            .next_id()
+            .or_throw(env)?
+            .to_string_in(Format::Decimal))
     }
 
     /// `n` increasing IDs (1 to 2^32).

@@ -60,8 +60,7 @@ mod _snowmint {
     }
 
     fn encode(id: &Bound<'_, PyAny>, format: Format) -> Res<String> {
-        let mut buf = [0u8; snowmint::MAX_STR_LEN];
-        Ok(value(id)?.to_id()?.encode(format, &mut buf).to_owned())
+        Ok(value(id)?.to_id()?.to_string_in(format))
     }
 
     /// The ID in Crockford base32 (13 characters, upper case).

@@ -14,7 +14,7 @@
 //! [`DateClock`] (`Date.now()`).
 
 use js_sys::{Array, Float64Array, Object, Reflect, Symbol};
-use snowmint::{Arg, ArgProblem, Clock, ErrorClass, Format, Id, Next, OptionProblem, Value};
+use snowmint::{Arg, Clock, ErrorClass, Format, Id, Next, OptionProblem, Value};
 use std::cell::UnsafeCell;
 use wasm_bindgen::prelude::*;
 
@@ -376,24 +376,10 @@ pub fn scratch() -> Float64Array {
     unsafe { Float64Array::view(SCRATCH.get()) }
 }
 
-/// The core's error for a value of the wrong type as `arg`.
-fn wrong(arg: Arg, v: &Value) -> Fail {
-    snowmint::Error::InvalidArgument {
-        arg,
-        problem: ArgProblem::WrongType {
-            given: v.type_name(),
-        },
-    }
-    .into()
-}
-
-/// A string argument (a layout's name or JSON, an ID string).
+/// A string argument (a layout's name or JSON).
 #[inline(never)]
 fn text(v: &JsValue, what: Arg) -> Res<String> {
-    match arg(v)? {
-        Value::Str(s) => Ok(s),
-        other => Err(wrong(what, &other)),
-    }
+    Ok(arg(v)?.into_text(what)?)
 }
 
 /// `n` zeroes, or the core's error for a count too large (for this
@@ -408,29 +394,24 @@ fn zeroed<T: Clone + Default>(n: usize) -> Res<Vec<T>> {
 
 // ---- ID strings -----------------------------------------------------------------
 
-fn encode(id: Id, format: Format) -> String {
-    let mut buf = [0u8; snowmint::MAX_STR_LEN];
-    id.encode(format, &mut buf).into()
-}
-
 fn parse(s: &JsValue, format: Format) -> Res<u64> {
-    Ok(Id::parse(&text(s, Arg::Id)?, format)?.get())
+    Ok(arg(s)?.to_id_in(format)?.get())
 }
 
 #[wasm_bindgen(js_name = toBase32)]
 pub fn to_base32(id: JsValue) -> Res<String> {
-    Ok(encode(id_arg(&id)?, Format::Base32))
+    Ok(id_arg(&id)?.to_string_in(Format::Base32))
 }
 
 #[wasm_bindgen(js_name = toBase62)]
 pub fn to_base62(id: JsValue) -> Res<String> {
-    Ok(encode(id_arg(&id)?, Format::Base62))
+    Ok(id_arg(&id)?.to_string_in(Format::Base62))
 }
 
 #[wasm_bindgen(js_name = formatId)]
 pub fn format_id(id: JsValue, format: JsValue) -> Res<String> {
     let id = id_arg(&id)?;
-    Ok(encode(id, arg(&format)?.to_format()?))
+    Ok(id.to_string_in(arg(&format)?.to_format()?))
 }
 
 #[wasm_bindgen(js_name = fromBase32)]
@@ -504,7 +485,7 @@ impl Generator {
 
     #[wasm_bindgen(js_name = nextIdString)]
     pub fn next_id_string(&self) -> Res<String> {
-        Ok(encode(self.0.next_id()?, Format::Decimal))
+        Ok(self.0.next_id()?.to_string_in(Format::Decimal))
     }
 
     /// `n` IDs (1 to 2^32) as a `BigUint64Array`.

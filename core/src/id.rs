@@ -190,6 +190,18 @@ impl Id {
         unsafe { core::str::from_utf8_unchecked(out) }
     }
 
+    /// The ID written in `format`, as a new `String`.
+    ///
+    /// ```
+    /// use snowmint::{Format, Id};
+    /// assert_eq!(Id::new(1541815603606036480).to_string_in(Format::Base32), "1ASD13XH1F800");
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn to_string_in(self, format: Format) -> std::string::String {
+        let mut buf = [0u8; MAX_STR_LEN];
+        self.encode(format, &mut buf).into()
+    }
+
     /// Reads an ID written in `format`. Anything that is not exactly a valid
     /// string of that format is `invalid_id`, never a different ID.
     ///

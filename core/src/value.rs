@@ -287,6 +287,30 @@ impl Value {
         }
     }
 
+    /// The text of a string argument for `arg` (a preset name, a JSON
+    /// descriptor); another type is `arg`'s wrong-type error.
+    pub fn into_text(self, arg: Arg) -> Result<String> {
+        match self {
+            Value::Str(s) => Ok(s),
+            v => Err(wrong(arg, &v)),
+        }
+    }
+
+    /// An ID written in `format` (a string; another type is `invalid_id`).
+    ///
+    /// ```
+    /// use snowmint::{Format, Value};
+    /// assert_eq!(Value::from("1ASD13XH1F800").to_id_in(Format::Base32)?.get(), 1541815603606036480);
+    /// assert_eq!(Value::from(7u64).to_id_in(Format::Base62).unwrap_err().code(), "invalid_id");
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn to_id_in(&self, format: Format) -> Result<Id> {
+        match self {
+            Value::Str(s) => Id::parse(s, format),
+            _ => Err(wrong(Arg::Id, self)),
+        }
+    }
+
     /// A string format name (`decimal`, `base32`, `base62`).
     pub fn to_format(&self) -> Result<Format> {
         match self {
