@@ -28,7 +28,7 @@ export CARGO_PROFILE_RELEASE_OPT_LEVEL="${OPT_LEVEL:-s}"
 # machine, 0.2 KB gzipped) is shortened to `crates`.
 registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
 # LLVM's inlining threshold is lowered from the 50 of opt-level `s` to 25 (a
-# stable codegen flag): the browser package is 36,957 against 37,418 bytes
+# stable codegen flag): the browser package was 36,957 against 37,418 bytes
 # gzipped with 50 (20 and 30 were larger than 25 too);
 # `layout.decode(bigint)` stayed at 0.6x of sapphire's deconstruct.
 # INLINE=50 to compare.
