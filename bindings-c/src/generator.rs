@@ -30,6 +30,10 @@ pub struct snowmint_options {
     pub has_resume_after: bool,
     /// See `has_resume_after`.
     pub resume_after: u64,
+    /// A lease URL (`file:/var/lib/app/ids?namespace=orders`): the one node
+    /// field not given is leased from that store (see docs/SEMANTICS.md,
+    /// "Leases"); NULL: no lease. Only `snowmint_generator_new*` take it.
+    pub lease: *const c_char,
 }
 
 /// The core options of a C options pointer (NULL: the defaults), converted
@@ -58,6 +62,7 @@ unsafe fn options_of(p: *const snowmint_options) -> R<Options> {
         o.has_resume_after
             .then_some(o.resume_after)
             .map_or(Value::Absent, Value::from),
+        text(o.lease)?,
     ];
     let map = OPTION_KEYS.iter().map(|k| k.to_string()).zip(values);
     Ok(Value::Map(map.collect()).to_options()?)

@@ -249,6 +249,9 @@ pub enum OptionProblem {
     /// The lease URL or one of its options is not acceptable (the lease
     /// layer names the part).
     LeaseUrl,
+    /// A `lease` option given where there are no leases: a `PureGenerator`
+    /// (it has no clock of its own) or the WebAssembly package.
+    LeaseNotHere,
 }
 
 /// Why an ID was refused.
@@ -620,6 +623,9 @@ impl OptionProblem {
             OptionProblem::Count => "the count must be at most 2^32",
             OptionProblem::ResumeAfter => "resume_after is not a valid ID of this layout",
             OptionProblem::LeaseUrl => "the lease URL is not acceptable",
+            OptionProblem::LeaseNotHere => {
+                "lease is an option of the system-clock Generator of the Python, Node, C and CLI packages; not of PureGenerator or the WebAssembly package"
+            }
         }
     }
 }

@@ -329,6 +329,25 @@ impl Config {
         }
     }
 
+    /// `lease_expired` if the time unit of `state` (an ID just taken) is not
+    /// below `limit`.
+    #[inline(always)]
+    pub(crate) fn within_limit(&self, state: u64, limit: u64) -> Result<()> {
+        let tick = self.unpack(state).0;
+        if tick >= limit {
+            return Err(self.past_limit(tick, limit));
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn past_limit(&self, tick: u64, limit: u64) -> Error {
+        Error::LeaseExpired {
+            time_ms: self.layout.ms_of_tick(tick),
+            reserved_end_ms: self.layout.ms_of_tick(limit),
+        }
+    }
+
     /// The first Unix millisecond a limit does not cover.
     pub(crate) fn end_of(&self, limit: u64) -> Option<u64> {
         (limit != NO_LIMIT).then(|| self.layout.ms_of_tick(limit))
@@ -378,10 +397,7 @@ impl Config {
     fn issue(&self, tick: u64, seq: u64, limit: u64) -> Result<Step> {
         if tick >= limit {
             // Past the lease's confirmed reservation: never issued.
-            return Err(Error::LeaseExpired {
-                time_ms: self.layout.ms_of_tick(tick),
-                reserved_end_ms: self.layout.ms_of_tick(limit),
-            });
+            return Err(self.past_limit(tick, limit));
         }
         let state = self.pack(tick, seq);
         if state == FRESH {

@@ -13,6 +13,14 @@ use crate::generator::{Config, Next, Options, Step, FRESH, NO_LIMIT};
 use crate::id::Id;
 use crate::layout::{Layout, Nodes};
 
+// The two words concurrent calls race on (the state and the reservation
+// limit) are loom's atomics under `--cfg loom`, so `core/tests/loom.rs` can
+// explore every interleaving of the real code.
+#[cfg(loom)]
+use loom::sync::atomic::AtomicU64 as RaceU64;
+#[cfg(not(loom))]
+use std::sync::atomic::AtomicU64 as RaceU64;
+
 /// The one mutable word of a generator, shared by every generator of the
 /// process with the same ID space. Aligned to 128 bytes (two cache lines, the
 /// unit x86's adjacent-line prefetcher moves) so that threads contending for
@@ -20,7 +28,7 @@ use crate::layout::{Layout, Nodes};
 #[repr(align(128))]
 struct Shared {
     #[cfg(target_has_atomic = "64")]
-    state: AtomicU64,
+    state: RaceU64,
     #[cfg(not(target_has_atomic = "64"))]
     state: std::sync::Mutex<u64>,
 }
@@ -29,7 +37,7 @@ impl Shared {
     fn new(state: u64) -> Shared {
         Shared {
             #[cfg(target_has_atomic = "64")]
-            state: AtomicU64::new(state),
+            state: RaceU64::new(state),
             #[cfg(not(target_has_atomic = "64"))]
             state: std::sync::Mutex::new(state),
         }
@@ -62,6 +70,16 @@ impl Shared {
                 Err(*s)
             }
         }
+    }
+
+    /// The state, read by a read-modify-write that changes nothing: it reads
+    /// the latest value, and every later compare-and-swap synchronizes with
+    /// it (see [`Generator::stop_issuing`]).
+    fn load_latest(&self) -> u64 {
+        #[cfg(target_has_atomic = "64")]
+        return self.state.fetch_add(0, Ordering::AcqRel);
+        #[cfg(not(target_has_atomic = "64"))]
+        return self.load();
     }
 
     /// Moves the state to at least `floor` (used by `resume_after`).
@@ -172,6 +190,12 @@ impl Registry {
     /// The shared state for `key`, created with `initial` if there is none.
     fn join(&self, key: Key, initial: u64) -> (Arc<Shared>, u64) {
         let fork_gen = FORK_GEN.load(Ordering::Acquire);
+        // Each loom execution builds its own atomics: no state outlives one.
+        #[cfg(loom)]
+        if true {
+            let _ = key;
+            return (Arc::new(Shared::new(initial)), fork_gen);
+        }
         self.with(|entries| {
             // Entries from before a fork belong to the parent's generators.
             entries.retain(|e| e.fork_gen == fork_gen);
@@ -238,6 +262,11 @@ impl Backoff {
 
     #[inline]
     fn spin(&mut self) {
+        // One yield under loom: its scheduler then runs the winning thread,
+        // and a longer pause adds nothing but interleavings to explore.
+        #[cfg(loom)]
+        loom::hint::spin_loop();
+        #[cfg(not(loom))]
         for _ in 0..1u32 << self.0 {
             std::hint::spin_loop();
         }
@@ -300,7 +329,7 @@ pub struct Generator<C: Clock = SystemClock> {
     /// reservation (`NO_LIMIT` without a lease). Every value it ever holds
     /// was confirmed by the store, so a call that read an older value still
     /// issues only inside a confirmed reservation.
-    limit: AtomicU64,
+    limit: RaceU64,
 }
 
 impl Generator<SystemClock> {
@@ -332,7 +361,7 @@ impl<C: Clock> Generator<C> {
             shared,
             fork_gen,
             clock,
-            limit: AtomicU64::new(NO_LIMIT),
+            limit: RaceU64::new(NO_LIMIT),
         })
     }
 
@@ -355,6 +384,34 @@ impl<C: Clock> Generator<C> {
     pub fn reserve_until(&self, until_ms: Option<u64>) {
         self.limit
             .store(self.cfg.limit_of(until_ms), Ordering::Release);
+    }
+
+    /// Stops issuing for good (every later call fails with `lease_expired`)
+    /// and returns the start of the last time unit issued, Unix ms (`None`
+    /// before the first ID), as a lease's release writes it into `hwm`.
+    ///
+    /// The answer is final even while other threads are inside `next_id`.
+    /// The limit is lowered first, then the state is read by a
+    /// read-modify-write, and each call checks the limit again after its
+    /// compare-and-swap took an ID. A call's swap either comes before that
+    /// read-modify-write in the state's order (its ID is counted) or after
+    /// it, and then synchronizes with it and reads the lowered limit (it
+    /// fails, its ID never issued). `core/tests/loom.rs` checks this in every
+    /// interleaving.
+    pub fn stop_issuing(&self) -> Option<u64> {
+        self.limit.store(0, Ordering::Release);
+        self.cfg.last_ms(self.shared.load_latest())
+    }
+
+    /// After a compare-and-swap took `state`: fails if the limit was lowered
+    /// below it meanwhile (see [`stop_issuing`](Self::stop_issuing)).
+    #[inline(always)]
+    fn recheck(&self, state: u64) -> Result<()> {
+        let limit = self.limit.load(Ordering::Acquire);
+        if limit == NO_LIMIT {
+            return Ok(());
+        }
+        self.cfg.within_limit(state, limit)
     }
 
     /// The first Unix millisecond the reservation does not cover (`None`
@@ -400,7 +457,10 @@ impl<C: Clock> Generator<C> {
                 .step(state, now, self.limit.load(Ordering::Acquire))?
             {
                 Step::Issue { state: new, id } => match self.shared.swap_from(state, new) {
-                    Ok(()) => return Ok(Next::Id(Id::new(id))),
+                    Ok(()) => {
+                        self.recheck(new)?;
+                        return Ok(Next::Id(Id::new(id)));
+                    }
                     // Lost to another thread: `seen` is the state it left,
                     // read (like the first load) before the clock. Retrying
                     // from it rather than from a fresh load after the backoff
@@ -442,6 +502,7 @@ impl<C: Clock> Generator<C> {
                 if self.shared.swap_from(state, new).is_err() {
                     continue;
                 }
+                self.recheck(new)?;
                 done += n;
             }
             match stop {

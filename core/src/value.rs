@@ -26,7 +26,7 @@
 use std::string::String;
 use std::vec::Vec;
 
-use crate::error::{Arg, ArgProblem, Error, Result};
+use crate::error::{Arg, ArgProblem, Error, OptionProblem, Result};
 use crate::generator::{ClockBackwards, Options, SequenceExhausted, SequenceStart};
 use crate::id::{Format, Id};
 use crate::layout::{Layout, Nodes};
@@ -132,12 +132,17 @@ pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// The option keys [`Value::to_options`] reads, in `snake_case`; each is also
 /// accepted in `camelCase` (`clockBackwards`).
-pub const OPTION_KEYS: [&str; 5] = [
+///
+/// The last, `lease`, is a URL that the lease layer (`snowmint-lease`) reads:
+/// [`Value::to_options_and_lease`] hands it over, [`Value::to_options`]
+/// refuses it (`invalid_option`: no leases there).
+pub const OPTION_KEYS: [&str; 6] = [
     "clock_backwards",
     "sequence_exhausted",
     "sequence_start",
     "seed",
     "resume_after",
+    "lease",
 ];
 
 /// The index in [`OPTION_KEYS`] of an option key in `snake_case` or
@@ -333,15 +338,20 @@ impl Value {
     /// [`Absent`](Value::Absent) is no node values (right for layouts
     /// without node fields, `missing_node` otherwise).
     pub fn to_nodes(&self, layout: &Layout) -> Result<Nodes> {
+        let pairs = self.to_node_pairs()?;
+        layout.nodes_from_pairs(pairs.iter().map(|(n, v)| (n.as_str(), *v)))
+    }
+
+    /// Node values by name, not yet checked against a layout (a lease's
+    /// fixed node values, which leave one field out): each value is a
+    /// non-negative integer; [`Absent`](Value::Absent) is none.
+    pub fn to_node_pairs(&self) -> Result<Vec<(String, u64)>> {
         match self {
-            Value::Absent => layout.nodes_from_pairs([]),
-            Value::Map(pairs) => {
-                let mut values = Vec::with_capacity(pairs.len());
-                for (name, v) in pairs {
-                    values.push((name.as_str(), v.to_uint(Arg::Node(FieldName::lossy(name)))?));
-                }
-                layout.nodes_from_pairs(values)
-            }
+            Value::Absent => Ok(Vec::new()),
+            Value::Map(pairs) => pairs
+                .iter()
+                .map(|(name, v)| Ok((name.clone(), v.to_uint(Arg::Node(FieldName::lossy(name)))?)))
+                .collect(),
             _ => Err(wrong(Arg::Nodes, self)),
         }
     }
@@ -361,9 +371,29 @@ impl Value {
     /// # Ok::<(), snowmint::Error>(())
     /// ```
     pub fn to_options(&self) -> Result<Options> {
+        match self.to_options_and_lease()? {
+            (o, None) => Ok(o),
+            (_, Some(_)) => Err(Error::InvalidOption(OptionProblem::LeaseNotHere)),
+        }
+    }
+
+    /// [`to_options`](Value::to_options) for a generator that may hold a
+    /// lease: the options and the `lease` option's URL, if one is given (a
+    /// string; the lease layer parses it).
+    ///
+    /// ```
+    /// use snowmint::Value;
+    /// let v = Value::Map(vec![("lease".into(), "file:/tmp/ids".into())]);
+    /// let (_, url) = v.to_options_and_lease()?;
+    /// assert_eq!(url.as_deref(), Some("file:/tmp/ids"));
+    /// assert_eq!(v.to_options().unwrap_err().code(), "invalid_option");
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn to_options_and_lease(&self) -> Result<(Options, Option<String>)> {
         let mut o = Options::default();
+        let mut lease = None;
         let pairs = match self {
-            Value::Absent => return Ok(o),
+            Value::Absent => return Ok((o, lease)),
             Value::Map(pairs) => pairs,
             _ => return Err(wrong(Arg::Options, self)),
         };
@@ -399,10 +429,11 @@ impl Value {
                         })?
                         .get()
                 }
-                _ => o.resume_after = Some(v.to_id()?),
+                4 => o.resume_after = Some(v.to_id()?),
+                _ => lease = Some(text()?.to_string()),
             }
         }
-        Ok(o)
+        Ok((o, lease))
     }
 
     /// Splits keyword arguments (Python's `PureGenerator(layout, datacenter=1,

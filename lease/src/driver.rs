@@ -24,8 +24,9 @@ use crate::url::{LeaseUrl, Settings, StoreUrl};
 pub struct LeasedGenerator<C: Clock + Send + Sync + 'static = SystemClock> {
     gen: Arc<Generator<C>>,
     lease: Arc<Lease>,
-    renewer: Option<JoinHandle<()>>,
-    released: bool,
+    /// The renewal thread, taken by the first `close`: the lock also makes
+    /// a second, concurrent `close` wait for the first.
+    renewer: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// What the background thread and the handle share.
@@ -75,6 +76,45 @@ pub struct LeaseInfo {
     pub lost: Option<String>,
     /// The last failed renewal's cause, cleared by a confirmed one.
     pub last_error: Option<String>,
+}
+
+/// A value of [`LeaseInfo::entries`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InfoValue {
+    /// An integer (a slot, a counter, Unix ms).
+    Int(u64),
+    /// A text.
+    Text(String),
+    /// Not known or not applicable.
+    None,
+}
+
+impl LeaseInfo {
+    /// The fields as `(snake_case name, camelCase name, value)`, in one
+    /// order: what every binding reports (a Python dict, a JavaScript
+    /// object, the CLI's JSON), so a field added here reaches them all.
+    pub fn entries(&self) -> Vec<(&'static str, &'static str, InfoValue)> {
+        use InfoValue::{Int, Text};
+        let opt_int = |v: Option<u64>| v.map_or(InfoValue::None, Int);
+        let opt_text = |v: &Option<String>| v.clone().map_or(InfoValue::None, Text);
+        vec![
+            ("store", "store", Text(self.store.clone())),
+            ("field", "field", Text(self.field.clone())),
+            ("slot", "slot", Int(self.slot)),
+            ("claim", "claim", Int(self.counter)),
+            ("hwm_ms", "hwmMs", Int(self.hwm_ms)),
+            (
+                "reserved_until_ms",
+                "reservedUntilMs",
+                opt_int(self.reserved_end_ms),
+            ),
+            ("expires_ms", "expiresMs", opt_int(self.expires_ms)),
+            ("renewals", "renewals", Int(self.renewals)),
+            ("lost", "lost", opt_text(&self.lost)),
+            ("last_error", "lastError", opt_text(&self.last_error)),
+            ("space", "space", Text(self.space_key.clone())),
+        ]
+    }
 }
 
 impl LeasedGenerator<SystemClock> {
@@ -226,8 +266,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         Ok(LeasedGenerator {
             gen,
             lease,
-            renewer: Some(renewer),
-            released: false,
+            renewer: Mutex::new(Some(renewer)),
         })
     }
 
@@ -277,33 +316,29 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
     }
 
     /// Stops issuing, writes the last issued unit into `hwm` and frees the
-    /// slot. Fails with `lease_unavailable` if the store could not be written
-    /// (the slot then keeps its last confirmed `hwm`, which is above every ID
-    /// issued, and frees when this process ends).
-    pub fn close(mut self) -> Result<(), LeaseError> {
-        self.shutdown()
-    }
-
-    fn shutdown(&mut self) -> Result<(), LeaseError> {
-        if self.released {
+    /// slot; later calls fail with `lease_expired`, a second `close` does
+    /// nothing. Safe while other threads are inside `next_id`: the last unit
+    /// comes from [`Generator::stop_issuing`], final against them. Fails with
+    /// `lease_unavailable` if the store could not be written (the slot then
+    /// keeps its last confirmed `hwm`, which is above every ID issued, and
+    /// frees when this process ends or its TTL passes).
+    pub fn close(&self) -> Result<(), LeaseError> {
+        let mut renewer = self.renewer.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(thread) = renewer.take() else {
             return Ok(());
-        }
-        self.released = true;
+        };
         {
             let mut s = self.lease.status();
             s.stop = true;
             self.lease.wake.notify_all();
         }
-        if let Some(t) = self.renewer.take() {
-            let _ = t.join();
-        }
-        // `self` is borrowed mutably: no call of this handle is in flight, so
-        // the state's last unit is final.
-        self.gen.reserve_until(Some(0));
+        let _ = thread.join();
+        // The renewer has stopped: nothing raises the limit again.
+        let last = self.gen.stop_issuing();
         if self.lease.status().lost.is_some() {
             return Ok(());
         }
-        let last = self.gen.last_ms().unwrap_or(self.lease.prev_hwm_ms);
+        let last = last.unwrap_or(self.lease.prev_hwm_ms);
         let lease = Arc::clone(&self.lease);
         let name = lease.store.describe();
         let slots = lease.space.slots();
@@ -312,11 +347,19 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         })
         .map_err(|e| store_error(&name, slots, e))
     }
+
+    /// True once [`close`](Self::close) ran.
+    pub fn is_closed(&self) -> bool {
+        self.renewer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_none()
+    }
 }
 
 impl<C: Clock + Send + Sync + 'static> Drop for LeasedGenerator<C> {
     fn drop(&mut self) {
-        let _ = self.shutdown();
+        let _ = self.close();
     }
 }
 

@@ -15,6 +15,8 @@
 //!   embedded one (a local directory, one advisory lock per slot).
 //! - [`LeasedGenerator`]: the driver: claims, builds the `snowmint::Generator`, renews on a
 //!   background thread, releases on close or drop.
+//! - [`AnyGenerator`]: what every binding wraps, leased or not, built from the values the
+//!   binding converted; [`LeaseInfo::entries`] is what it reports, field by field.
 //!
 //! ```
 //! use snowmint::Layout;
@@ -32,6 +34,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod any;
 mod driver;
 mod error;
 mod file;
@@ -39,7 +42,8 @@ mod space;
 mod store;
 mod url;
 
-pub use driver::{LeaseInfo, LeasedGenerator};
+pub use any::AnyGenerator;
+pub use driver::{InfoValue, LeaseInfo, LeasedGenerator};
 pub use error::LeaseError;
 pub use file::FileStore;
 pub use space::SlotSpace;

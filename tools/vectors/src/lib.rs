@@ -1142,6 +1142,8 @@ fn arguments() -> Value {
         Map(vec![("resume_after", Str("x"))]),
         Map(vec![("clock", Str("fail"))]),
         Map(vec![("ClockBackwards", Str("fail"))]),
+        // A pure generator has no lease (the system-clock Generator has).
+        Map(vec![("lease", Str("file:/tmp/snowmint-ids"))]),
         Absent,
         Str("fail"),
         Other,

@@ -1,0 +1,109 @@
+//! The generator every binding wraps: built from the values the binding
+//! converted (layout, node values, options with an optional `lease` URL), a
+//! plain `snowmint::Generator` or a leased one behind one type, so that a
+//! binding adds the lease option with no logic of its own.
+
+use snowmint::{Config, Generator, Id, Layout, Next, Value};
+
+use crate::driver::{LeaseInfo, LeasedGenerator};
+use crate::error::LeaseError;
+
+/// A thread-safe generator on the system clock, leased or not.
+///
+/// ```
+/// use snowmint::{Layout, Value};
+/// use snowmint_lease::AnyGenerator;
+/// let dir = std::env::temp_dir().join(format!("snowmint-any-doc-{}", std::process::id()));
+/// let nodes = Value::Map(vec![("datacenter".into(), 1u64.into())]);
+/// let options = Value::Map(vec![("lease".into(), format!("file:{}", dir.display()).into())]);
+/// let g = AnyGenerator::from_values(Layout::preset("twitter")?, &nodes, &options)?;
+/// let id = g.next_id()?;
+/// assert_eq!(g.config().nodes().values(), &[1, g.lease().unwrap().slot]);
+/// g.close()?;
+/// assert_eq!(g.next_id().unwrap_err().code(), "lease_expired");
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), snowmint_lease::LeaseError>(())
+/// ```
+#[derive(Debug)]
+pub enum AnyGenerator {
+    /// Node values fixed by the user.
+    Plain(Box<Generator>),
+    /// One node value from a lease.
+    Leased(LeasedGenerator),
+}
+
+impl AnyGenerator {
+    /// A generator for `layout` with the node values `nodes` (a map of
+    /// field names to integers, or absent) and `options` (a map with the
+    /// keys of [`snowmint::OPTION_KEYS`], or absent). With a `lease` option,
+    /// `nodes` leaves out the one field the lease assigns.
+    pub fn from_values(
+        layout: Layout,
+        nodes: &Value,
+        options: &Value,
+    ) -> Result<AnyGenerator, LeaseError> {
+        let (options, lease) = options.to_options_and_lease()?;
+        Ok(match lease {
+            None => AnyGenerator::Plain(Box::new(Generator::new(
+                layout,
+                nodes.to_nodes(&layout)?,
+                options,
+            )?)),
+            Some(url) => {
+                let pairs = nodes.to_node_pairs()?;
+                let fixed: Vec<(&str, u64)> = pairs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+                AnyGenerator::Leased(LeasedGenerator::open(&url, layout, &fixed, options)?)
+            }
+        })
+    }
+
+    /// The inner generator.
+    #[inline]
+    pub fn generator(&self) -> &Generator {
+        match self {
+            AnyGenerator::Plain(g) => g,
+            AnyGenerator::Leased(g) => g.generator(),
+        }
+    }
+
+    /// The configuration: layout, node values in use (the leased one
+    /// included), options.
+    pub fn config(&self) -> &Config {
+        self.generator().config()
+    }
+
+    /// The next ID (`lease_expired` past a lease's confirmed reservation or
+    /// after [`close`](Self::close)).
+    #[inline]
+    pub fn next_id(&self) -> snowmint::Result<Id> {
+        self.generator().next_id()
+    }
+
+    /// The next ID if one can be issued now, or when to ask again.
+    #[inline]
+    pub fn try_next_id(&self) -> snowmint::Result<Next> {
+        self.generator().try_next_id()
+    }
+
+    /// Fills `out` with increasing IDs.
+    pub fn next_ids(&self, out: &mut [u64]) -> snowmint::Result<()> {
+        self.generator().next_ids(out)
+    }
+
+    /// The lease's state; `None` without a lease.
+    pub fn lease(&self) -> Option<LeaseInfo> {
+        match self {
+            AnyGenerator::Plain(_) => None,
+            AnyGenerator::Leased(g) => Some(g.info()),
+        }
+    }
+
+    /// Releases the lease (see [`LeasedGenerator::close`]); without one,
+    /// nothing happens and the generator keeps working.
+    pub fn close(&self) -> Result<(), LeaseError> {
+        match self {
+            AnyGenerator::Plain(_) => Ok(()),
+            AnyGenerator::Leased(g) => g.close(),
+        }
+    }
+}
