@@ -195,7 +195,8 @@ typedef enum snowmint_next_kind {
  * A thread-safe, lock-free generator on the system clock. Share one pointer
  * between threads freely. Generators of one process with the same layout and
  * node values share one state, so they never repeat each other's IDs. After
- * `fork()`, the child gets `SNOWMINT_STATUS_PROCESS_FORKED`.
+ * `fork()`, the child gets `SNOWMINT_STATUS_PROCESS_FORKED`. With a `lease`
+ * option, one node value comes from a lease (see `snowmint_options.lease`).
  */
 typedef struct snowmint_generator snowmint_generator;
 
@@ -297,6 +298,12 @@ typedef struct snowmint_options {
    * See `has_resume_after`.
    */
   uint64_t resume_after;
+  /**
+   * A lease URL (`file:/var/lib/app/ids?namespace=orders`): the one node
+   * field not given is leased from that store (see docs/SEMANTICS.md,
+   * "Leases"); NULL: no lease. Only `snowmint_generator_new*` take it.
+   */
+  const char *lease;
 } snowmint_options;
 
 /**
@@ -547,7 +554,8 @@ enum snowmint_status snowmint_iso8601(uint64_t ms, char *buf, size_t len, size_t
 /**
  * A generator for `layout` with node values in node-field order
  * (`node_count` of them; `nodes` may be NULL when 0) and `options` (NULL:
- * defaults). Free it with `snowmint_generator_free`.
+ * defaults). With a lease, give every node field but the last, which the
+ * lease assigns. Free it with `snowmint_generator_free`.
  */
 enum snowmint_status snowmint_generator_new(const struct snowmint_layout *layout,
                                             const uint64_t *nodes,
@@ -557,7 +565,8 @@ enum snowmint_status snowmint_generator_new(const struct snowmint_layout *layout
 
 /**
  * As `snowmint_generator_new`, with node values by name: `names[i]` has
- * value `values[i]`, for `count` entries in any order.
+ * value `values[i]`, for `count` entries in any order. With a lease, leave
+ * out the one field the lease assigns.
  */
 enum snowmint_status snowmint_generator_new_by_name(const struct snowmint_layout *layout,
                                                     const char *const *names,
@@ -567,9 +576,48 @@ enum snowmint_status snowmint_generator_new_by_name(const struct snowmint_layout
                                                     const struct snowmint_generator **out);
 
 /**
- * Frees a generator. NULL does nothing. No other thread may be using it.
+ * Frees a generator, releasing its lease if it holds one (as
+ * `snowmint_generator_close`, ignoring a failure). NULL does nothing. No
+ * other thread may be using it.
  */
 void snowmint_generator_free(const struct snowmint_generator *generator);
+
+/**
+ * Releases the generator's lease: writes the last time unit it issued into
+ * the store and frees the slot; later calls fail with
+ * `SNOWMINT_STATUS_LEASE_EXPIRED`. A second call, or a generator without a
+ * lease, does nothing. `SNOWMINT_STATUS_LEASE_UNAVAILABLE` if the store
+ * could not be written (the slot then frees when its lease runs out or the
+ * process ends; `snowmint_last_error_message` says why). Other threads may
+ * still be calling the generator: what they get is either counted in the
+ * release or an error.
+ */
+enum snowmint_status snowmint_generator_close(const struct snowmint_generator *generator);
+
+/**
+ * The generator's node values in node-field order (the leased one
+ * included) into `buf` of `len` elements, and their number into `*count`.
+ * `SNOWMINT_STATUS_BUFFER_TOO_SMALL` if `len` is below it
+ * (`SNOWMINT_MAX_NODES` always suffices).
+ */
+enum snowmint_status snowmint_generator_nodes(const struct snowmint_generator *generator,
+                                              uint64_t *buf,
+                                              size_t len,
+                                              size_t *count);
+
+/**
+ * The generator's lease as one line of JSON, NUL-terminated, into `buf` of
+ * `len` bytes (its length without the NUL into `*written`): `null` without a
+ * lease, else an object with the keys `store`, `field`, `slot`, `claim`,
+ * `hwm_ms`, `reserved_until_ms`, `expires_ms` (null: held while the process
+ * lives), `renewals`, `lost`, `last_error` and `space` (docs/SEMANTICS.md,
+ * "Leases"). `SNOWMINT_STATUS_BUFFER_TOO_SMALL` if it does not fit (1024
+ * bytes hold it unless the store's name is long).
+ */
+enum snowmint_status snowmint_generator_lease_json(const struct snowmint_generator *generator,
+                                                   char *buf,
+                                                   size_t len,
+                                                   size_t *written);
 
 /**
  * The next ID. Waits (sleeps) when a policy says to wait: at most until the
@@ -644,6 +692,14 @@ enum snowmint_status snowmint_pure_generator_reserve_until(struct snowmint_pure_
  * Frees a pure generator. NULL does nothing.
  */
 void snowmint_pure_generator_free(struct snowmint_pure_generator *generator);
+
+/**
+ * The message of the last call that failed on this thread, with its values
+ * (which ID, which store and why), NUL-terminated into `buf` of `len`
+ * bytes, its length without the NUL into `*written`; empty before any
+ * failure. Only failures change it; calling this does not.
+ */
+enum snowmint_status snowmint_last_error_message(char *buf, size_t len, size_t *written);
 
 /**
  * A static, NUL-terminated English message for a status. Unknown values

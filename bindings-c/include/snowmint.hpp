@@ -19,14 +19,24 @@
 
 namespace snowmint {
 
+namespace detail {
+// The failing call's own message (with its values: which ID, which store and
+// why), else the status's message; both end with the code in brackets.
+inline std::string message_of(snowmint_status status) {
+  char buf[1024];
+  size_t n = 0;
+  if (snowmint_last_error_message(buf, sizeof buf, &n) == SNOWMINT_STATUS_OK && n > 0)
+    return std::string(buf, n);
+  return std::string(snowmint_status_str(status)) + " [" + snowmint_status_code(status) + "]";
+}
+}  // namespace detail
+
 // An error from the library: status() is the C status, code() the stable
-// cross-language code, what() the message with the code.
+// cross-language code, what() the failing call's message with the code.
 class error : public std::runtime_error {
  public:
   explicit error(snowmint_status status)
-      : std::runtime_error(std::string(snowmint_status_str(status)) + " [" +
-                           snowmint_status_code(status) + "]"),
-        status_(status) {}
+      : std::runtime_error(detail::message_of(status)), status_(status) {}
   snowmint_status status() const noexcept { return status_; }
   const char *code() const noexcept { return snowmint_status_code(status_); }
 
@@ -132,6 +142,24 @@ class generator {
     check(snowmint_generator_next_ids(get(), ids.data(), n));
     return ids;
   }
+  // The node values in use, in node-field order (a leased one included).
+  std::vector<uint64_t> nodes() const {
+    std::vector<uint64_t> v(SNOWMINT_MAX_NODES);
+    size_t n = 0;
+    check(snowmint_generator_nodes(get(), v.data(), v.size(), &n));
+    v.resize(n);
+    return v;
+  }
+  // The lease as JSON ("null" without one).
+  std::string lease_json() const {
+    std::string s(4096, '\0');
+    size_t n = 0;
+    check(snowmint_generator_lease_json(get(), s.data(), s.size(), &n));
+    s.resize(n);
+    return s;
+  }
+  // Releases the lease (the destructor does too, ignoring a failure).
+  void close() const { check(snowmint_generator_close(get())); }
 
  private:
   std::unique_ptr<const snowmint_generator, detail::generator_free> p_;

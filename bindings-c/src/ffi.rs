@@ -10,11 +10,13 @@ pub(crate) type R<T> = Result<T, snowmint_status>;
 
 /// Runs a fallible body inside the panic boundary.
 pub(crate) fn boundary(f: impl FnOnce() -> R<()>) -> snowmint_status {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => snowmint_status::Ok,
+    let status = match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => return snowmint_status::Ok,
         Ok(Err(s)) => s,
         Err(_) => snowmint_status::Panic,
-    }
+    };
+    crate::status::failed(status);
+    status
 }
 
 /// Runs an infallible body inside the panic boundary; `default` on panic.

@@ -3,10 +3,11 @@
 
 use core::ffi::c_char;
 
-use snowmint::{Generator, Layout, Next, Nodes, Options, PureGenerator, Value, OPTION_KEYS};
+use snowmint::{Generator, Layout, Next, Nodes, PureGenerator, Value, OPTION_KEYS};
+use snowmint_lease::AnyGenerator;
 
-use crate::ffi::{arg, boundary, boundary_value, cstr, free_handle, out_mut, R};
-use crate::id::{nodes_by_name, nodes_by_value};
+use crate::ffi::{arg, boundary, boundary_value, cstr, free_handle, out_mut, write_text, R};
+use crate::id::{nodes_by_name, nodes_by_value, value_by_name, value_by_position};
 use crate::layout::snowmint_layout;
 use crate::snowmint_status;
 
@@ -36,13 +37,14 @@ pub struct snowmint_options {
     pub lease: *const c_char,
 }
 
-/// The core options of a C options pointer (NULL: the defaults), converted
-/// by the core's `Value::to_options` as in every language; a NULL string or
-/// a false `has_resume_after` is an absent option.
-unsafe fn options_of(p: *const snowmint_options) -> R<Options> {
+/// The options map of a C options pointer (NULL: the defaults), as every
+/// language hands it to the core (`Value::to_options`, or with a lease
+/// `AnyGenerator::from_values`); a NULL string or a false `has_resume_after`
+/// is an absent option.
+unsafe fn options_of(p: *const snowmint_options) -> R<Value> {
     // SAFETY: NULL or a valid pointer.
     let Some(o) = (unsafe { p.as_ref() }) else {
-        return Ok(Options::default());
+        return Ok(Value::Absent);
     };
     let text = |p: *const c_char| -> R<Value> {
         // SAFETY: each string is NULL or NUL-terminated.
@@ -65,29 +67,30 @@ unsafe fn options_of(p: *const snowmint_options) -> R<Options> {
         text(o.lease)?,
     ];
     let map = OPTION_KEYS.iter().map(|k| k.to_string()).zip(values);
-    Ok(Value::Map(map.collect()).to_options()?)
+    Ok(Value::Map(map.collect()))
 }
 
 /// A thread-safe, lock-free generator on the system clock. Share one pointer
 /// between threads freely. Generators of one process with the same layout and
 /// node values share one state, so they never repeat each other's IDs. After
-/// `fork()`, the child gets `SNOWMINT_STATUS_PROCESS_FORKED`.
+/// `fork()`, the child gets `SNOWMINT_STATUS_PROCESS_FORKED`. With a `lease`
+/// option, one node value comes from a lease (see `snowmint_options.lease`).
 #[allow(non_camel_case_types)]
 pub struct snowmint_generator {
-    inner: Generator,
+    inner: AnyGenerator,
 }
 
 fn new_generator(
     out_ptr: *mut *const snowmint_generator,
     layout: *const snowmint_layout,
     options: *const snowmint_options,
-    nodes: impl FnOnce(&Layout) -> R<Nodes>,
+    nodes: impl FnOnce(&Layout) -> R<Value>,
 ) -> snowmint_status {
     boundary(|| {
         // SAFETY: NULL or valid pointers.
         let (out, l, opts) = unsafe { (out_mut(out_ptr)?, arg(layout)?, options_of(options)?) };
         let nodes = nodes(&l.layout)?;
-        let inner = Generator::new(l.layout, nodes, opts)?;
+        let inner = AnyGenerator::from_values(l.layout, &nodes, &opts)?;
         *out = Box::into_raw(Box::new(snowmint_generator { inner }));
         Ok(())
     })
@@ -95,7 +98,8 @@ fn new_generator(
 
 /// A generator for `layout` with node values in node-field order
 /// (`node_count` of them; `nodes` may be NULL when 0) and `options` (NULL:
-/// defaults). Free it with `snowmint_generator_free`.
+/// defaults). With a lease, give every node field but the last, which the
+/// lease assigns. Free it with `snowmint_generator_free`.
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_generator_new(
     layout: *const snowmint_layout,
@@ -106,12 +110,13 @@ pub unsafe extern "C" fn snowmint_generator_new(
 ) -> snowmint_status {
     // SAFETY: `nodes` has `node_count` elements.
     new_generator(out, layout, options, |l| unsafe {
-        nodes_by_value(l, nodes, node_count)
+        value_by_position(l, nodes, node_count)
     })
 }
 
 /// As `snowmint_generator_new`, with node values by name: `names[i]` has
-/// value `values[i]`, for `count` entries in any order.
+/// value `values[i]`, for `count` entries in any order. With a lease, leave
+/// out the one field the lease assigns.
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_generator_new_by_name(
     layout: *const snowmint_layout,
@@ -122,16 +127,88 @@ pub unsafe extern "C" fn snowmint_generator_new_by_name(
     out: *mut *const snowmint_generator,
 ) -> snowmint_status {
     // SAFETY: both arrays have `count` elements.
-    new_generator(out, layout, options, |l| unsafe {
-        nodes_by_name(l, names, values, count)
+    new_generator(out, layout, options, |_| unsafe {
+        value_by_name(names, values, count)
     })
 }
 
-/// Frees a generator. NULL does nothing. No other thread may be using it.
+/// Frees a generator, releasing its lease if it holds one (as
+/// `snowmint_generator_close`, ignoring a failure). NULL does nothing. No
+/// other thread may be using it.
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_generator_free(generator: *const snowmint_generator) {
     // SAFETY: a pointer from a generator constructor, freed once.
     boundary_value((), || unsafe { free_handle(generator) })
+}
+
+/// Releases the generator's lease: writes the last time unit it issued into
+/// the store and frees the slot; later calls fail with
+/// `SNOWMINT_STATUS_LEASE_EXPIRED`. A second call, or a generator without a
+/// lease, does nothing. `SNOWMINT_STATUS_LEASE_UNAVAILABLE` if the store
+/// could not be written (the slot then frees when its lease runs out or the
+/// process ends; `snowmint_last_error_message` says why). Other threads may
+/// still be calling the generator: what they get is either counted in the
+/// release or an error.
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_generator_close(
+    generator: *const snowmint_generator,
+) -> snowmint_status {
+    boundary(|| {
+        // SAFETY: NULL or a valid pointer.
+        let g = unsafe { arg(generator) }?;
+        Ok(g.inner.close()?)
+    })
+}
+
+/// The generator's node values in node-field order (the leased one
+/// included) into `buf` of `len` elements, and their number into `*count`.
+/// `SNOWMINT_STATUS_BUFFER_TOO_SMALL` if `len` is below it
+/// (`SNOWMINT_MAX_NODES` always suffices).
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_generator_nodes(
+    generator: *const snowmint_generator,
+    buf: *mut u64,
+    len: usize,
+    count: *mut usize,
+) -> snowmint_status {
+    boundary(|| {
+        // SAFETY: NULL or valid pointers.
+        let (g, count) = unsafe { (arg(generator)?, out_mut(count)?) };
+        let values = g.inner.config().nodes().values();
+        if values.len() > len {
+            return Err(snowmint_status::BufferTooSmall);
+        }
+        if !values.is_empty() {
+            // SAFETY: the caller promises `len` >= values.len() writable elements.
+            let out = unsafe { core::slice::from_raw_parts_mut(buf, values.len()) };
+            out.copy_from_slice(values);
+        }
+        *count = values.len();
+        Ok(())
+    })
+}
+
+/// The generator's lease as one line of JSON, NUL-terminated, into `buf` of
+/// `len` bytes (its length without the NUL into `*written`): `null` without a
+/// lease, else an object with the keys `store`, `field`, `slot`, `claim`,
+/// `hwm_ms`, `reserved_until_ms`, `expires_ms` (null: held while the process
+/// lives), `renewals`, `lost`, `last_error` and `space` (docs/SEMANTICS.md,
+/// "Leases"). `SNOWMINT_STATUS_BUFFER_TOO_SMALL` if it does not fit (1024
+/// bytes hold it unless the store's name is long).
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_generator_lease_json(
+    generator: *const snowmint_generator,
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> snowmint_status {
+    boundary(|| {
+        // SAFETY: NULL or a valid pointer.
+        let g = unsafe { arg(generator) }?;
+        let json = g.inner.lease().map_or("null".into(), |i| i.to_json());
+        // SAFETY: the caller promises `len` writable bytes at `buf`.
+        unsafe { write_text(buf, len, written, &json) }
+    })
 }
 
 /// The next ID. Waits (sleeps) when a policy says to wait: at most until the
@@ -231,7 +308,7 @@ pub unsafe extern "C" fn snowmint_generator_shares_state(
     boundary_value(false, || {
         // SAFETY: NULL or valid generators.
         match unsafe { (a.as_ref(), b.as_ref()) } {
-            (Some(a), Some(b)) => a.inner.shares_state_with(&b.inner),
+            (Some(a), Some(b)) => a.inner.generator().shares_state_with(b.inner.generator()),
             _ => false,
         }
     })
@@ -255,7 +332,7 @@ fn new_pure(
         // SAFETY: NULL or valid pointers.
         let (out, l, opts) = unsafe { (out_mut(out_ptr)?, arg(layout)?, options_of(options)?) };
         let nodes = nodes(&l.layout)?;
-        let inner = PureGenerator::new(l.layout, nodes, opts)?;
+        let inner = PureGenerator::new(l.layout, nodes, opts.to_options()?)?;
         *out = Box::into_raw(Box::new(snowmint_pure_generator { inner }));
         Ok(())
     })

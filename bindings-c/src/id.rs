@@ -54,14 +54,13 @@ pub unsafe extern "C" fn snowmint_decode(
     })
 }
 
-/// Node values from parallel arrays of names and values, converted by the
-/// core's `Value::to_nodes` as in every language.
-pub(crate) unsafe fn nodes_by_name(
-    l: &Layout,
+/// Node values from parallel arrays of names and values, as the map every
+/// language hands the core (`Value::to_nodes`, or a lease's fixed values).
+pub(crate) unsafe fn value_by_name(
     names: *const *const c_char,
     values: *const u64,
     count: usize,
-) -> R<Nodes> {
+) -> R<Value> {
     // SAFETY: the caller promises `count` elements in each array.
     let (names, values) = unsafe { (slice(names, count)?, slice(values, count)?) };
     let mut map = Vec::with_capacity(count);
@@ -69,7 +68,33 @@ pub(crate) unsafe fn nodes_by_name(
         // SAFETY: NULL or a NUL-terminated string.
         map.push((unsafe { cstr(n) }?.to_owned(), Value::from(v)));
     }
-    Ok(Value::Map(map).to_nodes(l)?)
+    Ok(Value::Map(map))
+}
+
+/// Node values in node-field order, as a map by field name: `count` may be
+/// short of the layout's node fields (a lease assigns the last one), never
+/// longer (the core's error for too many values).
+pub(crate) unsafe fn value_by_position(l: &Layout, values: *const u64, count: usize) -> R<Value> {
+    // SAFETY: the caller promises `count` elements.
+    let values = unsafe { slice(values, count) }?;
+    if values.len() > l.nodes().count() {
+        l.nodes_from_values(values)?;
+    }
+    let names = l.nodes().map(|f| f.name().to_owned());
+    Ok(Value::Map(
+        names.zip(values.iter().map(|&v| v.into())).collect(),
+    ))
+}
+
+/// Node values by name, checked against `l`.
+pub(crate) unsafe fn nodes_by_name(
+    l: &Layout,
+    names: *const *const c_char,
+    values: *const u64,
+    count: usize,
+) -> R<Nodes> {
+    // SAFETY: as `value_by_name`.
+    Ok(unsafe { value_by_name(names, values, count) }?.to_nodes(l)?)
 }
 
 /// Node values in node-field order.

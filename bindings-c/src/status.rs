@@ -3,10 +3,12 @@
 //! core's `Error::ALL_CODES`.
 
 use core::ffi::{c_char, c_int, CStr};
+use std::cell::{Cell, RefCell};
 
 use snowmint::Error;
+use snowmint_lease::LeaseError;
 
-use crate::ffi::{boundary_value, c_string_at, c_strings};
+use crate::ffi::{boundary_value, c_string_at, c_strings, write_text};
 
 /// What a fallible function did. `SNOWMINT_STATUS_OK` (0) is success; every
 /// other value is an error and the function wrote none of its outputs.
@@ -129,10 +131,71 @@ pub(crate) const OWN: [(S, &CStr, &CStr); 7] = [
 ];
 
 impl From<Error> for snowmint_status {
-    /// The one mapping from core errors to statuses.
+    /// The one mapping from core errors to statuses (the message, with its
+    /// values, is kept for `snowmint_last_error_message`).
     fn from(e: Error) -> Self {
+        set_last_message(e.to_string());
         CORE[e.code_index()]
     }
+}
+
+impl From<LeaseError> for snowmint_status {
+    /// A lease error is its core error's status; its message names the store
+    /// and the cause.
+    fn from(e: LeaseError) -> Self {
+        set_last_message(e.to_string());
+        CORE[e.kind.code_index()]
+    }
+}
+
+thread_local! {
+    /// The message of this thread's last failed call.
+    static LAST_MESSAGE: RefCell<String> = const { RefCell::new(String::new()) };
+    /// True when a conversion above wrote `LAST_MESSAGE` for the failing
+    /// call now returning (else the boundary writes the status's message).
+    static MESSAGE_SET: Cell<bool> = const { Cell::new(false) };
+}
+
+fn set_last_message(message: String) {
+    LAST_MESSAGE.with(|m| *m.borrow_mut() = message);
+    MESSAGE_SET.with(|f| f.set(true));
+}
+
+/// Called by the boundary when a call fails with `status`: keeps the
+/// message a conversion wrote for it, else records the status's own.
+pub(crate) fn failed(status: snowmint_status) {
+    if !MESSAGE_SET.with(|f| f.replace(false)) {
+        // As the core's messages: the text, then the code in brackets.
+        let message = describe(status as c_int).map_or(
+            "unknown status [unknown_status]".into(),
+            |(code, m)| {
+                // SAFETY: `describe` gives NUL-terminated static strings.
+                let code = unsafe { CStr::from_ptr(code) };
+                format!("{} [{}]", m.to_string_lossy(), code.to_string_lossy())
+            },
+        );
+        LAST_MESSAGE.with(|m| *m.borrow_mut() = message);
+    }
+}
+
+/// The message of the last call that failed on this thread, with its values
+/// (which ID, which store and why), NUL-terminated into `buf` of `len`
+/// bytes, its length without the NUL into `*written`; empty before any
+/// failure. Only failures change it; calling this does not.
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_last_error_message(
+    buf: *mut c_char,
+    len: usize,
+    written: *mut usize,
+) -> snowmint_status {
+    boundary_value(snowmint_status::Panic, || {
+        let message = LAST_MESSAGE.with(|m| m.borrow().clone());
+        // SAFETY: the caller promises `len` writable bytes at `buf`.
+        match unsafe { write_text(buf, len, written, &message) } {
+            Ok(()) => snowmint_status::Ok,
+            Err(s) => s,
+        }
+    })
 }
 
 /// The code and message of a status value, if it is one.

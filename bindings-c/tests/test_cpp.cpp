@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <stdlib.h>
 #include <set>
 #include <string>
 #include <thread>
@@ -56,6 +58,31 @@ int main() {
   EXPECT(code_of([&] { twitter.compose(0, 0, {1, 3}); }) == "time_before_epoch");
   EXPECT(code_of([&] { snowmint::generator g(twitter, {1}); }) == "missing_node");
   EXPECT(code_of([&] { snowmint::generator g(twitter, {1, 32}); }) == "node_out_of_range");
+  // A leased generator: datacenter given, worker from a lease on a directory.
+  {
+    char dir[] = "/tmp/snowmint-cpp-lease-XXXXXX";
+    EXPECT(mkdtemp(dir) != nullptr);
+    std::string url = std::string("file:") + dir;
+    snowmint_options o{};
+    o.lease = url.c_str();
+    snowmint::generator g(twitter, {1}, &o);
+    auto n = g.nodes();
+    EXPECT(n.size() == 2 && n[0] == 1 && n[1] < 32);
+    EXPECT(g.lease_json().find("\"field\":\"worker\"") != std::string::npos);
+    EXPECT(twitter.decode(g.next_id()).nodes[1] == n[1]);
+    g.close();
+    EXPECT(code_of([&] { g.next_id(); }) == "lease_expired");
+    // The failing call's own message: which store and why.
+    o.lease = "file:/proc/snowmint-no-such-dir";
+    try {
+      snowmint::generator bad(twitter, {1}, &o);
+      EXPECT(false);
+    } catch (const snowmint::error &e) {
+      EXPECT(std::string(e.code()) == "lease_unavailable");
+      EXPECT(std::strstr(e.what(), "/proc/snowmint-no-such-dir") != nullptr);
+    }
+    std::filesystem::remove_all(dir);
+  }
   EXPECT(code_of([] { snowmint::parse_id("-1"); }) == "invalid_id");
   try {
     snowmint::layout::preset("nope");

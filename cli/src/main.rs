@@ -5,7 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
-use snowmint::{Error, Format, Generator, Id, Iso8601, Layout, Options};
+use snowmint::{Error, Format, Generator, Id, Iso8601, Layout};
+use snowmint_lease::{AnyGenerator, LeaseError};
 
 #[derive(Parser)]
 #[command(
@@ -45,6 +46,14 @@ enum Command {
         /// The last ID a previous run issued: continue strictly above it.
         #[arg(long, value_name = "ID")]
         resume_after: Option<u64>,
+        /// Lease the one node field not given with --node from a store, e.g.
+        /// file:/var/lib/app/ids?namespace=orders (docs/SEMANTICS.md, "Leases").
+        #[arg(long, value_name = "URL")]
+        lease: Option<String>,
+        /// Before the IDs, write the node values in use and the lease to stderr
+        /// as one JSON line.
+        #[arg(long)]
+        print_lease: bool,
     },
     /// Split IDs into time, sequence and node fields.
     Decode {
@@ -145,7 +154,14 @@ fn parse_node(s: &str) -> Result<(String, u64), String> {
 /// What can go wrong: a core error (with its code) or a file that can't be read.
 enum Failure {
     Core(Error),
+    Lease(LeaseError),
     Io(String),
+}
+
+impl From<LeaseError> for Failure {
+    fn from(e: LeaseError) -> Self {
+        Failure::Lease(e)
+    }
 }
 
 impl From<Error> for Failure {
@@ -198,16 +214,38 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
             sequence_exhausted,
             sequence_start,
             resume_after,
+            lease,
+            print_lease,
         } => {
             let layout = layout.resolve()?;
-            let nodes = layout.nodes_from_pairs(nodes.iter().map(|(k, v)| (k.as_str(), *v)))?;
-            let mut options = Options::from_policies(
-                clock_backwards.as_deref(),
-                sequence_exhausted.as_deref(),
-                sequence_start.as_deref(),
-            )?;
-            options.resume_after = resume_after.map(Id::new);
-            let generator = Generator::new(layout, nodes, options)?;
+            // The maps every language hands the core (options by their core keys).
+            let nodes =
+                snowmint::Value::Map(nodes.into_iter().map(|(k, v)| (k, v.into())).collect());
+            let text = |o: Option<String>| o.map_or(snowmint::Value::Absent, snowmint::Value::from);
+            let options = snowmint::Value::Map(vec![
+                ("clock_backwards".into(), text(clock_backwards)),
+                ("sequence_exhausted".into(), text(sequence_exhausted)),
+                ("sequence_start".into(), text(sequence_start)),
+                (
+                    "resume_after".into(),
+                    resume_after.map_or(snowmint::Value::Absent, snowmint::Value::from),
+                ),
+                ("lease".into(), text(lease)),
+            ]);
+            let generator = AnyGenerator::from_values(layout, &nodes, &options)?;
+            if print_lease {
+                let cfg = generator.config();
+                let names = cfg.layout().nodes().map(|f| f.name().to_string());
+                let nodes: Map<String, Value> = names
+                    .zip(cfg.nodes().values().iter().map(|v| json!(v)))
+                    .collect();
+                let lease = match generator.lease() {
+                    Some(info) => serde_json::from_str(&info.to_json())
+                        .map_err(|e| Failure::Io(e.to_string()))?,
+                    None => Value::Null,
+                };
+                eprintln!("{}", json!({"nodes": nodes, "lease": lease}));
+            }
             let mut batch =
                 vec![0u64; Generator::<snowmint::SystemClock>::check_batch(count)?.min(65_536)];
             let mut left = count as usize;
@@ -220,6 +258,8 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                 }
                 left -= chunk.len();
             }
+            out.flush()?;
+            generator.close()?;
         }
         Command::Decode {
             layout,
@@ -356,8 +396,12 @@ fn main() -> ExitCode {
             eprintln!("snowmint: error: {e}");
             ExitCode::from(1)
         }
+        // The Display text ends with the stable code in brackets.
         Err(Failure::Core(e)) => {
-            // The Display text ends with the stable code in brackets.
+            eprintln!("snowmint: error: {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Lease(e)) => {
             eprintln!("snowmint: error: {e}");
             ExitCode::from(1)
         }

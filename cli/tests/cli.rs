@@ -207,3 +207,78 @@ fn errors_name_the_problem_and_the_code() {
     // Usage errors are clap's (exit 2), not snowmint's.
     assert_eq!(snowmint(&["decode", "1"]).status.code(), Some(2));
 }
+
+#[test]
+fn generate_with_a_lease() {
+    let dir = std::env::temp_dir().join(format!("snowmint-cli-lease-{}", std::process::id()));
+    let url = format!("file:{}?namespace=cli", dir.display());
+    let run = || {
+        let out = snowmint(&[
+            "generate",
+            "--preset",
+            "twitter",
+            "--node",
+            "datacenter=1",
+            "--lease",
+            &url,
+            "--print-lease",
+            "-n",
+            "3",
+        ]);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(out.status.success(), "{stderr}");
+        let info: Value = serde_json::from_str(stderr.trim()).expect("one JSON line on stderr");
+        let ids: Vec<u64> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect();
+        (info, ids)
+    };
+    let (info, first) = run();
+    let worker = info["nodes"]["worker"].as_u64().expect("the leased worker");
+    assert!(worker < 32, "{info}");
+    assert_eq!(info["nodes"]["datacenter"], 1);
+    assert_eq!(info["lease"]["field"], "worker");
+    assert_eq!(info["lease"]["slot"], worker);
+    assert!(info["lease"]["store"]
+        .as_str()
+        .unwrap()
+        .contains("snowmint-cli-lease"));
+    assert!(
+        info["lease"]["reserved_until_ms"].as_u64().is_some(),
+        "{info}"
+    );
+    assert_eq!(first.len(), 3);
+    // The first run released its slot on exit; the next run's IDs are above.
+    let (_, second) = run();
+    assert!(second[0] > first[2], "{second:?} after {first:?}");
+    // Every node field fixed leaves nothing to lease.
+    fails(
+        &[
+            "generate",
+            "--preset",
+            "twitter",
+            "--node",
+            "datacenter=1",
+            "--node",
+            "worker=2",
+            "--lease",
+            &url,
+        ],
+        "invalid_option",
+    );
+    fails(
+        &[
+            "generate",
+            "--preset",
+            "twitter",
+            "--node",
+            "datacenter=1",
+            "--lease",
+            "ftp://x",
+        ],
+        "invalid_option",
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

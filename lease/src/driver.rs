@@ -103,10 +103,12 @@ impl LeaseInfo {
             ("slot", "slot", Int(self.slot)),
             ("claim", "claim", Int(self.counter)),
             ("hwm_ms", "hwmMs", Int(self.hwm_ms)),
+            // Inclusive, as `reserve_until` takes it: the last Unix ms whose
+            // time unit may be issued (before the epoch once closed or lost).
             (
                 "reserved_until_ms",
                 "reservedUntilMs",
-                opt_int(self.reserved_end_ms),
+                opt_int(self.reserved_end_ms.map(|end| end.saturating_sub(1))),
             ),
             ("expires_ms", "expiresMs", opt_int(self.expires_ms)),
             ("renewals", "renewals", Int(self.renewals)),
@@ -558,7 +560,7 @@ mod tests {
         };
         assert_eq!(
             info.to_json(),
-            r#"{"store":"file:/tmp/a \"b\"\\c\u000a","field":"worker","slot":3,"claim":7,"hwm_ms":100,"reserved_until_ms":101,"expires_ms":null,"renewals":2,"lost":null,"last_error":"x","space":"v1-0"}"#
+            r#"{"store":"file:/tmp/a \"b\"\\c\u000a","field":"worker","slot":3,"claim":7,"hwm_ms":100,"reserved_until_ms":100,"expires_ms":null,"renewals":2,"lost":null,"last_error":"x","space":"v1-0"}"#
         );
     }
 }
