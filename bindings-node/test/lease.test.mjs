@@ -158,8 +158,8 @@ test('Symbol.dispose closes the generator', { skip: typeof Symbol.dispose !== 's
 
 test('bad lease options are invalid_option', () => {
   const url = store()
-  // PureGenerator has no lease.
-  throwsCode(() => new PureGenerator('twitter', { datacenter: 1 }, { lease: url }), 'invalid_option')
+  // PureGenerator has no lease (its node values are checked first: all given here).
+  throwsCode(() => new PureGenerator('twitter', { datacenter: 1, worker: 3 }, { lease: url }), 'invalid_option')
   // A scheme that is not a store.
   assert.throws(
     () => leased('ftp://x'),
