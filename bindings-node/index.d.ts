@@ -42,6 +42,38 @@ export interface GeneratorOptions {
   seed?: bigint | string | number
   /** The last ID a previous run issued: IDs continue strictly above it. */
   resumeAfter?: IdLike
+  /** `Generator` only (`PureGenerator` refuses it): a store URL, e.g. `'file:/var/lib/myapp/ids'`
+   * or `'file:/var/lib/myapp/ids?namespace=orders'`, that assigns the one node field left out of
+   * `nodes` a value no other holder of that store uses at the same time. Throws `lease_unavailable`
+   * when no slot is free or the store cannot be reached. */
+  lease?: string
+}
+
+/** A leased generator's `lease` (`null` without a lease). Times are Unix milliseconds. */
+export interface LeaseInfo {
+  /** The store, as messages name it. */
+  store: string
+  /** The leased node field. */
+  field: string
+  /** The slot: the leased field's value. */
+  slot: number
+  /** The slot's claim counter of this claim. */
+  claim: number
+  /** The reservation the store confirmed last (`hwm`). */
+  hwmMs: number
+  /** The first time the reservation does not cover: past it, `nextId` throws `lease_expired`
+   * unless a renewal raised it meanwhile. */
+  reservedUntilMs: number | null
+  /** When the claim expires without a renewal (`null`: never while the process lives, the file store). */
+  expiresMs: number | null
+  /** Confirmed renewals so far. */
+  renewals: number
+  /** Why the slot was lost (the generator has stopped), if it was. */
+  lost: string | null
+  /** The last failed renewal's cause, cleared by a confirmed one. */
+  lastError: string | null
+  /** The slot space's key in the store. */
+  space: string
 }
 
 /** Builds an ID under `layout` from a time (Unix ms), a sequence value and node values. */
@@ -78,7 +110,8 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
  *
  * Generators with the same layout and node values share one state in the
  * whole process, worker threads included, so they never repeat an ID. Other
- * processes (`cluster`, `child_process`) need node values of their own.
+ * processes (`cluster`, `child_process`) need node values of their own, or
+ * a `lease` option that assigns one node field from a shared store.
  */
 export declare class Generator {
   constructor(layout: Layout | string, nodes?: Record<string, UintLike>, options?: GeneratorOptions)
@@ -93,6 +126,17 @@ export declare class Generator {
   nextIds(n: UintLike): BigUint64Array
   /** The generator's layout. */
   get layout(): Layout
+  /** The node values by field name, the leased one included. */
+  get nodes(): Record<string, number>
+  /** The lease's state (see `LeaseInfo`), or `null` without a `lease` option. */
+  get lease(): LeaseInfo | null
+  /**
+   * Releases the lease: the generator stops issuing (`nextId` then throws
+   * `lease_expired`) and its slot is free for another. Calling it again
+   * does nothing; without a lease it does nothing at all. Garbage
+   * collection releases a generator's lease too, but at no set time.
+   */
+  close(): void
 }
 
 /**

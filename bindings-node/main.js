@@ -1,6 +1,7 @@
 // The package entry point (CommonJS): the napi-rs binding (`binding.js`, which
 // `napi build --js binding.js` generates, and the .node file it loads), plus
-// `decode` and `Layout.prototype.decode`. The Rust core reads, checks and
+// `decode`, `Layout.prototype.decode` and `Generator.prototype[Symbol.dispose]`
+// (where the runtime has the symbol). The Rust core reads, checks and
 // splits the ID and throws every error; the `Parts` object is built here, by
 // parts.js (shared with the WebAssembly package), because an N-API property
 // write costs ~300 ns on Node 20 and a JavaScript constructor a few ns
@@ -90,6 +91,13 @@ function idBounds(layout, timestampMs) {
 // A method (writable, configurable, not enumerable) of every Layout.
 const method = { decode(id) { return decoderOf(this)(id) } }.decode
 Object.defineProperty(Layout.prototype, 'decode', { value: method, writable: true, configurable: true })
+
+// `using g = new Generator(...)` (explicit resource management) closes the
+// generator, releasing its lease, where the runtime has `Symbol.dispose`.
+if (typeof Symbol.dispose === 'symbol') {
+  const dispose = { [Symbol.dispose]() { this.close() } }[Symbol.dispose]
+  Object.defineProperty(Generator.prototype, Symbol.dispose, { value: dispose, writable: true, configurable: true })
+}
 
 module.exports = { Layout, Generator, PureGenerator, decode, compose, idBounds, formatId, parseId }
 Object.assign(module.exports, { toBase32, fromBase32, toBase62, fromBase62 })

@@ -24,6 +24,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::{Env, Float64ArraySlice, This, Unknown};
 use napi::{check_status, sys, JsValue, Status};
 use napi_derive::napi;
+use snowmint_lease::AnyGenerator;
 
 use crate::{throw, value, Layout};
 
@@ -111,23 +112,19 @@ unsafe extern "C" fn next_id(env: sys::napi_env, info: sys::napi_callback_info) 
     guard(env, info, |data, _| {
         // SAFETY: the generator `bind_next_id` bound to this function, freed
         // by its finalizer, which cannot run while the function is called.
-        let g = unsafe { &*(data as *const snowmint::Generator) };
+        let g = unsafe { &*(data as *const AnyGenerator) };
         bigint(env, g.next_id()?.get())
     })
 }
 
 unsafe extern "C" fn release_generator(_: sys::napi_env, data: *mut c_void, _: *mut c_void) {
     // SAFETY: the `Arc::into_raw` pointer of `bind_next_id`, released once.
-    drop(unsafe { Arc::from_raw(data as *const snowmint::Generator) });
+    drop(unsafe { Arc::from_raw(data as *const AnyGenerator) });
 }
 
 /// Gives `this` (a new `Generator`) its own `nextId`, bound to `g`:
 /// writable, configurable and not enumerable, like a method.
-pub(crate) fn bind_next_id(
-    env: &Env,
-    this: &This,
-    g: &Arc<snowmint::Generator>,
-) -> napi::Result<()> {
+pub(crate) fn bind_next_id(env: &Env, this: &This, g: &Arc<AnyGenerator>) -> napi::Result<()> {
     let data = Arc::into_raw(Arc::clone(g)) as *mut c_void;
     // SAFETY: `env` is live; `release_generator` frees `data`.
     let f = unsafe { function(env, c"nextId", Some(next_id), data, release_generator) }?;

@@ -20,11 +20,13 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::{
     BigInt, BigUint64Array, ClassInstance, Env, FromNapiValue, JsError, JsObjectValue,
-    JsRangeError, JsTypeError, KeyCollectionMode, KeyConversion, KeyFilter, Object, This, Unknown,
+    JsRangeError, JsTypeError, KeyCollectionMode, KeyConversion, KeyFilter, Null, Object, This,
+    Unknown,
 };
 use napi::{sys, JsValue, Status, ValueType};
 use napi_derive::napi;
 use snowmint::{Arg, ErrorClass, Format, Id, Next, Value};
+use snowmint_lease::{AnyGenerator, InfoValue, LeaseError};
 
 // ---- arguments and errors -------------------------------------------------------
 
@@ -113,10 +115,16 @@ fn object(obj: Object) -> napi::Result<Value> {
 /// `RangeError` or `Error`), with the core's message and `code`; returns what
 /// napi-rs reads as "an exception is pending".
 pub(crate) fn throw(env: &Env, e: snowmint::Error) -> napi::Error {
-    let err = napi::Error::new(e.code(), e.to_string());
+    throw_as(env, &e, e.to_string())
+}
+
+/// [`throw`] for the error `kind` with the message `message` (a lease error's
+/// code and class are those of its core error; its message says more).
+fn throw_as(env: &Env, kind: &snowmint::Error, message: String) -> napi::Error {
+    let err = napi::Error::new(kind.code(), message);
     // SAFETY: `env` is the live environment of the current call.
     unsafe {
-        match e.class() {
+        match kind.class() {
             ErrorClass::Type => JsTypeError::from(err).throw_into(env.raw()),
             ErrorClass::Range => JsRangeError::from(err).throw_into(env.raw()),
             ErrorClass::Value => JsError::from(err).throw_into(env.raw()),
@@ -125,7 +133,7 @@ pub(crate) fn throw(env: &Env, e: snowmint::Error) -> napi::Error {
     napi::Error::new(Status::PendingException, String::new())
 }
 
-/// `result.or_throw(env)?`: a core error thrown by [`throw`].
+/// `result.or_throw(env)?`: a core (or lease) error thrown by [`throw`].
 trait OrThrow<T> {
     fn or_throw(self, env: &Env) -> napi::Result<T>;
 }
@@ -133,6 +141,12 @@ trait OrThrow<T> {
 impl<T> OrThrow<T> for snowmint::Result<T> {
     fn or_throw(self, env: &Env) -> napi::Result<T> {
         self.map_err(|e| throw(env, e))
+    }
+}
+
+impl<T> OrThrow<T> for Result<T, LeaseError> {
+    fn or_throw(self, env: &Env) -> napi::Result<T> {
+        self.map_err(|e| throw_as(env, &e.kind, e.to_string()))
     }
 }
 
@@ -365,10 +379,11 @@ type Config = (snowmint::Layout, snowmint::Nodes, snowmint::Options);
 ///
 /// Generators with the same layout and node values share one state in the
 /// whole process, worker threads included, so they never repeat an ID. Other
-/// processes (`cluster`, `child_process`) need node values of their own.
+/// processes (`cluster`, `child_process`) need node values of their own, or
+/// a `lease` option that assigns one node field from a shared store.
 #[napi]
 pub struct Generator {
-    inner: Arc<snowmint::Generator>,
+    inner: Arc<AnyGenerator>,
 }
 
 #[napi]
@@ -381,9 +396,10 @@ impl Generator {
         #[napi(ts_arg_type = "Record<string, UintLike>")] nodes: Option<Js>,
         #[napi(ts_arg_type = "GeneratorOptions")] options: Option<Js>,
     ) -> napi::Result<Self> {
-        let (l, n, o) = generator(layout, nodes, options).or_throw(env)?;
+        let layout = layout.0.to_layout().or_throw(env)?;
         // A seed of 0 (the default) asks the core for one from the system.
-        let inner = Arc::new(snowmint::Generator::new(l, n, o).or_throw(env)?);
+        let inner = AnyGenerator::from_values(layout, &opt(nodes), &opt(options));
+        let inner = Arc::new(inner.or_throw(env)?);
         // The instance's own `nextId` shadows the method below (see `fast`).
         fast::bind_next_id(env, &this, &inner)?;
         Ok(Generator { inner })
@@ -423,6 +439,44 @@ impl Generator {
     pub fn layout(&self) -> Layout {
         let inner = *self.inner.config().layout();
         Layout { inner }
+    }
+
+    /// The node values by field name, the leased one included.
+    #[napi(getter, ts_return_type = "Record<string, number>")]
+    pub fn nodes<'e>(&self, env: &'e Env) -> napi::Result<Object<'e>> {
+        let config = self.inner.config();
+        let mut obj = Object::new(env)?;
+        for (f, v) in config.layout().nodes().zip(config.nodes().values()) {
+            obj.set(f.name(), *v as f64)?;
+        }
+        Ok(obj)
+    }
+
+    /// The lease's state (see `LeaseInfo`), or `null` without a `lease` option.
+    #[napi(getter, ts_return_type = "LeaseInfo | null")]
+    pub fn lease<'e>(&self, env: &'e Env) -> napi::Result<Option<Object<'e>>> {
+        let Some(info) = self.inner.lease() else {
+            return Ok(None);
+        };
+        let mut obj = Object::new(env)?;
+        for (_, key, v) in info.entries() {
+            match v {
+                // Unix ms and small counters: all below 2^53.
+                InfoValue::Int(n) => obj.set(key, n as f64)?,
+                InfoValue::Text(t) => obj.set(key, t)?,
+                InfoValue::None => obj.set(key, Null)?,
+            }
+        }
+        Ok(Some(obj))
+    }
+
+    /// Releases the lease: the generator stops issuing (`nextId` then throws
+    /// `lease_expired`) and its slot is free for another. Calling it again
+    /// does nothing; without a lease it does nothing at all. Garbage
+    /// collection releases a generator's lease too, but at no set time.
+    #[napi]
+    pub fn close(&self, env: &Env) -> napi::Result<()> {
+        self.inner.close().or_throw(env)
     }
 }
 

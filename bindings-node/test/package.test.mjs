@@ -1,5 +1,6 @@
 // The packed package as its users get it: CommonJS, ESM and TypeScript
-// consumers, the version, and the README quickstart.
+// consumers, the version, the README quickstart and the package README's
+// lease example.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -53,6 +54,19 @@ test('the README quickstart runs', needConsumer, () => {
   assert.ok(blocks.length > 0, 'the node quickstart has no ```js block')
   const file = path.join(consumerDir, 'readme-quickstart.mjs')
   writeFileSync(file, blocks.join('\n'))
+  run(file)
+})
+
+test('the package README lease example runs', needConsumer, () => {
+  const readme = readFileSync(path.join(consumerDir, 'node_modules/snowmint/README.md'), 'utf8')
+  assert.equal(readme, readFileSync(path.join(here, '../README.md'), 'utf8'))
+  const start = readme.indexOf('<!-- lease-example:start -->')
+  const end = readme.indexOf('<!-- lease-example:end -->')
+  assert.ok(start >= 0 && end > start, 'bindings-node/README.md has no lease example markers')
+  const blocks = [...readme.slice(start, end).matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+  assert.equal(blocks.length, 1)
+  const file = path.join(consumerDir, 'readme-lease.cjs')
+  writeFileSync(file, blocks[0])
   run(file)
 })
 

@@ -3,7 +3,7 @@ import {
   Layout, Generator, PureGenerator, decode, compose, idBounds, toBase32, fromBase32,
   toBase62, fromBase62, formatId, parseId,
 } from 'snowmint'
-import type { Field, GeneratorOptions, IdLike, Parts } from 'snowmint'
+import type { Field, GeneratorOptions, IdLike, LeaseInfo, Parts } from 'snowmint'
 
 const layout: Layout = Layout.parse('twitter')
 const fields: Field[] = layout.fields
@@ -28,4 +28,12 @@ const pure = new PureGenerator('mastodon')
 const next = pure.next(Date.now())
 const either: bigint | number = 'id' in next ? next.id : next.retryAt
 const plausible: boolean = layout.isPlausible(id, Date.now())
+const leaseOptions: GeneratorOptions = { lease: 'file:/tmp/snowmint-ids?namespace=orders' }
+const leased = new Generator('twitter', { datacenter: 1 }, leaseOptions) // type-checked, never run
+const info: LeaseInfo | null = leased.lease
+const slot: number | undefined = info?.slot
+const reserved: number | null | undefined = info?.reservedUntilMs
+const nodeValues: Record<string, number> = leased.nodes
+leased.close()
 void [kind, preset, maxId, batch, date, nodes, bounds, composed, like, back, either, plausible]
+void [slot, reserved, nodeValues]
