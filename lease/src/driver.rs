@@ -27,6 +27,9 @@ pub struct LeasedGenerator<C: Clock + Send + Sync + 'static = SystemClock> {
     /// The renewal thread, taken by the first `close`: the lock also makes
     /// a second, concurrent `close` wait for the first.
     renewer: Mutex<Option<JoinHandle<()>>>,
+    /// The process that claimed: a child forked from it inherits the handle
+    /// but not the renewal thread, and must not release the parent's slot.
+    pid: u32,
 }
 
 /// What the background thread and the handle share.
@@ -306,6 +309,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             gen,
             lease,
             renewer: Mutex::new(Some(renewer)),
+            pid: std::process::id(),
         })
     }
 
@@ -361,7 +365,14 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
     /// `lease_unavailable` if the store could not be written (the slot then
     /// keeps its last confirmed `hwm`, which is above every ID issued, and
     /// frees when this process ends or its TTL passes).
+    ///
+    /// In a child forked from the process that claimed, it does nothing: the
+    /// lease is the parent's (the child's copy of the generator already fails
+    /// with `process_forked`).
     pub fn close(&self) -> Result<(), LeaseError> {
+        if std::process::id() != self.pid {
+            return Ok(());
+        }
         let mut renewer = self.renewer.lock().unwrap_or_else(|e| e.into_inner());
         let Some(thread) = renewer.take() else {
             return Ok(());

@@ -263,3 +263,42 @@ fn a_store_that_hangs_times_out() {
     assert_eq!(e.code(), "lease_unavailable");
     assert!(e.to_string().contains("no answer within 100 ms"), "{e}");
 }
+
+/// A child forked from the holder inherits the handle but not the renewal
+/// thread: closing or dropping it there does nothing (the lease stays the
+/// parent's), and its copy refuses to issue (`process_forked`).
+#[test]
+fn a_forked_child_leaves_the_parents_lease_alone() {
+    let dir = temp_dir("fork");
+    let url = format!("file:{}?namespace=fork", dir.display());
+    let g = LeasedGenerator::open(
+        &url,
+        Layout::preset("twitter").unwrap(),
+        &[("datacenter", 1)],
+        Options::default(),
+    )
+    .unwrap();
+    g.next_id().unwrap();
+    // SAFETY: the child only calls the generator (no locks the parent's
+    // other threads could hold: the pid check comes first) and `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let forked = matches!(g.next_id(), Err(snowmint::Error::ProcessForked));
+        let closed = g.close().is_ok();
+        drop(g); // and the drop: nothing either
+        unsafe { libc::_exit(if forked && closed { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child status {status}"
+    );
+    // The parent still holds its slot and issues.
+    g.next_id().unwrap();
+    assert_eq!(g.info().lost, None);
+    g.close().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
