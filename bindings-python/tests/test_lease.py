@@ -7,6 +7,7 @@ garbage collection, and the codes and classes of its errors.
 
 import gc
 import os
+import threading
 
 import pytest
 
@@ -121,6 +122,34 @@ def test_close_then_a_new_holder_issues_above(url):
         assert h.lease["claim"] > g.lease["claim"]
     finally:
         h.close()
+
+
+def test_close_while_threads_issue(url):
+    g = Generator("twitter", datacenter=9, lease=url)
+    results = [None] * 4
+    started = threading.Barrier(5)
+
+    def work(i):
+        out = []
+        started.wait()
+        try:
+            while True:
+                out.append(g.next_id())
+                out.extend(g.next_ids(100))
+        except snowmint.LeaseExpiredError:
+            results[i] = out
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    started.wait()
+    g.close()
+    for t in threads:
+        t.join()
+    ids = [x for r in results for x in r]
+    assert len(set(ids)) == len(ids) and all(r == sorted(r) for r in results)
+    with Generator("twitter", datacenter=9, lease=url) as h:
+        assert h.next_id() > max(ids, default=0)
 
 
 def test_bad_lease_options(tmp_path, url):
