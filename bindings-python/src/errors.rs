@@ -1,4 +1,5 @@
-//! Core errors as Python exceptions, in one place ([`raise`]): per code of
+//! Core errors (and the lease layer's, which carry one) as Python
+//! exceptions, in one place ([`raise`]): per code of
 //! `Error::ALL_CODES`, a subclass of `SnowmintError(ValueError)` and, for
 //! `ErrorClass::Type`, a subclass of that and `TypeError`, made at init.
 
@@ -8,6 +9,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{IntoPyDict, PyTuple, PyType};
 use snowmint::{Error, ErrorClass};
+use snowmint_lease::LeaseError;
 
 create_exception!(
     snowmint,
@@ -50,24 +52,33 @@ pub fn classes(py: Python<'_>) -> PyResult<&[[Py<PyType>; 2]]> {
     Ok(table)
 }
 
-/// The one place a core error becomes a Python exception.
-pub fn raise(e: Error) -> PyErr {
+/// The one place an error becomes a Python exception: the class of `e`'s
+/// code (and error class), with `message`.
+fn raise(e: &Error, message: String) -> PyErr {
     Python::attach(|py| match classes(py) {
         Ok(table) => {
             let typed = usize::from(e.class() == ErrorClass::Type);
-            PyErr::from_type(table[e.code_index()][typed].bind(py).clone(), e.to_string())
+            PyErr::from_type(table[e.code_index()][typed].bind(py).clone(), message)
         }
         Err(err) => err,
     })
 }
 
-/// A core error or a Python exception, as the binding's functions return
-/// it (`?` converts both).
+/// A core or lease error or a Python exception, as the binding's functions
+/// return it (`?` converts each).
 pub struct Fail(PyErr);
 
 impl From<Error> for Fail {
     fn from(e: Error) -> Fail {
-        Fail(raise(e))
+        Fail(raise(&e, e.to_string()))
+    }
+}
+
+/// A lease error: the class of its core error, the lease layer's message
+/// (which names the store and the cause).
+impl From<LeaseError> for Fail {
+    fn from(e: LeaseError) -> Fail {
+        Fail(raise(&e.kind, e.to_string()))
     }
 }
 

@@ -2,22 +2,23 @@
 
 use pyo3::exceptions::PyMemoryError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use snowmint::{Config, Next, Nodes, Options, Value};
+use pyo3::types::{PyDict, PyList, PyString, PyType};
+use snowmint::{Config, Next, Value};
+use snowmint_lease::{AnyGenerator, InfoValue};
 
 use crate::convert::{opt_value, value};
 use crate::errors::Res;
 use crate::layout::{layout_arg, node_dict, Layout};
 
-/// The layout, node values and options of a generator's constructor. The
-/// keyword arguments named by the core's option keys are options, the others
-/// node values, added to the `nodes` dict's (whose keys are always node
-/// fields, even one named like an option).
-fn setup(
+/// The layout, node values and options of a generator's constructor, as the
+/// core's values. The keyword arguments named by the core's option keys are
+/// options, the others node values, added to the `nodes` dict's (whose keys
+/// are always node fields, even one named like an option).
+fn split(
     layout: Option<&Bound<'_, PyAny>>,
     nodes: Option<&Bound<'_, PyAny>>,
     kwargs: Option<&Bound<'_, PyDict>>,
-) -> Res<(snowmint::Layout, Nodes, Options)> {
+) -> Res<(snowmint::Layout, Value, Value)> {
     let layout = layout_arg(layout)?;
     let pairs = match opt_value(kwargs.map(|d| d.as_any()))? {
         Value::Map(pairs) => pairs,
@@ -31,14 +32,22 @@ fn setup(
         Value::Map(dict) => Value::Map(dict.into_iter().chain(given).collect()),
         other => other,
     };
-    let nodes = nodes.to_nodes(&layout)?;
-    Ok((layout, nodes, Value::Map(options).to_options()?))
+    Ok((layout, nodes, Value::Map(options)))
 }
 
-fn config_repr(class: &str, cfg: &Config) -> String {
+/// `Class(layout, field=value, ...)`; `leased` (the leased field and the
+/// store's repr) marks the field a lease assigned.
+fn config_repr(class: &str, cfg: &Config, leased: Option<(&str, &str)>) -> String {
     let layout = Layout::from(*cfg.layout()).__repr__();
     let nodes = cfg.layout().nodes().zip(cfg.nodes().values());
-    let nodes: String = nodes.map(|(f, v)| format!(", {}={v}", f.name())).collect();
+    let nodes: String = nodes
+        .map(|(f, v)| match leased {
+            Some((field, store)) if field == f.name() => {
+                format!(", {}={v} leased from {store}", f.name())
+            }
+            _ => format!(", {}={v}", f.name()),
+        })
+        .collect();
     format!("{class}({layout}{nodes})")
 }
 
@@ -49,9 +58,11 @@ const DETACH_MIN: usize = 64;
 /// The thread-safe, lock-free generator on the system clock. Generators of
 /// one process with the same layout and node values share one state; a
 /// generator created before `fork()` raises `ProcessForkedError` in the child.
+/// With `lease=URL`, a store assigns the one node field left out; `close()`
+/// (or the end of a `with` block, or garbage collection) releases it.
 #[pyclass(module = "snowmint", frozen)]
 pub struct Generator {
-    inner: snowmint::Generator,
+    inner: AnyGenerator,
 }
 
 impl Generator {
@@ -71,15 +82,15 @@ impl Generator {
     #[pyo3(
         signature = (layout = None, *, nodes = None, **kwargs),
         text_signature = "(layout='twitter', *, clock_backwards=None, sequence_exhausted=None, \
-        sequence_start=None, seed=None, resume_after=None, nodes=None, **node_values)"
+        sequence_start=None, seed=None, resume_after=None, lease=None, nodes=None, **node_values)"
     )]
     fn new(
         layout: Option<&Bound<'_, PyAny>>,
         nodes: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> Res<Generator> {
-        let (layout, nodes, options) = setup(layout, nodes, kwargs)?;
-        let inner = snowmint::Generator::new(layout, nodes, options)?;
+        let (layout, nodes, options) = split(layout, nodes, kwargs)?;
+        let inner = AnyGenerator::from_values(layout, &nodes, &options)?;
         Ok(Generator { inner })
     }
 
@@ -112,11 +123,54 @@ impl Generator {
         (*self.inner.config().layout()).into()
     }
 
-    /// The node values by field name.
+    /// The node values by field name (the leased one included).
     #[getter]
     fn nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let cfg = self.inner.config();
         node_dict(py, cfg.layout(), cfg.nodes().values())
+    }
+
+    /// The lease's state as a new dict (`store`, `field`, `slot`,
+    /// `reserved_until_ms`, `expires_ms`...), or None without a lease.
+    #[getter]
+    fn lease<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(info) = self.inner.lease() else {
+            return Ok(None);
+        };
+        let dict = PyDict::new(py);
+        for (key, _, v) in info.entries() {
+            match v {
+                InfoValue::Int(i) => dict.set_item(key, i)?,
+                InfoValue::Text(t) => dict.set_item(key, t)?,
+                InfoValue::None => dict.set_item(key, py.None())?,
+            }
+        }
+        Ok(Some(dict))
+    }
+
+    /// Releases the lease (the GIL released meanwhile): later `next_id` calls
+    /// raise `LeaseExpiredError`; a second `close()` does nothing. Without a
+    /// lease, nothing happens.
+    fn close(&self, py: Python<'_>) -> Res<()> {
+        Ok(py.detach(|| self.inner.close())?)
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    /// Closes the generator (see `close`); an exception in the block
+    /// propagates.
+    #[pyo3(signature = (exc_type, exc_value, traceback))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        exc_type: Option<&Bound<'_, PyType>>,
+        exc_value: Option<&Bound<'_, PyAny>>,
+        traceback: Option<&Bound<'_, PyAny>>,
+    ) -> Res<()> {
+        let _ = (exc_type, exc_value, traceback);
+        self.close(py)
     }
 
     fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -127,8 +181,15 @@ impl Generator {
         self.next(py)
     }
 
-    fn __repr__(&self) -> String {
-        config_repr("Generator", self.inner.config())
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let cfg = self.inner.config();
+        Ok(match self.inner.lease() {
+            None => config_repr("Generator", cfg, None),
+            Some(info) => {
+                let store = PyString::new(py, &info.store).repr()?;
+                config_repr("Generator", cfg, Some((&info.field, &store.to_cow()?)))
+            }
+        })
     }
 }
 
@@ -152,7 +213,8 @@ impl PureGenerator {
         nodes: Option<&Bound<'_, PyAny>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> Res<PureGenerator> {
-        let (layout, nodes, options) = setup(Some(layout), nodes, kwargs)?;
+        let (layout, nodes, options) = split(Some(layout), nodes, kwargs)?;
+        let (nodes, options) = (nodes.to_nodes(&layout)?, options.to_options()?);
         let inner = snowmint::PureGenerator::new(layout, nodes, options)?;
         Ok(PureGenerator { inner })
     }
@@ -190,6 +252,6 @@ impl PureGenerator {
     }
 
     fn __repr__(&self) -> String {
-        config_repr("PureGenerator", self.inner.config())
+        config_repr("PureGenerator", self.inner.config(), None)
     }
 }

@@ -1,7 +1,8 @@
 """Type stubs for snowmint (the extension module snowmint._snowmint, re-exported)."""
 
 from datetime import datetime
-from typing import Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Union
+from types import TracebackType
+from typing import Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Type, Union
 
 __version__: str
 ERROR_CODES: List[str]
@@ -232,6 +233,12 @@ class Generator:
     share one state. A generator created before ``fork()`` raises
     ``ProcessForkedError`` in the child: create a new one there, with a node value
     no other process uses.
+
+    With ``lease="file:/var/lib/myapp/ids"`` (a lease URL, see docs/SEMANTICS.md
+    "Leases"), leave out one node field: a store assigns its value, one holder per
+    value (``LeaseUnavailableError`` when none is free). ``close()``, the end of a
+    ``with`` block or garbage collection releases it; after ``close()``,
+    ``next_id`` raises ``LeaseExpiredError``.
     """
 
     def __init__(
@@ -243,6 +250,7 @@ class Generator:
         sequence_start: Optional[str] = None,
         seed: Optional[int] = None,
         resume_after: Optional[_IdLike] = None,
+        lease: Optional[str] = None,
         nodes: Optional[Mapping[str, int]] = None,
         **node_values: int,
     ) -> None: ...
@@ -255,7 +263,24 @@ class Generator:
         """The layout."""
     @property
     def nodes(self) -> Dict[str, int]:
-        """The node values by field name."""
+        """The node values by field name (the leased one included)."""
+    @property
+    def lease(self) -> Optional[Dict[str, Union[int, str, None]]]:
+        """The lease's state as a new dict, or None without a lease. Keys: ``store``,
+        ``field``, ``slot`` (the leased value), ``claim``, ``hwm_ms``,
+        ``reserved_until_ms``, ``expires_ms`` (None: never while the process lives),
+        ``renewals``, ``lost``, ``last_error`` (str or None), ``space``."""
+    def close(self) -> None:
+        """Releases the lease; then ``next_id`` raises ``LeaseExpiredError``. A second
+        call, or a call without a lease, does nothing."""
+    def __enter__(self) -> Generator: ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc_value: Optional[BaseException],
+        traceback: Optional[TracebackType],
+    ) -> None:
+        """Closes the generator (see ``close``); an exception in the block propagates."""
     def __iter__(self) -> Iterator[int]: ...
     def __next__(self) -> int: ...
 
