@@ -57,6 +57,18 @@ test('the README quickstart runs', needConsumer, () => {
   run(file)
 })
 
+test('the README cluster example runs: 4 processes lease 4 distinct values', needConsumer, () => {
+  const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
+  const start = readme.indexOf('<!-- cluster:node:start -->')
+  const end = readme.indexOf('<!-- cluster:node:end -->')
+  assert.ok(start >= 0 && end > start, 'README.md has no node cluster markers')
+  const blocks = [...readme.slice(start, end).matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+  assert.equal(blocks.length, 1)
+  const file = path.join(consumerDir, 'readme-cluster.mjs')
+  writeFileSync(file, blocks[0])
+  execFileSync(process.execPath, [file], { cwd: consumerDir, encoding: 'utf8', timeout: 30_000 })
+})
+
 test('the package README lease example runs', needConsumer, () => {
   const readme = readFileSync(path.join(consumerDir, 'node_modules/snowmint/README.md'), 'utf8')
   assert.equal(readme, readFileSync(path.join(here, '../README.md'), 'utf8'))
