@@ -8,8 +8,9 @@
 // process.hrtime; the benchmarks take turns, REPEATS rounds, after a warm-up
 // round, and the report gives the median ns per ID (or per decode).
 import { createRequire } from 'node:module'
-import { writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
+import path from 'node:path'
 
 const require = createRequire(import.meta.url)
 const snowmint = require(process.env.SNOWMINT_NODE_PKG || '../../bindings-node/main.js')
@@ -40,6 +41,13 @@ const batchGen = new snowmint.Generator(
   { node: 1 },
 )
 const wideGen = new snowmint.Generator('{"epoch_ms":1700000000000,"fields":[["timestamp",41],["sequence",22]]}')
+// The lease A/B: an 18-bit sequence (262,144 IDs per ms), so neither side waits for
+// the clock; `worker` leased from a directory against `worker` fixed.
+const LEASE_LAYOUT =
+  '{"epoch_ms":1288834974657,"fields":[["timestamp",41],["datacenter",1],["worker",3],["sequence",18]]}'
+const leaseDir = mkdtempSync(path.join(os.tmpdir(), 'snowmint-bench-'))
+const leased = new snowmint.Generator(LEASE_LAYOUT, { datacenter: 1 }, { lease: `file:${leaseDir}` })
+const unleased = new snowmint.Generator(LEASE_LAYOUT, { datacenter: 0, worker: 0 })
 const napiNextId = Object.getPrototypeOf(mastodon).nextId
 const sapphire = new Snowflake(BigInt(DISCORD_EPOCH))
 const nodejsSnowflake = new NodejsSnowflake({ custom_epoch: DISCORD_EPOCH, instance_id: 1 })
@@ -77,6 +85,14 @@ const benches = {
     },
     'snowmint nextId() twitter (4096/ms, waits)': () => {
       for (let i = 0; i < N; i++) sink ^= twitter.nextId()
+      return N
+    },
+    'snowmint nextId() with a file lease held (262144/ms)': () => {
+      for (let i = 0; i < N; i++) sink ^= leased.nextId()
+      return N
+    },
+    'snowmint nextId() same layout, no lease (262144/ms)': () => {
+      for (let i = 0; i < N; i++) sink ^= unleased.nextId()
       return N
     },
     'snowmint nextIds(10000), per ID (65536/ms)': () => {
@@ -180,10 +196,16 @@ const targets = {
   'nextId (mastodon) <= 0.5x sapphire generate': results.generate['snowmint nextId() mastodon (65536/ms)'].median / sapphireGen,
   'nextIds(10000) <= 20 ns/ID': results.generate['snowmint nextIds(10000), per ID (4M/ms)'].median,
   'layout.decode <= 0.7x sapphire deconstruct': results.decode['snowmint layout.decode(bigint)'].median / sapphireDec,
+  'nextId with a lease <= 1.05x without':
+    results.generate['snowmint nextId() with a file lease held (262144/ms)'].median /
+    results.generate['snowmint nextId() same layout, no lease (262144/ms)'].median,
 }
+leased.close()
+rmSync(leaseDir, { recursive: true, force: true })
 console.log('\n## targets')
 console.log(`nextId mastodon / sapphire generate = ${targets['nextId (mastodon) <= 0.5x sapphire generate'].toFixed(2)} (target <= 0.50)`)
 console.log(`nextIds(10000) = ${targets['nextIds(10000) <= 20 ns/ID'].toFixed(1)} ns/ID (target <= 20)`)
 console.log(`layout.decode / sapphire deconstruct = ${targets['layout.decode <= 0.7x sapphire deconstruct'].toFixed(2)} (target <= 0.70)`)
+console.log(`nextId with a file lease / without = ${targets['nextId with a lease <= 1.05x without'].toFixed(3)} (target <= 1.05)`)
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ date: new Date().toISOString(), node: process.version, REPEATS, N, results, targets }, null, 2))
 if (typeof sink !== 'bigint' || sinkAny === undefined) console.log('unreachable')
