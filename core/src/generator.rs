@@ -331,6 +331,7 @@ impl Config {
 
     /// `lease_expired` if the time unit of `state` (an ID just taken) is not
     /// below `limit`.
+    #[cfg(feature = "std")]
     #[inline(always)]
     pub(crate) fn within_limit(&self, state: u64, limit: u64) -> Result<()> {
         let tick = self.unpack(state).0;
