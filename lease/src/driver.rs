@@ -10,10 +10,9 @@ use std::time::Duration;
 use snowmint::{Clock, Generator, Id, Layout, LeaseProblem, Next, Options, SystemClock};
 
 use crate::error::LeaseError;
-use crate::file::FileStore;
 use crate::space::SlotSpace;
 use crate::store::{Claim, ClaimRequest, Holder, Store, StoreError};
-use crate::url::{LeaseUrl, Settings, StoreUrl};
+use crate::url::{LeaseUrl, Settings};
 
 /// A `snowmint::Generator` whose leased node value comes from a store.
 ///
@@ -190,9 +189,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         prefer: Option<u64>,
         clock: C,
     ) -> Result<Self, LeaseError> {
-        let store: Arc<dyn Store> = match &url.store {
-            StoreUrl::File(dir) => Arc::new(FileStore::new(dir)),
-        };
+        let store = crate::stores::open(&url.store, &url.settings)?;
         Self::with_store(
             store,
             url.settings.clone(),

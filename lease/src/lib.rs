@@ -40,7 +40,15 @@ mod error;
 mod file;
 mod space;
 mod store;
+mod stores;
 mod url;
+
+#[cfg(feature = "etcd")]
+mod etcd;
+#[cfg(feature = "redis")]
+mod redis_store;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+mod sql;
 
 pub use any::AnyGenerator;
 pub use driver::{InfoValue, LeaseInfo, LeasedGenerator};
@@ -48,4 +56,4 @@ pub use error::LeaseError;
 pub use file::FileStore;
 pub use space::SlotSpace;
 pub use store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
-pub use url::{LeaseUrl, Settings, StoreUrl};
+pub use url::{LeaseUrl, Settings, StoreUrl, BUILT_STORES};

@@ -14,13 +14,80 @@ use crate::error::LeaseError;
 pub enum StoreUrl {
     /// The embedded store: a local directory ([`crate::FileStore`]).
     File(PathBuf),
-    // Stores across machines add their schemes here (`postgres://`,
-    // `mysql://`, `redis://`, `etcd://`), each parsed into its own variant,
-    // and `LeaseUrl::store` opens them; see `FUTURE_SCHEMES`.
+    /// PostgreSQL: the connection URL without the lease options
+    /// (`postgres://user@host:5432/db`; `postgresql://` is the same).
+    Postgres(String),
+    /// MySQL or MariaDB: the connection URL without the lease options
+    /// (`mysql://user@host:3306/db`).
+    Mysql(String),
+    /// Redis: the connection URL without the lease options
+    /// (`redis://host:6379/0`; `rediss://` for TLS).
+    Redis(String),
+    /// etcd v3: its client endpoint as `http://host:port` (`etcd://host:port`
+    /// in the lease URL).
+    Etcd(String),
 }
 
-/// Schemes reserved for stores across machines, refused until they are built.
-const FUTURE_SCHEMES: [&str; 6] = ["postgres", "postgresql", "mysql", "redis", "rediss", "etcd"];
+impl StoreUrl {
+    /// The scheme's store name (`file`, `postgres`, `mysql`, `redis`, `etcd`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            StoreUrl::File(_) => "file",
+            StoreUrl::Postgres(_) => "postgres",
+            StoreUrl::Mysql(_) => "mysql",
+            StoreUrl::Redis(_) => "redis",
+            StoreUrl::Etcd(_) => "etcd",
+        }
+    }
+
+    /// How messages name the store: the URL without a password
+    /// (`redis://:***@host:6379`).
+    pub fn describe(&self) -> String {
+        match self {
+            StoreUrl::File(dir) => format!("file:{}", dir.display()),
+            StoreUrl::Postgres(u) | StoreUrl::Mysql(u) | StoreUrl::Redis(u) => redact(u),
+            StoreUrl::Etcd(u) => format!("etcd://{}", u.trim_start_matches("http://")),
+        }
+    }
+}
+
+#[cfg(test)]
+impl StoreUrl {
+    /// The store part of a URL, whether or not this build has the store.
+    fn parse_for_test(url: &str) -> StoreUrl {
+        parse_store(url.split_once('?').map_or(url, |(h, _)| h)).unwrap()
+    }
+}
+
+/// `scheme://user:password@host...` without the password.
+pub(crate) fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => {
+            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+            let masked = if userinfo.contains(':') { ":***" } else { "" };
+            format!("{scheme}://{user}{masked}@{host}{tail}")
+        }
+        None => url.to_string(),
+    }
+}
+
+/// The stores this build has (`file` always; the others by Cargo feature).
+pub const BUILT_STORES: &[&str] = &[
+    "file",
+    #[cfg(feature = "postgres")]
+    "postgres",
+    #[cfg(feature = "mysql")]
+    "mysql",
+    #[cfg(feature = "redis")]
+    "redis",
+    #[cfg(feature = "etcd")]
+    "etcd",
+];
 
 /// The lease's timing and naming options (the URL's query).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -142,29 +209,14 @@ impl LeaseUrl {
             Some((h, q)) => (h, Some(q)),
             None => (url, None),
         };
-        let (scheme, rest) = match head.split_once(':') {
-            Some((s, r)) => (s, r),
-            None => (head, ""),
-        };
-        let store = match scheme {
-            "file" => StoreUrl::File(file_path(rest)?),
-            s if FUTURE_SCHEMES.contains(&s) => {
-                return Err(LeaseError::url(format!(
-                    "the '{s}' store is not built into this version (known: file)"
-                )))
-            }
-            "" => {
-                return Err(LeaseError::url(
-                    "empty URL (expected e.g. 'file:/var/lib/myapp/ids' or 'file')",
-                ))
-            }
-            s => {
-                return Err(LeaseError::url(format!(
-                    "unknown scheme '{}' (known: file)",
-                    s.chars().take(32).collect::<String>()
-                )))
-            }
-        };
+        let store = parse_store(head)?;
+        if !BUILT_STORES.contains(&store.kind()) {
+            return Err(LeaseError::url(format!(
+                "the '{}' store is not built into this package (built: {})",
+                store.kind(),
+                BUILT_STORES.join(", ")
+            )));
+        }
         let mut settings = Settings::default();
         let mut seen: Vec<&str> = Vec::new();
         for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
@@ -199,6 +251,42 @@ impl LeaseUrl {
         settings.check()?;
         Ok(LeaseUrl { store, settings })
     }
+}
+
+/// The store part (before the query) of a lease URL.
+fn parse_store(head: &str) -> Result<StoreUrl, LeaseError> {
+    let (scheme, rest) = match head.split_once(':') {
+        Some((s, r)) => (s, r),
+        None => (head, ""),
+    };
+    let network = |what: &str| -> Result<String, LeaseError> {
+        if !rest.starts_with("//") || rest.len() <= 2 {
+            return Err(LeaseError::url(format!(
+                "a {what} URL is '{scheme}://host[:port]...'"
+            )));
+        }
+        Ok(format!("{scheme}:{rest}"))
+    };
+    Ok(match scheme {
+        "file" => StoreUrl::File(file_path(rest)?),
+        "postgres" | "postgresql" => StoreUrl::Postgres(network("PostgreSQL")?),
+        "mysql" | "mariadb" => {
+            StoreUrl::Mysql(format!("mysql:{}", &network("MySQL")?[scheme.len() + 1..]))
+        }
+        "redis" | "rediss" => StoreUrl::Redis(network("Redis")?),
+        "etcd" => StoreUrl::Etcd(format!("http:{}", &network("etcd")?[5..])),
+        "" => {
+            return Err(LeaseError::url(
+                "empty URL (expected e.g. 'file:/var/lib/myapp/ids' or 'file')",
+            ))
+        }
+        s => {
+            return Err(LeaseError::url(format!(
+                "unknown scheme '{}' (known: file, postgres, mysql, redis, etcd)",
+                s.chars().take(32).collect::<String>()
+            )))
+        }
+    })
 }
 
 /// The directory of a `file` URL: `file:/abs`, `file:///abs`, `file:rel`,
@@ -280,6 +368,7 @@ mod tests {
     fn file_forms() {
         let p = |u: &str| match LeaseUrl::parse(u).unwrap().store {
             StoreUrl::File(p) => p,
+            other => panic!("{other:?}"),
         };
         assert_eq!(
             p("file:/var/lib/myapp/ids"),
@@ -295,6 +384,36 @@ mod tests {
         assert!(
             default_dir().unwrap().ends_with("snowmint/leases")
                 || std::env::var_os("HOME").is_none()
+        );
+    }
+
+    #[test]
+    fn network_stores_and_their_names() {
+        let store = |u: &str| StoreUrl::parse_for_test(u);
+        assert_eq!(
+            store("postgresql://app:secret@db:5432/ids?namespace=x"),
+            StoreUrl::Postgres("postgresql://app:secret@db:5432/ids".into())
+        );
+        assert_eq!(
+            store("mariadb://root@127.0.0.1:3306/test"),
+            StoreUrl::Mysql("mysql://root@127.0.0.1:3306/test".into())
+        );
+        assert_eq!(
+            store("etcd://127.0.0.1:2379"),
+            StoreUrl::Etcd("http://127.0.0.1:2379".into())
+        );
+        assert_eq!(
+            StoreUrl::Postgres("postgres://app:secret@db:5432/ids".into()).describe(),
+            "postgres://app:***@db:5432/ids"
+        );
+        assert_eq!(
+            StoreUrl::Redis("redis://:pw@h:6379/0".into()).describe(),
+            "redis://:***@h:6379/0"
+        );
+        assert_eq!(redact("redis://h:6379"), "redis://h:6379");
+        assert_eq!(
+            StoreUrl::Etcd("http://h:2379".into()).describe(),
+            "etcd://h:2379"
         );
     }
 
@@ -332,7 +451,9 @@ mod tests {
     #[test]
     fn refusals_name_the_problem() {
         assert!(err("zookeeper://h:2181/x").contains("unknown scheme 'zookeeper'"));
+        #[cfg(not(feature = "postgres"))]
         assert!(err("postgres://u@h/db").contains("'postgres' store is not built"));
+        assert!(err("redis:6379").contains("'redis://host[:port]...'"));
         assert!(err("redis://h").contains("'redis'"));
         assert!(err("etcd://h:2379").contains("'etcd'"));
         assert!(err("").contains("empty URL"));

@@ -1,0 +1,36 @@
+//! Opening the store a lease URL names. Constructors do no I/O: a store
+//! connects on its first call, which the driver runs under `timeout_ms` like
+//! every other, so an unreachable server is a timely `lease_unavailable`.
+
+use std::sync::Arc;
+
+use crate::error::LeaseError;
+use crate::file::FileStore;
+use crate::store::Store;
+use crate::url::{Settings, StoreUrl};
+
+/// The store of `url`.
+pub(crate) fn open(url: &StoreUrl, settings: &Settings) -> Result<Arc<dyn Store>, LeaseError> {
+    let _ = settings;
+    Ok(match url {
+        StoreUrl::File(dir) => Arc::new(FileStore::new(dir)),
+        #[cfg(feature = "postgres")]
+        StoreUrl::Postgres(u) => Arc::new(crate::sql::SqlStore::postgres(u, settings.timeout_ms)?),
+        #[cfg(feature = "mysql")]
+        StoreUrl::Mysql(u) => Arc::new(crate::sql::SqlStore::mysql(u, settings.timeout_ms)?),
+        #[cfg(feature = "redis")]
+        StoreUrl::Redis(u) => {
+            Arc::new(crate::redis_store::RedisStore::new(u, settings.timeout_ms)?)
+        }
+        #[cfg(feature = "etcd")]
+        StoreUrl::Etcd(u) => Arc::new(crate::etcd::EtcdStore::new(u, settings.timeout_ms)?),
+        // `LeaseUrl::parse` refuses a store this build does not have.
+        #[allow(unreachable_patterns)]
+        other => {
+            return Err(LeaseError::url(format!(
+                "the '{}' store is not built into this package",
+                other.kind()
+            )))
+        }
+    })
+}
