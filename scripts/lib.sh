@@ -37,10 +37,12 @@ ensure_apt() {
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   # Refresh the package lists once per run (a fresh machine has none).
   if [ -z "${SNOWMINT_APT_UPDATED:-}" ]; then
-    $sudo apt-get update -qq
+    $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
     export SNOWMINT_APT_UPDATED=1
   fi
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Another apt run (a package manager, a parallel test) holds the lock for a while: wait for it.
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # ensure_rust_target TRIPLE
