@@ -46,7 +46,7 @@ impl StoreUrl {
         match self {
             StoreUrl::File(dir) => format!("file:{}", dir.display()),
             StoreUrl::Postgres(u) | StoreUrl::Mysql(u) | StoreUrl::Redis(u) => redact(u),
-            StoreUrl::Etcd(u) => format!("etcd://{}", u.trim_start_matches("http://")),
+            StoreUrl::Etcd(u) => redact(&u.replacen("http://", "etcd://", 1)),
         }
     }
 }
