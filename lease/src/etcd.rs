@@ -139,7 +139,6 @@ impl State {
 #[derive(Clone, Debug, Default)]
 struct Kv {
     value: String,
-    create_revision: i64,
     mod_revision: i64,
     lease: i64,
 }
@@ -612,7 +611,6 @@ fn parse_kvs(kvs: &Value) -> Result<Vec<(String, Kv)>, StoreError> {
                 text(&kv["key"])?,
                 Kv {
                     value: text(&kv["value"])?,
-                    create_revision: int(&kv["create_revision"]),
                     mod_revision: int(&kv["mod_revision"]),
                     lease: int(&kv["lease"]),
                 },
