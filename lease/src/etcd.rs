@@ -281,9 +281,9 @@ impl EtcdStore {
                 None,
             )
             .map_err(|f| match f {
-                Failure::Etcd(_, msg) => StoreError::Unreachable(format!(
-                    "authentication as '{user}' failed: {msg}"
-                )),
+                Failure::Etcd(_, msg) => {
+                    StoreError::Unreachable(format!("authentication as '{user}' failed: {msg}"))
+                }
                 f => f.into_store("auth/authenticate"),
             })?;
         let token = answer["token"]
@@ -426,7 +426,10 @@ impl EtcdStore {
                     space.text().to_string()
                 } else {
                     let kvs = parse_kvs(&answer["responses"][0]["response_range"]["kvs"])?;
-                    kvs.into_iter().next().map(|(_, kv)| kv.value).unwrap_or_default()
+                    kvs.into_iter()
+                        .next()
+                        .map(|(_, kv)| kv.value)
+                        .unwrap_or_default()
                 }
             }
         };
@@ -469,7 +472,6 @@ impl EtcdStore {
     }
 
     /// One try to claim `n`, as read in `slot`: `Ok(None)` if someone was faster.
-    #[allow(clippy::too_many_arguments)]
     fn try_claim(
         &self,
         space: &SlotSpace,
@@ -480,7 +482,11 @@ impl EtcdStore {
     ) -> Result<Option<Claim>, StoreError> {
         let prefix = Self::slot_prefix(space, n);
         let (state_key, holder_key) = (format!("{prefix}state"), format!("{prefix}holder"));
-        let old = slot.state.as_ref().map(|(s, _)| s.clone()).unwrap_or_default();
+        let old = slot
+            .state
+            .as_ref()
+            .map(|(s, _)| s.clone())
+            .unwrap_or_default();
         let now = self.store_ms()?;
         let new = State {
             hwm_ms: old.hwm_ms.max(now.saturating_add(window_ms)),
@@ -629,7 +635,9 @@ fn percent_decode(s: &str) -> Result<String, LeaseError> {
             let v = s
                 .get(i + 1..i + 3)
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| LeaseError::url("bad percent escape in the etcd user or password"))?;
+                .ok_or_else(|| {
+                    LeaseError::url("bad percent escape in the etcd user or password")
+                })?;
             out.push(v);
             i += 3;
         } else {

@@ -112,7 +112,10 @@ fn contract() {
     std::thread::sleep(Duration::from_millis(1100));
     let r = s.renew(&space, &c3.holder, 30_000, 5000).unwrap();
     assert!(r.hwm_ms > c3.hwm_ms, "{r:?} {c3:?}");
-    assert!(r.expires_ms.unwrap() > c3.expires_ms.unwrap(), "{r:?} {c3:?}");
+    assert!(
+        r.expires_ms.unwrap() > c3.expires_ms.unwrap(),
+        "{r:?} {c3:?}"
+    );
 
     // Release writes last_ms (lower than hwm) and frees the slot.
     let last = c3.hwm_ms - 4000;
@@ -129,10 +132,7 @@ fn contract() {
     // Two slots free: prefer is honoured (7, not the lower 3).
     s.release(&space, &claims[7].holder, 1).unwrap();
     let p = s.claim(&space, &req(Some(7), 30_000)).unwrap();
-    assert_eq!(
-        (p.holder.slot, p.holder.counter, p.prev_hwm_ms),
-        (7, 2, 1)
-    );
+    assert_eq!((p.holder.slot, p.holder.counter, p.prev_hwm_ms), (7, 2, 1));
     let again = s.claim(&space, &req(Some(9), 30_000)).unwrap();
     assert_eq!(
         (again.holder.slot, again.holder.counter, again.prev_hwm_ms),
@@ -232,8 +232,7 @@ fn space_text_is_checked() {
 fn through_the_generator() {
     let n = ns("gen");
     let u = url(&n, "ttl_ms=3000&renew_ms=200&window_ms=2000");
-    let g = LeasedGenerator::open(&u, twitter(), &[("datacenter", 1)], Options::default())
-        .unwrap();
+    let g = LeasedGenerator::open(&u, twitter(), &[("datacenter", 1)], Options::default()).unwrap();
     let info = g.info();
     assert_eq!(
         info.store,
@@ -300,8 +299,8 @@ fn racing_claimers_get_distinct_slots() {
 
 fn open_error(u: &str) -> (snowmint_lease::LeaseError, Duration) {
     let start = Instant::now();
-    let e = LeasedGenerator::open(u, twitter(), &[("datacenter", 1)], Options::default())
-        .unwrap_err();
+    let e =
+        LeasedGenerator::open(u, twitter(), &[("datacenter", 1)], Options::default()).unwrap_err();
     (e, start.elapsed())
 }
 
@@ -343,7 +342,10 @@ fn authentication() {
     let (e, _) = open_error(&bad);
     assert_eq!(e.code(), "lease_unavailable", "{e}");
     let m = e.to_string();
-    assert!(m.contains(&format!("authentication as '{user}' failed")), "{m}");
+    assert!(
+        m.contains(&format!("authentication as '{user}' failed")),
+        "{m}"
+    );
     assert!(!m.contains(password), "the password leaked: {m}");
     assert!(m.contains(&format!("etcd://{user}:***@{host}")), "{m}");
 
@@ -461,18 +463,25 @@ fn paused_holder_is_replaced_and_stops() {
     let b = loop {
         let mut b = Probe::spawn(
             &u,
-            &["--fixed", "datacenter=1", "--count", "50", "--hold-until-file", &go_arg],
+            &[
+                "--fixed",
+                "datacenter=1",
+                "--count",
+                "50",
+                "--hold-until-file",
+                &go_arg,
+            ],
         );
         b.wait_for(20, |l| l.iter().any(|x| x.starts_with("hwm ")));
         if value(&b.lines(), "slot").is_some() {
             break b;
         }
         let out = b.finish(10);
+        assert!(errors(&out)[0].contains("all 32 slots are held"), "{out:?}");
         assert!(
-            errors(&out)[0].contains("all 32 slots are held"),
-            "{out:?}"
+            stopped.elapsed() < Duration::from_secs(15),
+            "A's slot never freed"
         );
-        assert!(stopped.elapsed() < Duration::from_secs(15), "A's slot never freed");
         std::thread::sleep(Duration::from_millis(200));
     };
     assert!(stopped.elapsed() >= Duration::from_millis(1500));
@@ -485,7 +494,10 @@ fn paused_holder_is_replaced_and_stops() {
     let b_out = b.finish(20);
 
     let e = errors(&a_out);
-    assert!(!e.is_empty() && e[0].starts_with("lease_expired "), "{a_out:?}");
+    assert!(
+        !e.is_empty() && e[0].starts_with("lease_expired "),
+        "{a_out:?}"
+    );
     let a_ids = ids(&a_out);
     let a_hwm = value(&a_out, "hwm").unwrap();
     assert!(
