@@ -7,7 +7,16 @@ use std::sync::Arc;
 use crate::error::LeaseError;
 use crate::file::FileStore;
 use crate::store::Store;
-use crate::url::{Settings, StoreUrl};
+use crate::url::{LeaseUrl, Settings, StoreUrl};
+
+impl LeaseUrl {
+    /// The store this URL names, for driving [`Store`] calls directly (the
+    /// store tests do; [`crate::LeasedGenerator::open`] does it for you). No
+    /// I/O: the store connects on its first call.
+    pub fn open_store(&self) -> Result<Arc<dyn Store>, LeaseError> {
+        open(&self.store, &self.settings)
+    }
+}
 
 /// The store of `url`.
 pub(crate) fn open(url: &StoreUrl, settings: &Settings) -> Result<Arc<dyn Store>, LeaseError> {

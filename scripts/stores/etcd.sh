@@ -1,0 +1,122 @@
+# etcd v3 for the lease store tests (sourced by scripts/test-stores, which
+# provides say, ensure_apt, RUN_DIR and CLEANUPS).
+#
+# start_etcd exports
+#   SNOWMINT_TEST_ETCD_URL       an etcd without authentication: the one at
+#                                127.0.0.1:${SNOWMINT_ETCD_PORT:-2379} if it answers
+#                                (the tests use namespaces of their own run),
+#                                else a throwaway member started here;
+#   SNOWMINT_TEST_ETCD_AUTH_URL  a throwaway member with authentication enabled
+#                                (user root, a random password): never a shared
+#                                server, whose clients would all need credentials.
+# Throwaway members run from Debian's etcd-server (installed if missing), on
+# free 127.0.0.1 ports, with their data under $RUN_DIR; CLEANUPS stops them.
+
+# A TCP port on 127.0.0.1 that nothing listens on.
+_etcd_free_port() {
+  local p i
+  for ((i = 0; i < 200; i++)); do
+    p=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  echo "no free port found" >&2
+  return 1
+}
+
+# _etcd_start NAME: starts a member with data in $RUN_DIR/NAME, waits (at most
+# 30 s) for /health, adds its stop to CLEANUPS, sets _ETCD_PORT to its client
+# port. (Not in a subshell: CLEANUPS must see the entry.)
+_etcd_start() {
+  local name=$1 dir="$RUN_DIR/$1" try client peer pid i
+  mkdir -p "$dir"
+  for try in 1 2 3; do
+    client=$(_etcd_free_port) && peer=$(_etcd_free_port) || return 1
+    etcd --name "$name" --data-dir "$dir/data" \
+      --listen-client-urls "http://127.0.0.1:$client" \
+      --advertise-client-urls "http://127.0.0.1:$client" \
+      --listen-peer-urls "http://127.0.0.1:$peer" \
+      --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
+      --initial-cluster "$name=http://127.0.0.1:$peer" \
+      >"$dir/etcd.log" 2>&1 &
+    pid=$!
+    CLEANUPS+=("_etcd_stop $pid")
+    for ((i = 0; i < 300; i++)); do
+      if curl -sf --max-time 1 "http://127.0.0.1:$client/health" 2>/dev/null | grep -q '"health":"true"'; then
+        _ETCD_PORT=$client
+        return 0
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    # Died (a port taken meanwhile) or never healthy: stop it, try new ports.
+    _etcd_stop "$pid"
+    echo "etcd ($name) did not start on 127.0.0.1:$client (try $try); its log:" >&2
+    tail -n 5 "$dir/etcd.log" >&2 || true
+    rm -rf "$dir/data"
+  done
+  return 1
+}
+
+# _etcd_stop PID: SIGTERM, then SIGKILL after 5 s.
+_etcd_stop() {
+  local pid=$1 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.05
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
+# _etcd_post PORT PATH JSON: a gateway call that must succeed.
+_etcd_post() {
+  local out
+  out=$(curl -sS --max-time 5 "http://127.0.0.1:$1/v3/$2" -d "$3") || return 1
+  if [[ $out == *'"error"'* ]]; then
+    echo "etcd /v3/$2: $out" >&2
+    return 1
+  fi
+}
+
+start_etcd() {
+  local port=${SNOWMINT_ETCD_PORT:-2379} client auth password
+  command -v curl >/dev/null || ensure_apt curl
+  if curl -sf --max-time 2 "http://127.0.0.1:$port/health" 2>/dev/null | grep -q '"health":"true"'; then
+    say "etcd: using the one at 127.0.0.1:$port (namespaces of this run)"
+    client=$port
+  fi
+  if ! command -v etcd >/dev/null; then
+    ensure_apt etcd-server
+  fi
+  command -v etcd >/dev/null || {
+    echo "etcd: no etcd binary, even after installing etcd-server" >&2
+    exit 1
+  }
+  if [ -z "${client:-}" ]; then
+    _etcd_start etcd || {
+      echo "etcd: nothing answers at 127.0.0.1:$port and no throwaway member could be started" >&2
+      exit 1
+    }
+    client=$_ETCD_PORT
+    say "etcd: throwaway member at 127.0.0.1:$client"
+  fi
+  export SNOWMINT_TEST_ETCD_URL="etcd://127.0.0.1:$client"
+
+  _etcd_start etcd-auth || {
+    echo "etcd: the member with authentication could not be started" >&2
+    exit 1
+  }
+  auth=$_ETCD_PORT
+  password="pw$RANDOM$RANDOM"
+  _etcd_post "$auth" auth/user/add "{\"name\":\"root\",\"password\":\"$password\"}" &&
+    _etcd_post "$auth" auth/user/grant "{\"user\":\"root\",\"role\":\"root\"}" &&
+    _etcd_post "$auth" auth/enable "{}" || {
+    echo "etcd: enabling authentication failed" >&2
+    exit 1
+  }
+  say "etcd: throwaway member with authentication at 127.0.0.1:$auth"
+  export SNOWMINT_TEST_ETCD_AUTH_URL="etcd://root:$password@127.0.0.1:$auth"
+}
