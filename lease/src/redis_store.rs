@@ -395,7 +395,10 @@ mod tests {
         let e = RedisStore::new("redis://:secret@127.0.0.1:1/notadb", 100).unwrap_err();
         assert_eq!(e.code(), "invalid_option");
         assert!(!e.to_string().contains("secret"), "{e}");
-        assert_eq!(password_of("redis://u:p%40w@h:1/0").as_deref(), Some("p%40w"));
+        assert_eq!(
+            password_of("redis://u:p%40w@h:1/0").as_deref(),
+            Some("p%40w")
+        );
         assert_eq!(password_of("redis://h:1"), None);
     }
 

@@ -40,7 +40,11 @@ impl Ns {
 
     /// The lease URL of this namespace with `opts`.
     fn url(&self, opts: &str) -> String {
-        format!("{}?namespace={}&timeout_ms=2000&{opts}", server_url(), self.0)
+        format!(
+            "{}?namespace={}&timeout_ms=2000&{opts}",
+            server_url(),
+            self.0
+        )
     }
 }
 
@@ -108,7 +112,10 @@ fn contract_on_the_store() {
     // The store clock is near the local one (same machine or close).
     let before = local_ms();
     let now = s.now_ms().unwrap();
-    assert!(now + 1000 >= before && now <= local_ms() + 1000, "{now} vs {before}");
+    assert!(
+        now + 1000 >= before && now <= local_ms() + 1000,
+        "{now} vs {before}"
+    );
 
     let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&ns.0)).unwrap();
     let mut claims = Vec::new();
@@ -142,7 +149,10 @@ fn contract_on_the_store() {
     let r = s.renew(&space, &c0.holder, 90_000, 10_000).unwrap();
     assert!(r.hwm_ms > c0.hwm_ms, "{r:?} {c0:?}");
     assert!(r.expires_ms.unwrap() > c0.expires_ms.unwrap());
-    assert_eq!(field(&space, c0.holder.slot, "hwm_ms"), r.hwm_ms.to_string());
+    assert_eq!(
+        field(&space, c0.holder.slot, "hwm_ms"),
+        r.hwm_ms.to_string()
+    );
     // A smaller window never lowers hwm.
     let r2 = s.renew(&space, &c0.holder, 90_000, 1).unwrap();
     assert_eq!(r2.hwm_ms, r.hwm_ms);
@@ -295,14 +305,17 @@ fn foreign_records_are_bad_records() {
 fn through_the_driver() {
     let ns = Ns::new("driver");
     let url = ns.url("ttl_ms=3000&renew_ms=100&window_ms=2000");
-    let g = LeasedGenerator::open(&url, twitter(), &[("datacenter", 1)], Options::default())
-        .unwrap();
+    let g =
+        LeasedGenerator::open(&url, twitter(), &[("datacenter", 1)], Options::default()).unwrap();
     let info = g.info();
     assert_eq!(info.slot, 0);
     assert_eq!(info.counter, 1);
     assert!(info.store.starts_with("redis://"), "{info:?}");
     let exp = info.expires_ms.unwrap();
-    assert!(exp > local_ms() + 2_000 && exp < local_ms() + 4_000, "{info:?}");
+    assert!(
+        exp > local_ms() + 2_000 && exp < local_ms() + 4_000,
+        "{info:?}"
+    );
     let first = g.next_id().unwrap().get();
     let deadline = Instant::now() + Duration::from_secs(10);
     while g.info().renewals < 2 {
@@ -320,8 +333,8 @@ fn through_the_driver() {
     assert_eq!(field(&space, 0, "hwm_ms"), time_of(last).to_string());
     assert_eq!(field(&space, 0, "token"), "");
     // The next holder takes the same slot and starts above.
-    let h = LeasedGenerator::open(&url, twitter(), &[("datacenter", 1)], Options::default())
-        .unwrap();
+    let h =
+        LeasedGenerator::open(&url, twitter(), &[("datacenter", 1)], Options::default()).unwrap();
     assert_eq!((h.slot(), h.info().counter), (0, 2));
     assert!(h.next_id().unwrap().get() > last);
     h.close().unwrap();
@@ -423,7 +436,14 @@ impl AuthServer {
         let dir = temp_dir("redis-auth");
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--requirepass", password, "--save", "", "--appendonly", "no"])
+            .args([
+                "--requirepass",
+                password,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
             .arg("--dir")
             .arg(&dir)
             .stdout(Stdio::null())
@@ -484,7 +504,11 @@ fn authentication_problems_are_named() {
     assert!(m.contains("redis://:***@127.0.0.1:"), "{m}");
     assert!(!m.contains("wrong-pass"), "{m}");
     let g = open(":s3cret-pass@").unwrap();
-    assert!(g.info().store.starts_with("redis://:***@"), "{:?}", g.info());
+    assert!(
+        g.info().store.starts_with("redis://:***@"),
+        "{:?}",
+        g.info()
+    );
     g.next_id().unwrap();
     g.close().unwrap();
 
