@@ -54,6 +54,8 @@ pub use any::AnyGenerator;
 pub use driver::{InfoValue, LeaseInfo, LeasedGenerator};
 pub use error::LeaseError;
 pub use file::FileStore;
+#[cfg(feature = "redis")]
+pub use redis_store::RedisStore;
 pub use space::SlotSpace;
 pub use store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
 pub use url::{LeaseUrl, Settings, StoreUrl, BUILT_STORES};

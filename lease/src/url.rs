@@ -454,6 +454,7 @@ mod tests {
         #[cfg(not(feature = "postgres"))]
         assert!(err("postgres://u@h/db").contains("'postgres' store is not built"));
         assert!(err("redis:6379").contains("'redis://host[:port]...'"));
+        #[cfg(not(feature = "redis"))]
         assert!(err("redis://h").contains("'redis'"));
         assert!(err("etcd://h:2379").contains("'etcd'"));
         assert!(err("").contains("empty URL"));
