@@ -456,6 +456,7 @@ mod tests {
         assert!(err("redis:6379").contains("'redis://host[:port]...'"));
         #[cfg(not(feature = "redis"))]
         assert!(err("redis://h").contains("'redis'"));
+        #[cfg(not(feature = "etcd"))]
         assert!(err("etcd://h:2379").contains("'etcd'"));
         assert!(err("").contains("empty URL"));
         assert!(err("file:/x?ttl=5").contains("unknown option 'ttl' (known: namespace, ttl_ms"));
