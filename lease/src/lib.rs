@@ -55,5 +55,7 @@ pub use driver::{InfoValue, LeaseInfo, LeasedGenerator};
 pub use error::LeaseError;
 pub use file::FileStore;
 pub use space::SlotSpace;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+pub use sql::SqlStore;
 pub use store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
 pub use url::{LeaseUrl, Settings, StoreUrl, BUILT_STORES};
