@@ -57,5 +57,7 @@ pub use file::FileStore;
 #[cfg(feature = "redis")]
 pub use redis_store::RedisStore;
 pub use space::SlotSpace;
+#[cfg(any(feature = "postgres", feature = "mysql"))]
+pub use sql::SqlStore;
 pub use store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
 pub use url::{LeaseUrl, Settings, StoreUrl, BUILT_STORES};

@@ -1,0 +1,571 @@
+//! The SQL store's tests, shared by `store_postgres.rs` and `store_mysql.rs`
+//! (one suite, two servers). Every wait is bounded.
+#![allow(dead_code)]
+
+use std::collections::HashSet;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use snowmint::{Layout, Options};
+use snowmint_lease::{ClaimRequest, LeasedGenerator, SlotSpace, SqlStore, Store, StoreError};
+
+use crate::common::*;
+
+/// One server under test.
+pub struct Db {
+    /// The connection URL (from the environment).
+    pub url: String,
+    /// The store's name in messages (`postgres`, `mysql`).
+    pub kind: &'static str,
+    pub open: fn(&str, u64) -> SqlStore,
+    /// Overwrites a space's stored text (to test the check).
+    pub corrupt_space: fn(&str, &str),
+}
+
+impl Db {
+    pub fn from_env(
+        var: &str,
+        kind: &'static str,
+        open: fn(&str, u64) -> SqlStore,
+        corrupt_space: fn(&str, &str),
+    ) -> Db {
+        let url = std::env::var(var).unwrap_or_else(|_| {
+            panic!("{var} is not set: the {kind} store is tested against a real server (scripts/test-stores {kind})")
+        });
+        assert!(!url.contains('?'), "{var}: no query in the URL, please");
+        Db {
+            url,
+            kind,
+            open,
+            corrupt_space,
+        }
+    }
+
+    pub fn store(&self) -> SqlStore {
+        (self.open)(&self.url, 5000)
+    }
+
+    /// The lease URL with `query` (`namespace=...&ttl_ms=...`).
+    pub fn lease_url(&self, query: &str) -> String {
+        format!("{}?{query}", self.url)
+    }
+
+    /// The URL with other credentials.
+    pub fn with_userinfo(&self, userinfo: &str) -> String {
+        let (scheme, rest) = self.url.split_once("://").unwrap();
+        let host = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
+        format!("{scheme}://{userinfo}@{host}")
+    }
+}
+
+/// A namespace no other run (or test) shares.
+pub fn unique_ns(tag: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!(
+        "t{}-{}-{tag}",
+        std::process::id(),
+        nanos % 1_000_000_000_000
+    )
+}
+
+fn system_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// A layout whose `worker` field has `bits` bits.
+fn layout_with_worker(bits: u32) -> Layout {
+    Layout::new(
+        1288834974657,
+        1,
+        &[
+            ("timestamp", 41),
+            ("datacenter", 5),
+            ("worker", bits),
+            ("sequence", 17 - bits),
+        ],
+    )
+    .unwrap()
+}
+
+pub fn contract(db: &Db) {
+    let store = db.store();
+    // The test URLs have no password: the description is the URL itself.
+    assert_eq!(store.describe(), db.url);
+    // The clock is near the local one.
+    let local = system_ms();
+    let remote = store.now_ms().unwrap();
+    assert!(
+        local.abs_diff(remote) < 1000,
+        "local {local}, store {remote}"
+    );
+
+    let ns = unique_ns("contract");
+    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&ns)).unwrap();
+    let req = ClaimRequest {
+        prefer: None,
+        ttl_ms: 20_000,
+        window_ms: 5_000,
+    };
+    let before = store.now_ms().unwrap();
+    let claims: Vec<_> = (0..32)
+        .map(|_| store.claim(&space, &req).unwrap())
+        .collect();
+    let slots: HashSet<u64> = claims.iter().map(|c| c.holder.slot).collect();
+    assert_eq!(slots, (0..32).collect::<HashSet<u64>>());
+    for c in &claims {
+        assert_eq!(c.prev_hwm_ms, 0, "{c:?}");
+        assert_eq!(c.holder.counter, 1);
+        assert_eq!(c.holder.token.len(), 32);
+        assert!(c.hwm_ms >= before + 5_000, "{c:?}");
+        assert!(c.expires_ms.unwrap() >= before + 20_000, "{c:?}");
+    }
+    assert_eq!(
+        store.claim(&space, &req).unwrap_err(),
+        StoreError::NoFreeSlot
+    );
+
+    // Renew raises hwm and expiry.
+    std::thread::sleep(Duration::from_millis(30));
+    let c0 = &claims[0];
+    let r = store.renew(&space, &c0.holder, 30_000, 8_000).unwrap();
+    assert!(r.hwm_ms > c0.hwm_ms, "{r:?} {c0:?}");
+    assert!(r.expires_ms.unwrap() > c0.expires_ms.unwrap());
+    // hwm is never lowered by a renewal with a shorter window.
+    let r2 = store.renew(&space, &c0.holder, 30_000, 10).unwrap();
+    assert_eq!(r2.hwm_ms, r.hwm_ms);
+
+    // Release writes last_ms and frees; the preferred slot is taken again,
+    // with the released hwm as prev_hwm.
+    let c1 = &claims[1];
+    let last = before - 1234;
+    store.release(&space, &c1.holder, last).unwrap();
+    let again = store
+        .claim(
+            &space,
+            &ClaimRequest {
+                prefer: Some(c1.holder.slot),
+                ..req
+            },
+        )
+        .unwrap();
+    assert_eq!(again.holder.slot, c1.holder.slot);
+    assert_eq!(again.holder.counter, 2);
+    assert_eq!(again.prev_hwm_ms, last);
+    assert_ne!(again.holder.token, c1.holder.token);
+    // The old holder is stale now: renew and release are Lost.
+    assert!(matches!(
+        store.renew(&space, &c1.holder, 1000, 1000),
+        Err(StoreError::Lost(_))
+    ));
+    assert!(matches!(
+        store.release(&space, &c1.holder, 0),
+        Err(StoreError::Lost(_))
+    ));
+    // A wrong token is Lost too, and changes nothing.
+    let mut forged = claims[2].holder.clone();
+    forged.token = "0".repeat(32);
+    assert!(matches!(
+        store.release(&space, &forged, 0),
+        Err(StoreError::Lost(_))
+    ));
+    assert!(store
+        .renew(&space, &claims[2].holder, 20_000, 5_000)
+        .is_ok());
+
+    // A second namespace is independent; prefer works for a slot never used.
+    let ns2 = unique_ns("contract2");
+    let space2 = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&ns2)).unwrap();
+    let other = store
+        .claim(
+            &space2,
+            &ClaimRequest {
+                prefer: Some(17),
+                ..req
+            },
+        )
+        .unwrap();
+    assert_eq!(
+        (other.holder.slot, other.holder.counter, other.prev_hwm_ms),
+        (17, 1, 0)
+    );
+    let other2 = store.claim(&space2, &req).unwrap();
+    assert_eq!(other2.holder.slot, 0, "the lowest slot never used");
+
+    // Release everything (the namespaces are this run's own anyway).
+    for c in claims.iter().skip(2).chain([&again, &other, &other2]) {
+        store
+            .release(&space, &c.holder, 0)
+            .or_else(|_| store.release(&space2, &c.holder, 0))
+            .unwrap();
+    }
+}
+
+pub fn expiry(db: &Db) {
+    let store = db.store();
+    // A 1-bit leased field: two slots.
+    let layout = layout_with_worker(1);
+    let space = SlotSpace::new(layout, &[("datacenter", 2)], Some(&unique_ns("expiry"))).unwrap();
+    let short = ClaimRequest {
+        prefer: None,
+        ttl_ms: 300,
+        window_ms: 1_000,
+    };
+    let long = ClaimRequest {
+        ttl_ms: 20_000,
+        ..short
+    };
+    let a = store.claim(&space, &short).unwrap();
+    let b = store.claim(&space, &long).unwrap();
+    assert_ne!(a.holder.slot, b.holder.slot);
+    assert_eq!(
+        store.claim(&space, &long).unwrap_err(),
+        StoreError::NoFreeSlot
+    );
+    std::thread::sleep(Duration::from_millis(450));
+    // A's claim expired: the next claimer takes its slot, above its hwm.
+    let c = store.claim(&space, &long).unwrap();
+    assert_eq!(c.holder.slot, a.holder.slot);
+    assert_eq!(c.holder.counter, a.holder.counter + 1);
+    assert!(c.prev_hwm_ms >= a.hwm_ms, "{c:?} {a:?}");
+    assert!(matches!(
+        store.renew(&space, &a.holder, 300, 1000),
+        Err(StoreError::Lost(_))
+    ));
+    store.release(&space, &b.holder, 0).unwrap();
+    store.release(&space, &c.holder, 0).unwrap();
+}
+
+pub fn space_text_is_checked(db: &Db) {
+    let store = db.store();
+    let space = SlotSpace::new(twitter(), &[("datacenter", 3)], Some(&unique_ns("text"))).unwrap();
+    let req = ClaimRequest {
+        prefer: None,
+        ttl_ms: 5_000,
+        window_ms: 1_000,
+    };
+    let c = store.claim(&space, &req).unwrap();
+    store.release(&space, &c.holder, 0).unwrap();
+    (db.corrupt_space)(&db.url, space.key());
+    match store.claim(&space, &req) {
+        Err(StoreError::BadRecord(m)) => assert!(m.contains(space.key()), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+pub fn through_the_driver(db: &Db) {
+    let url = db.lease_url(&format!(
+        "namespace={}&ttl_ms=3000&renew_ms=100&window_ms=2000",
+        unique_ns("driver")
+    ));
+    let open = || LeasedGenerator::open(&url, twitter(), &[("datacenter", 4)], Options::default());
+    let a = open().unwrap();
+    let b = open().unwrap();
+    assert_ne!(a.slot(), b.slot());
+    let mut ids = HashSet::new();
+    for _ in 0..100 {
+        assert!(ids.insert(a.next_id().unwrap().get()));
+        assert!(ids.insert(b.next_id().unwrap().get()));
+    }
+    let info = a.info();
+    assert_eq!(info.field, "worker");
+    assert!(
+        info.store.starts_with(db.url.split("://").next().unwrap()),
+        "{info:?}"
+    );
+    assert!(info.expires_ms.is_some());
+    // The background thread renews.
+    std::thread::sleep(Duration::from_millis(400));
+    let later = a.info();
+    assert!(later.renewals >= 1, "{later:?}");
+    assert!(later.hwm_ms > info.hwm_ms);
+    assert_eq!(later.last_error, None);
+    let slot = a.slot();
+    let last = a.next_id().unwrap();
+    a.close().unwrap();
+    // The slot is free again and the next holder starts above the last ID.
+    let url_prefer = LeaseUrl::parse(&url).unwrap();
+    let c = LeasedGenerator::open_with(
+        &url_prefer,
+        twitter(),
+        &[("datacenter", 4)],
+        Options::default(),
+        Some(slot),
+        snowmint::SystemClock,
+    )
+    .unwrap();
+    assert_eq!(c.slot(), slot);
+    assert!(c.next_id().unwrap() > last);
+    c.close().unwrap();
+    b.close().unwrap();
+}
+
+use snowmint_lease::LeaseUrl;
+
+pub fn racing_claimers(db: &Db) {
+    let store: Arc<dyn Store> = Arc::new(db.store());
+    let space = Arc::new(
+        SlotSpace::new(
+            layout_with_worker(3),
+            &[("datacenter", 5)],
+            Some(&unique_ns("race")),
+        )
+        .unwrap(),
+    );
+    let barrier = Arc::new(Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (store, space, barrier) =
+                (Arc::clone(&store), Arc::clone(&space), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                store.claim(
+                    &space,
+                    &ClaimRequest {
+                        prefer: None,
+                        ttl_ms: 10_000,
+                        window_ms: 1_000,
+                    },
+                )
+            })
+        })
+        .collect();
+    let claims: Vec<_> = threads
+        .into_iter()
+        .map(|t| t.join().unwrap().unwrap())
+        .collect();
+    let slots: HashSet<u64> = claims.iter().map(|c| c.holder.slot).collect();
+    assert_eq!(slots, (0..8).collect::<HashSet<u64>>());
+    // Separate store objects (separate connections) race the same way.
+    let space2 = Arc::new(
+        SlotSpace::new(
+            layout_with_worker(3),
+            &[("datacenter", 5)],
+            Some(&unique_ns("race2")),
+        )
+        .unwrap(),
+    );
+    let barrier = Arc::new(Barrier::new(8));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let store = db.store();
+            let (space, barrier) = (Arc::clone(&space2), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                store.now_ms().unwrap(); // connected before the start
+                barrier.wait();
+                store.claim(
+                    &space,
+                    &ClaimRequest {
+                        prefer: Some(0),
+                        ttl_ms: 10_000,
+                        window_ms: 1_000,
+                    },
+                )
+            })
+        })
+        .collect();
+    let slots: HashSet<u64> = threads
+        .into_iter()
+        .map(|t| t.join().unwrap().unwrap().holder.slot)
+        .collect();
+    assert_eq!(slots, (0..8).collect::<HashSet<u64>>());
+}
+
+fn open_error(url: &str) -> (String, Duration) {
+    let start = Instant::now();
+    let e = LeasedGenerator::open(url, twitter(), &[("datacenter", 1)], Options::default())
+        .unwrap_err();
+    let took = start.elapsed();
+    assert_eq!(e.code(), "lease_unavailable", "{e}");
+    eprintln!("{url} -> {e} ({took:?})");
+    (e.to_string(), took)
+}
+
+pub fn unreachable(db: &Db) {
+    let (scheme, rest) = db.url.split_once("://").unwrap();
+    let userinfo = rest.rsplit_once('@').map(|(u, _)| u);
+    let closed = match userinfo {
+        Some(u) => format!("{scheme}://{u}@127.0.0.1:1/test?timeout_ms=2000"),
+        None => format!("{scheme}://127.0.0.1:1/test?timeout_ms=2000"),
+    };
+    let (m, took) = open_error(&closed);
+    assert!(took < Duration::from_millis(3000), "{took:?}");
+    assert!(m.contains("127.0.0.1:1"), "{m}");
+    assert!(m.to_lowercase().contains("refused"), "{m}");
+
+    // A port that accepts but never answers: the timeout bounds the call.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let hung = format!("{scheme}://root@127.0.0.1:{port}/test?timeout_ms=1000");
+    let (m, took) = open_error(&hung);
+    assert!(took < Duration::from_millis(2500), "{took:?}");
+    assert!(m.contains(&format!("127.0.0.1:{port}")), "{m}");
+    drop(silent);
+}
+
+/// A user the server does not know, and a wrong password: `lease_unavailable`
+/// saying authentication failed, without the password.
+pub fn wrong_credentials(db: &Db, userinfos: &[&str]) {
+    for u in userinfos {
+        let url = format!("{}?timeout_ms=3000", db.with_userinfo(u));
+        let (m, _) = open_error(&url);
+        assert!(m.contains("authentication failed"), "{m}");
+        assert!(!m.contains("s3cret-pw"), "password in the message: {m}");
+        if u.contains(':') {
+            assert!(m.contains(":***@"), "{m}");
+        }
+    }
+}
+
+pub fn forty_processes(db: &Db) {
+    let dir = temp_dir(&format!("{}-forty", db.kind));
+    let go = dir.join("go");
+    let url = db.lease_url(&format!("namespace={}", unique_ns("forty")));
+    let go_arg = go.display().to_string();
+    let mut probes: Vec<Probe> = (0..40)
+        .map(|_| {
+            Probe::spawn(
+                &url,
+                &[
+                    "--fixed",
+                    "datacenter=1",
+                    "--count",
+                    "50",
+                    "--hold-until-file",
+                    &go_arg,
+                ],
+            )
+        })
+        .collect();
+    for p in &mut probes {
+        p.wait_for(40, |l| l.iter().any(|x| x.starts_with("hwm ")));
+    }
+    std::fs::write(&go, "").unwrap();
+    let outputs: Vec<Vec<String>> = probes.into_iter().map(|p| p.finish(30)).collect();
+    let mut slots = HashSet::new();
+    let mut all = HashSet::new();
+    let mut refused = 0;
+    for out in &outputs {
+        match value(out, "slot") {
+            Some(slot) => {
+                assert!(slots.insert(slot), "slot {slot} given twice");
+                let got = ids(out);
+                assert_eq!(got.len(), 50, "{out:?}");
+                for id in got {
+                    assert_eq!(twitter().decompose(id).unwrap().nodes(), &[1, slot]);
+                    assert!(all.insert(id), "duplicate ID {id}");
+                }
+                assert!(out.iter().any(|l| l == "closed"), "{out:?}");
+            }
+            None => {
+                let e = errors(out);
+                assert_eq!(e.len(), 1, "{out:?}");
+                assert!(e[0].starts_with("lease_unavailable "), "{e:?}");
+                assert!(e[0].contains("all 32 slots are held"), "{e:?}");
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!(slots, (0..32).collect::<HashSet<u64>>());
+    assert_eq!(refused, 8);
+    assert_eq!(all.len(), 32 * 50);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Holder A is stopped (SIGSTOP) past its TTL on the only free slot; B takes
+/// the slot and issues; A, continued, never issues above its last confirmed
+/// reservation, stops, and every ID of B is above every ID of A.
+pub fn paused_holder(db: &Db) {
+    let ns = unique_ns("paused");
+    let store = db.store();
+    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&ns)).unwrap();
+    // Everything but slot 7 is held by this test.
+    let mut fillers = Vec::new();
+    for slot in (0..32).filter(|&s| s != 7) {
+        let c = store
+            .claim(
+                &space,
+                &ClaimRequest {
+                    prefer: Some(slot),
+                    ttl_ms: 60_000,
+                    window_ms: 1_000,
+                },
+            )
+            .unwrap();
+        assert_eq!(c.holder.slot, slot);
+        fillers.push(c);
+    }
+    let url = db.lease_url(&format!(
+        "namespace={ns}&ttl_ms=1500&renew_ms=300&window_ms=1000&timeout_ms=1000"
+    ));
+    let mut a = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--until-error",
+            "--interval-ms",
+            "5",
+        ],
+    );
+    a.wait_for(20, |l| ids(l).len() >= 100);
+    assert_eq!(value(&a.lines(), "slot"), Some(7));
+    let pid = a.child.id() as i32;
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
+    let a_before = ids(&a.lines());
+    std::thread::sleep(Duration::from_millis(2500));
+
+    let dir = temp_dir(&format!("{}-paused", db.kind));
+    let go = dir.join("go");
+    let go_arg = go.display().to_string();
+    let mut b = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--count",
+            "100",
+            "--interval-ms",
+            "1",
+            "--hold-until-file",
+            &go_arg,
+        ],
+    );
+    b.wait_for(20, |l| l.iter().any(|x| x.starts_with("hwm ")));
+    assert_eq!(value(&b.lines(), "slot"), Some(7), "{:?}", b.lines());
+
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let a_out = a.finish(20);
+    std::fs::write(&go, "").unwrap();
+    let b_out = b.finish(20);
+
+    let a_ids = ids(&a_out);
+    let b_ids = ids(&b_out);
+    assert!(a_ids.len() >= a_before.len());
+    let e = errors(&a_out);
+    assert!(!e.is_empty(), "{a_out:?}");
+    assert!(e[0].starts_with("lease_expired "), "{e:?}");
+    // A's last confirmed reservation bounds everything A issued.
+    let a_hwm = value(&a_out, "hwm").unwrap();
+    let a_max = *a_ids.iter().max().unwrap();
+    assert!(
+        time_of(a_max) <= a_hwm,
+        "A issued {} above its hwm {a_hwm}",
+        time_of(a_max)
+    );
+    assert!(errors(&b_out).is_empty(), "{b_out:?}");
+    assert_eq!(b_ids.len(), 100);
+    let b_min = *b_ids.iter().min().unwrap();
+    assert!(b_min > a_max, "B issued {b_min} <= A's {a_max}");
+    let all: HashSet<u64> = a_ids.iter().chain(&b_ids).copied().collect();
+    assert_eq!(all.len(), a_ids.len() + b_ids.len());
+    for c in &fillers {
+        store.release(&space, &c.holder, 0).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,82 @@
+#![cfg(feature = "postgres")]
+//! The SQL store on PostgreSQL (`SNOWMINT_TEST_POSTGRES_URL`, e.g.
+//! `postgres://postgres@127.0.0.1:5432/test`; `scripts/test-stores postgres`
+//! sets it). The suite is shared with MySQL/MariaDB: `tests/sql/mod.rs`.
+
+mod common;
+mod sql;
+
+use snowmint_lease::SqlStore;
+
+fn db() -> sql::Db {
+    sql::Db::from_env(
+        "SNOWMINT_TEST_POSTGRES_URL",
+        "postgres",
+        |url, timeout_ms| SqlStore::postgres(url, timeout_ms).unwrap(),
+        |url, key| {
+            let mut c = postgres::Client::connect(url, postgres::NoTls).unwrap();
+            let n = c
+                .execute(
+                    "UPDATE snowmint_lease_space SET space_text = 'another space' WHERE space_key = $1",
+                    &[&key],
+                )
+                .unwrap();
+            assert_eq!(n, 1);
+        },
+    )
+}
+
+#[test]
+fn contract() {
+    sql::contract(&db());
+}
+
+#[test]
+fn expired_claim_is_taken_over() {
+    sql::expiry(&db());
+}
+
+#[test]
+fn space_text_is_checked() {
+    sql::space_text_is_checked(&db());
+}
+
+#[test]
+fn through_the_driver() {
+    sql::through_the_driver(&db());
+}
+
+#[test]
+fn racing_claimers() {
+    sql::racing_claimers(&db());
+}
+
+#[test]
+fn unreachable_server() {
+    sql::unreachable(&db());
+}
+
+#[test]
+fn wrong_user() {
+    // Local servers trust their users (any password goes): an unknown role fails.
+    sql::wrong_credentials(
+        &db(),
+        &["snowmint_no_such_user", "snowmint_no_such_user:s3cret-pw"],
+    );
+}
+
+#[test]
+fn forty_processes_thirty_two_slots() {
+    sql::forty_processes(&db());
+}
+
+#[test]
+fn paused_holder_never_overlaps() {
+    sql::paused_holder(&db());
+}
+
+#[test]
+fn bad_url_is_invalid_option() {
+    let e = SqlStore::postgres("postgres://h:notaport/db", 1000).unwrap_err();
+    assert_eq!(e.code(), "invalid_option", "{e}");
+}

@@ -1,0 +1,94 @@
+# MySQL/MariaDB for the lease store tests (sourced by scripts/test-stores).
+#
+# start_mysql: the server on 127.0.0.1:${SNOWMINT_STORES_MYSQL_PORT:-3306} if
+# it answers (root without a password), with a database of this run's own that
+# is dropped at exit; otherwise a throwaway MariaDB from Debian's package under
+# $RUN_DIR on a free port. Exports SNOWMINT_TEST_MYSQL_URL.
+
+# A TCP port on 127.0.0.1 nothing listens on (also in postgres.sh; either may
+# be sourced alone).
+mysql_free_port() {
+  local p i
+  for ((i = 0; i < 100; i++)); do
+    p=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  echo "no free port found" >&2
+  return 1
+}
+
+# The first of the given commands that exists (also looked up in /usr/sbin).
+mysql_tool() {
+  local c
+  for c in "$@"; do
+    if command -v "$c" >/dev/null 2>&1; then
+      command -v "$c"
+      return 0
+    elif [ -x "/usr/sbin/$c" ]; then
+      echo "/usr/sbin/$c"
+      return 0
+    fi
+  done
+  return 1
+}
+
+start_mysql() {
+  local port=${SNOWMINT_STORES_MYSQL_PORT:-3306}
+  local db="snowmint_stores_$$" client
+  if client=$(mysql_tool mariadb mysql) &&
+    timeout 10 "$client" --no-defaults -h 127.0.0.1 -P "$port" -u root -Ne 'SELECT 1' >/dev/null 2>&1; then
+    say "mysql: the server on 127.0.0.1:$port, database $db"
+    "$client" --no-defaults -h 127.0.0.1 -P "$port" -u root -e "CREATE DATABASE $db"
+    CLEANUPS+=("$client --no-defaults -h 127.0.0.1 -P $port -u root -e 'DROP DATABASE IF EXISTS $db' >/dev/null 2>&1")
+    export SNOWMINT_TEST_MYSQL_URL="mysql://root@127.0.0.1:$port/$db"
+    return 0
+  fi
+
+  say "mysql: nothing answers on 127.0.0.1:$port; starting a throwaway MariaDB"
+  ensure_apt mariadb-server
+  local install server admin
+  install=$(mysql_tool mariadb-install-db mysql_install_db) &&
+    server=$(mysql_tool mariadbd mysqld) &&
+    admin=$(mysql_tool mariadb-admin mysqladmin) &&
+    client=$(mysql_tool mariadb mysql) || {
+    echo "mysql: MariaDB's programs are missing after installing mariadb-server" >&2
+    return 1
+  }
+  local dir="$RUN_DIR/mysql" user
+  user=$(id -un)
+  mkdir -p "$dir"
+  port=$(mysql_free_port)
+  "$install" --no-defaults --datadir="$dir/data" --user="$user" --auth-root-authentication-method=normal \
+    --skip-test-db --innodb-log-file-size=8M >"$dir/install.log" 2>&1 || {
+    cat "$dir/install.log" >&2
+    echo "mysql: mariadb-install-db failed" >&2
+    return 1
+  }
+  "$server" --no-defaults --datadir="$dir/data" --socket="$dir/sock" --pid-file="$dir/pid" \
+    --port="$port" --bind-address=127.0.0.1 --user="$user" --log-error="$dir/err.log" \
+    --skip-log-bin --innodb-log-file-size=8M --innodb-flush-log-at-trx-commit=0 --max-connections=300 \
+    --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci >/dev/null 2>&1 &
+  local pid=$!
+  CLEANUPS+=("kill -TERM $pid 2>/dev/null; for _ in \$(seq 200); do kill -0 $pid 2>/dev/null || break; sleep 0.05; done")
+  local i
+  for ((i = 0; i < 600; i++)); do
+    "$admin" --no-defaults -h 127.0.0.1 -P "$port" -u root ping >/dev/null 2>&1 && break
+    if ! kill -0 "$pid" 2>/dev/null; then
+      cat "$dir/err.log" >&2
+      echo "mysql: the throwaway server exited" >&2
+      return 1
+    fi
+    sleep 0.05
+  done
+  "$admin" --no-defaults -h 127.0.0.1 -P "$port" -u root ping >/dev/null 2>&1 || {
+    cat "$dir/err.log" >&2
+    echo "mysql: the throwaway server did not answer within 30 s" >&2
+    return 1
+  }
+  "$client" --no-defaults -h 127.0.0.1 -P "$port" -u root -e 'CREATE DATABASE test'
+  say "mysql: throwaway MariaDB on 127.0.0.1:$port ($dir)"
+  export SNOWMINT_TEST_MYSQL_URL="mysql://root@127.0.0.1:$port/test"
+}

@@ -1,0 +1,65 @@
+# PostgreSQL for the lease store tests (sourced by scripts/test-stores).
+#
+# start_postgres: the server on 127.0.0.1:${SNOWMINT_STORES_POSTGRES_PORT:-5432}
+# if it answers (user postgres, trust authentication), with a database of this
+# run's own that is dropped at exit; otherwise a throwaway server from Debian's
+# package under $RUN_DIR on a free port (initdb and the server refuse root: they
+# run as the postgres user then). Exports SNOWMINT_TEST_POSTGRES_URL.
+
+# A TCP port on 127.0.0.1 nothing listens on.
+free_port() {
+  local p i
+  for ((i = 0; i < 100; i++)); do
+    p=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  echo "no free port found" >&2
+  return 1
+}
+
+start_postgres() {
+  local port=${SNOWMINT_STORES_POSTGRES_PORT:-5432}
+  local db="snowmint_stores_$$"
+  if command -v psql >/dev/null 2>&1 &&
+    timeout 10 psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atqc 'SELECT 1' >/dev/null 2>&1; then
+    say "postgres: the server on 127.0.0.1:$port, database $db"
+    psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE $db" >/dev/null
+    CLEANUPS+=("psql -h 127.0.0.1 -p $port -U postgres -d postgres -qc 'DROP DATABASE IF EXISTS $db' >/dev/null 2>&1")
+    export SNOWMINT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/$db"
+    return 0
+  fi
+
+  say "postgres: nothing answers on 127.0.0.1:$port; starting a throwaway server"
+  ensure_apt postgresql
+  local bin
+  bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
+    echo "postgres: no server binaries under /usr/lib/postgresql/*/bin" >&2
+    return 1
+  fi
+  local dir="$RUN_DIR/postgres" as=()
+  mkdir -p "$dir"
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres:postgres "$dir"
+    as=(runuser -u postgres --)
+  fi
+  port=$(free_port)
+  "${as[@]}" "$bin/initdb" -D "$dir/data" --auth=trust -U postgres -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 || {
+    cat "$dir/initdb.log" >&2
+    echo "postgres: initdb failed" >&2
+    return 1
+  }
+  CLEANUPS+=("${as[*]} $bin/pg_ctl -D $dir/data -m fast -w -t 30 stop >/dev/null 2>&1")
+  "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
+    -o "-k $dir -p $port -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" start >/dev/null || {
+    cat "$dir/server.log" >&2
+    echo "postgres: the throwaway server did not start" >&2
+    return 1
+  }
+  "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc 'CREATE DATABASE test' >/dev/null
+  say "postgres: throwaway server on 127.0.0.1:$port ($dir)"
+  export SNOWMINT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/test"
+}
