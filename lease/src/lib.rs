@@ -53,6 +53,8 @@ mod sql;
 pub use any::AnyGenerator;
 pub use driver::{InfoValue, LeaseInfo, LeasedGenerator};
 pub use error::LeaseError;
+#[cfg(feature = "etcd")]
+pub use etcd::EtcdStore;
 pub use file::FileStore;
 #[cfg(feature = "redis")]
 pub use redis_store::RedisStore;
