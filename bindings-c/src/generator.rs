@@ -89,6 +89,8 @@ fn new_generator(
     boundary(|| {
         // SAFETY: NULL or valid pointers.
         let (out, l, opts) = unsafe { (out_mut(out_ptr)?, arg(layout)?, options_of(options)?) };
+        // Options are read before node values, as for the pure generator.
+        opts.to_options_and_lease()?;
         let nodes = nodes(&l.layout)?;
         let inner = AnyGenerator::from_values(l.layout, &nodes, &opts)?;
         *out = Box::into_raw(Box::new(snowmint_generator { inner }));
@@ -331,8 +333,10 @@ fn new_pure(
     boundary(|| {
         // SAFETY: NULL or valid pointers.
         let (out, l, opts) = unsafe { (out_mut(out_ptr)?, arg(layout)?, options_of(options)?) };
+        // Options are read before node values.
+        let opts = opts.to_options()?;
         let nodes = nodes(&l.layout)?;
-        let inner = PureGenerator::new(l.layout, nodes, opts.to_options()?)?;
+        let inner = PureGenerator::new(l.layout, nodes, opts)?;
         *out = Box::into_raw(Box::new(snowmint_pure_generator { inner }));
         Ok(())
     })

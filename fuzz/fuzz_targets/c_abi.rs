@@ -1072,6 +1072,8 @@ fn new_generator(
             seed: o.seed,
             has_resume_after: o.has_resume_after,
             resume_after: o.resume_after,
+            // Leases are tested against real stores, not fuzzed here.
+            lease: null(),
         }
     });
     let optp: *const snowmint_options = opts.as_ref().map_or(null(), |o| o as *const _);
