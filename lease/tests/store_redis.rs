@@ -558,66 +558,7 @@ fn a_silent_server_times_out() {
 #[test]
 fn forty_processes_thirty_two_slots() {
     let ns = Ns::new("forty");
-    let dir = temp_dir("redis-forty");
-    let go = dir.join("go").display().to_string();
-    let url = ns.url("");
-    let mut probes: Vec<Probe> = (0..40)
-        .map(|_| {
-            Probe::spawn(
-                &url,
-                &[
-                    "--fixed",
-                    "datacenter=1",
-                    "--count",
-                    "50",
-                    "--hold-until-file",
-                    &go,
-                ],
-            )
-        })
-        .collect();
-    for p in &mut probes {
-        p.wait_for(30, |l| l.iter().any(|x| x.starts_with("hwm ")));
-    }
-    std::fs::write(&go, "").unwrap();
-    let outputs: Vec<(Option<i32>, Vec<String>)> = probes
-        .into_iter()
-        .map(|mut p| {
-            // Returns once the probe has exited and its output is read.
-            p.wait_for(30, |_| false);
-            (p.child.wait().unwrap().code(), p.lines())
-        })
-        .collect();
-    let mut slots = HashSet::new();
-    let mut all = HashSet::new();
-    let mut refused = 0;
-    for (code, out) in &outputs {
-        match value(out, "slot") {
-            Some(slot) => {
-                assert_eq!(*code, Some(0), "{out:?}");
-                assert!(slots.insert(slot), "slot {slot} given twice");
-                let got = ids(out);
-                assert_eq!(got.len(), 50, "{out:?}");
-                for id in got {
-                    assert_eq!(twitter().decompose(id).unwrap().nodes(), &[1, slot]);
-                    assert!(all.insert(id), "duplicate ID {id}");
-                }
-                assert!(out.iter().any(|l| l == "closed"), "{out:?}");
-            }
-            None => {
-                assert_eq!(*code, Some(2), "{out:?}");
-                let e = errors(out);
-                assert_eq!(e.len(), 1, "{out:?}");
-                assert!(e[0].starts_with("lease_unavailable "), "{e:?}");
-                assert!(e[0].contains("all 32 slots are held"), "{e:?}");
-                refused += 1;
-            }
-        }
-    }
-    assert_eq!(slots, (0..32).collect::<HashSet<u64>>());
-    assert_eq!(refused, 8);
-    assert_eq!(all.len(), 32 * 50);
-    std::fs::remove_dir_all(&dir).unwrap();
+    common::forty_processes_thirty_two_slots(&ns.url(""), "redis-forty");
 }
 
 /// Holder A is stopped (SIGSTOP) past its TTL on the only free slot; B takes

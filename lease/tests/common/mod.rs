@@ -97,6 +97,13 @@ impl Probe {
         self.lines()
     }
 
+    /// As [`finish`](Self::finish), with the exit code.
+    pub fn finish_status(mut self, secs: u64) -> (Option<i32>, Vec<String>) {
+        self.wait_for(secs, |_| false);
+        let code = self.child.wait().unwrap().code();
+        (code, self.lines())
+    }
+
     /// SIGKILL, then the output it had written.
     pub fn kill(mut self) -> Vec<String> {
         self.child.kill().unwrap();
@@ -134,4 +141,68 @@ pub fn errors(lines: &[String]) -> Vec<&str> {
 
 pub fn time_of(id: u64) -> u64 {
     twitter().decompose(id).unwrap().timestamp_ms()
+}
+
+/// Every store's many-holders test: 40 probes claim from one 5-bit field of
+/// `url` at once and hold until all have answered. Exactly 32 hold distinct
+/// slots (exit 0, 50 IDs each with their node values, released); the other
+/// 8 exit with status 2 and `lease_unavailable` ("all 32 slots are held");
+/// every ID is distinct. `name` names the scratch directory.
+pub fn forty_processes_thirty_two_slots(url: &str, name: &str) {
+    use std::collections::HashSet;
+    let dir = temp_dir(name);
+    let go = dir.join("go");
+    let go_arg = go.display().to_string();
+    let mut probes: Vec<Probe> = (0..40)
+        .map(|_| {
+            Probe::spawn(
+                url,
+                &[
+                    "--fixed",
+                    "datacenter=1",
+                    "--count",
+                    "50",
+                    "--hold-until-file",
+                    &go_arg,
+                ],
+            )
+        })
+        .collect();
+    // Every probe either holds a slot with its IDs issued, or has given up.
+    for p in &mut probes {
+        p.wait_for(40, |l| l.iter().any(|x| x.starts_with("hwm ")));
+    }
+    std::fs::write(&go, "").unwrap();
+    let outputs: Vec<(Option<i32>, Vec<String>)> =
+        probes.into_iter().map(|p| p.finish_status(30)).collect();
+    let mut slots = HashSet::new();
+    let mut all = HashSet::new();
+    let mut refused = 0;
+    for (code, out) in &outputs {
+        match value(out, "slot") {
+            Some(slot) => {
+                assert_eq!(*code, Some(0), "{out:?}");
+                assert!(slots.insert(slot), "slot {slot} given twice");
+                let got = ids(out);
+                assert_eq!(got.len(), 50, "{out:?}");
+                for id in got {
+                    assert_eq!(twitter().decompose(id).unwrap().nodes(), &[1, slot]);
+                    assert!(all.insert(id), "duplicate ID {id}");
+                }
+                assert!(out.iter().any(|l| l == "closed"), "{out:?}");
+            }
+            None => {
+                assert_eq!(*code, Some(2), "{out:?}");
+                let e = errors(out);
+                assert_eq!(e.len(), 1, "{out:?}");
+                assert!(e[0].starts_with("lease_unavailable "), "{e:?}");
+                assert!(e[0].contains("all 32 slots are held"), "{e:?}");
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!(slots, (0..32).collect::<HashSet<u64>>());
+    assert_eq!(refused, 8);
+    assert_eq!(all.len(), 32 * 50);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -423,58 +423,8 @@ pub fn wrong_credentials(db: &Db, userinfos: &[&str]) {
 }
 
 pub fn forty_processes(db: &Db) {
-    let dir = temp_dir(&format!("{}-forty", db.kind));
-    let go = dir.join("go");
     let url = db.lease_url(&format!("namespace={}", unique_ns("forty")));
-    let go_arg = go.display().to_string();
-    let mut probes: Vec<Probe> = (0..40)
-        .map(|_| {
-            Probe::spawn(
-                &url,
-                &[
-                    "--fixed",
-                    "datacenter=1",
-                    "--count",
-                    "50",
-                    "--hold-until-file",
-                    &go_arg,
-                ],
-            )
-        })
-        .collect();
-    for p in &mut probes {
-        p.wait_for(40, |l| l.iter().any(|x| x.starts_with("hwm ")));
-    }
-    std::fs::write(&go, "").unwrap();
-    let outputs: Vec<Vec<String>> = probes.into_iter().map(|p| p.finish(30)).collect();
-    let mut slots = HashSet::new();
-    let mut all = HashSet::new();
-    let mut refused = 0;
-    for out in &outputs {
-        match value(out, "slot") {
-            Some(slot) => {
-                assert!(slots.insert(slot), "slot {slot} given twice");
-                let got = ids(out);
-                assert_eq!(got.len(), 50, "{out:?}");
-                for id in got {
-                    assert_eq!(twitter().decompose(id).unwrap().nodes(), &[1, slot]);
-                    assert!(all.insert(id), "duplicate ID {id}");
-                }
-                assert!(out.iter().any(|l| l == "closed"), "{out:?}");
-            }
-            None => {
-                let e = errors(out);
-                assert_eq!(e.len(), 1, "{out:?}");
-                assert!(e[0].starts_with("lease_unavailable "), "{e:?}");
-                assert!(e[0].contains("all 32 slots are held"), "{e:?}");
-                refused += 1;
-            }
-        }
-    }
-    assert_eq!(slots, (0..32).collect::<HashSet<u64>>());
-    assert_eq!(refused, 8);
-    assert_eq!(all.len(), 32 * 50);
-    std::fs::remove_dir_all(&dir).unwrap();
+    crate::common::forty_processes_thirty_two_slots(&url, &format!("{}-forty", db.kind));
 }
 
 /// Holder A is stopped (SIGSTOP) past its TTL on the only free slot; B takes
