@@ -33,6 +33,7 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 use crate::error::LeaseError;
+use crate::file::State;
 use crate::file::{new_token, system_ms};
 use crate::space::SlotSpace;
 use crate::store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
@@ -94,44 +95,6 @@ impl Calibration {
 
     fn offset(&self) -> Option<i64> {
         self.bounds.map(|(lo, hi)| lo + (hi - lo) / 2)
-    }
-}
-
-/// A slot's state key.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct State {
-    hwm_ms: u64,
-    counter: u64,
-    token: String,
-}
-
-impl State {
-    const HEADER: &'static str = "snowmint lease slot v1";
-
-    fn to_text(&self) -> String {
-        format!(
-            "{}\nhwm_ms={}\ncounter={}\ntoken={}\n",
-            Self::HEADER,
-            self.hwm_ms,
-            self.counter,
-            self.token
-        )
-    }
-
-    fn parse(text: &str) -> Option<State> {
-        let mut lines = text.lines();
-        if lines.next()? != Self::HEADER {
-            return None;
-        }
-        let mut field = |name: &str| lines.next()?.strip_prefix(name)?.strip_prefix('=');
-        let hwm_ms = field("hwm_ms")?.parse().ok()?;
-        let counter = field("counter")?.parse().ok()?;
-        let token = field("token")?.to_string();
-        Some(State {
-            hwm_ms,
-            counter,
-            token,
-        })
     }
 }
 

@@ -39,18 +39,19 @@ pub struct FileStore {
     writing: Mutex<()>,
 }
 
-/// A slot's state file.
+/// A slot's state: the file store's state file, and the etcd store's state
+/// key (the same text).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct State {
-    hwm_ms: u64,
-    counter: u64,
-    token: String,
+pub(crate) struct State {
+    pub(crate) hwm_ms: u64,
+    pub(crate) counter: u64,
+    pub(crate) token: String,
 }
 
 impl State {
     const HEADER: &'static str = "snowmint lease slot v1";
 
-    fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         format!(
             "{}\nhwm_ms={}\ncounter={}\ntoken={}\n",
             Self::HEADER,
@@ -60,7 +61,7 @@ impl State {
         )
     }
 
-    fn parse(text: &str) -> Option<State> {
+    pub(crate) fn parse(text: &str) -> Option<State> {
         let mut lines = text.lines();
         if lines.next()? != Self::HEADER {
             return None;
