@@ -59,3 +59,29 @@ ensure_venv() {
   "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
     "maturin==1.16.0" "pytest==9.2.0"
 }
+
+# use_stores NAME... : the lease stores NAME (postgres mysql redis etcd) for this
+# script's run, each from scripts/stores/NAME.sh: the server already answering
+# on its standard port (with a database or namespace of this run's own), else a
+# throwaway instance from Debian's packages. Each exports
+# SNOWMINT_TEST_<NAME>_URL; everything started is stopped at exit. A store that
+# can be neither reached nor started fails the run.
+use_stores() {
+  RUN_DIR=$(mktemp -d /tmp/snowmint-stores-XXXXXX)
+  chmod 755 "$RUN_DIR"
+  CLEANUPS=()
+  trap stop_stores EXIT
+  local s
+  for s in "$@"; do
+    # shellcheck source=/dev/null
+    source "$ROOT/scripts/stores/$s.sh"
+    say "stores: $s"
+    "start_$s" # exports SNOWMINT_TEST_<STORE>_URL, adds to CLEANUPS
+  done
+}
+
+stop_stores() {
+  local i
+  for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do eval "${CLEANUPS[$i]}" || true; done
+  rm -rf "$RUN_DIR"
+}

@@ -100,6 +100,18 @@ int main(void) {
   bad.lease = "ftp://example";
   CHECK_CODE(snowmint_generator_new(twitter, dc1, 1, &bad, &again), "invalid_option", "bad scheme");
   CHECK(strstr(message(), "lease") != NULL, "message: %s", message());
+  /* Every network store is built in: a port where nothing listens is
+     lease_unavailable naming the store (real servers: scripts/test-interop). */
+  const char *network[] = {"postgres://postgres@127.0.0.1:1/test?timeout_ms=2000",
+                           "mysql://root@127.0.0.1:1/test?timeout_ms=2000",
+                           "redis://127.0.0.1:1?timeout_ms=2000", "etcd://127.0.0.1:1?timeout_ms=2000"};
+  for (size_t i = 0; i < sizeof network / sizeof network[0]; i++) {
+    bad.lease = network[i];
+    CHECK_CODE(snowmint_generator_new(twitter, dc1, 1, &bad, &again), "lease_unavailable", "%s",
+               network[i]);
+    CHECK(strstr(message(), "127.0.0.1:1") != NULL && strstr(message(), "not built") == NULL,
+          "message: %s", message());
+  }
   snowmint_pure_generator *pure = NULL;
   CHECK_CODE(snowmint_pure_generator_new(twitter, both, 2, &opts, &pure), "invalid_option",
              "a pure generator has no lease");

@@ -177,6 +177,18 @@ def test_bad_lease_options(tmp_path, url):
         Generator("twitter", datacenter=1, rack=1, lease=url)
 
 
+def test_network_stores_are_built_in():
+    """The wheel carries every network store: a URL of each is tried, and a
+    port where nothing listens is lease_unavailable naming the store, at once
+    (the stores against real servers: scripts/test-interop)."""
+    for url in ("postgres://postgres@127.0.0.1:1/test", "mysql://root@127.0.0.1:1/test",
+                "redis://127.0.0.1:1", "etcd://127.0.0.1:1"):
+        with raises_code("lease_unavailable") as info:
+            Generator("twitter", datacenter=1, lease=url + "?timeout_ms=2000")
+        assert url.split("/")[2].split("@")[-1] in str(info.value), str(info.value)
+        assert "not built" not in str(info.value)
+
+
 def test_garbage_collection_releases_the_slot(url):
     gens = [Generator("twitter", datacenter=6, lease=url) for _ in range(32)]
     try:

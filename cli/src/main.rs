@@ -1,6 +1,6 @@
 //! `snowmint`: generate, decode and inspect Snowflake-style IDs.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, Write};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -54,6 +54,11 @@ enum Command {
         /// as one JSON line.
         #[arg(long)]
         print_lease: bool,
+        /// Keep the generator (and its lease) and mint on request: read lines
+        /// from stdin, each a count (an empty line is 1), write that many IDs
+        /// for each and flush; release at end of input. Replaces --count.
+        #[arg(long, conflicts_with = "count")]
+        on_demand: bool,
     },
     /// Split IDs into time, sequence and node fields.
     Decode {
@@ -203,6 +208,26 @@ fn parse_decimal(s: &str) -> Result<u64, Failure> {
     Ok(Id::parse(s, Format::Decimal)?.get())
 }
 
+/// Writes `count` new IDs, one per line, minted in batches.
+fn write_ids(
+    generator: &AnyGenerator,
+    count: u64,
+    format: Format,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let mut batch = vec![0u64; Generator::<snowmint::SystemClock>::check_batch(count)?.min(65_536)];
+    let mut left = count as usize;
+    while left > 0 {
+        let chunk = &mut batch[..left.min(65_536)];
+        generator.next_ids(chunk)?;
+        for &id in chunk.iter() {
+            writeln!(out, "{}", encode(id, format))?;
+        }
+        left -= chunk.len();
+    }
+    Ok(())
+}
+
 fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
     match cli.command {
         Command::Generate {
@@ -216,6 +241,7 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
             resume_after,
             lease,
             print_lease,
+            on_demand,
         } => {
             let layout = layout.resolve()?;
             // The maps every language hands the core (options by their core keys).
@@ -246,17 +272,23 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                 };
                 eprintln!("{}", json!({"nodes": nodes, "lease": lease}));
             }
-            let mut batch =
-                vec![0u64; Generator::<snowmint::SystemClock>::check_batch(count)?.min(65_536)];
-            let mut left = count as usize;
             let format = Format::from(format);
-            while left > 0 {
-                let chunk = &mut batch[..left.min(65_536)];
-                generator.next_ids(chunk)?;
-                for &id in chunk.iter() {
-                    writeln!(out, "{}", encode(id, format))?;
+            if on_demand {
+                for line in io::stdin().lock().lines() {
+                    let line = line?;
+                    let n = match line.trim() {
+                        "" => 1,
+                        t => t.parse().map_err(|_| {
+                            Failure::Io(format!(
+                                "--on-demand: '{t}' is not a count of IDs [invalid_option]"
+                            ))
+                        })?,
+                    };
+                    write_ids(&generator, n, format, out)?;
+                    out.flush()?;
                 }
-                left -= chunk.len();
+            } else {
+                write_ids(&generator, count, format, out)?;
             }
             out.flush()?;
             generator.close()?;

@@ -282,3 +282,70 @@ fn generate_with_a_lease() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--on-demand` holds one generator (and its lease) while a caller asks for
+/// IDs line by line, as a shell coprocess would.
+#[test]
+fn generate_on_demand() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let dir = std::env::temp_dir().join(format!("snowmint-cli-demand-{}", std::process::id()));
+    let url = format!("file:{}?namespace=cli", dir.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args(["generate", "--preset", "twitter", "--node", "datacenter=1"])
+        .args(["--lease", &url, "--on-demand"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run snowmint");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut read = |n: usize| -> Vec<u64> {
+        (0..n)
+            .map(|_| lines.next().unwrap().unwrap().parse().unwrap())
+            .collect()
+    };
+    // Each request is answered before the next is written: the IDs come as asked.
+    stdin.write_all(b"3\n").unwrap();
+    let first = read(3);
+    // While it holds its slot, a second process on the same space gets another.
+    let other = ok(&[
+        "generate",
+        "--preset",
+        "twitter",
+        "--node",
+        "datacenter=1",
+        "--lease",
+        &url,
+    ]);
+    let other: u64 = other.trim().parse().unwrap();
+    let worker = |id: u64| (id >> 12) & 31;
+    assert_ne!(worker(other), worker(first[0]));
+    stdin.write_all(b"\n").unwrap();
+    let second = read(1);
+    assert!(second[0] > first[2]);
+    assert!(first
+        .iter()
+        .chain(&second)
+        .all(|&i| worker(i) == worker(first[0])));
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    // A line that is not a count stops with invalid_option.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args(["generate", "--preset", "twitter", "--node", "datacenter=1"])
+        .args(["--node", "worker=1", "--on-demand"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run snowmint");
+    child.stdin.take().unwrap().write_all(b"2\nmany\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("'many' is not a count") && err.contains("[invalid_option]"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
