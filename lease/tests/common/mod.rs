@@ -13,6 +13,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use snowmint::Layout;
+use snowmint_lease::{ClaimRequest, LeaseUrl, SlotSpace};
 
 pub const PROBE: &str = env!("CARGO_BIN_EXE_snowmint-lease-probe");
 
@@ -284,9 +285,10 @@ const CRASH_RENEW_MS: u64 = 300;
 /// SIGKILL (no release). For a store with a TTL (`ttl`), its slot stays held
 /// (a claimer preferring it gets another one) until the TTL has passed; the
 /// file store frees it at once. `between` runs after the kill (a server
-/// restart). Then C, preferring A's slot, gets it and issues only IDs above
-/// A's `hwm`: above A's last renewal + the window (4 s), so a store that lost
-/// or ignored the `hwm` fails even though C claims later than A issued.
+/// restart). Once the slot is free, a claim in this process reads the `hwm`
+/// the store kept, which must reach A's last ID + the window (4 s) less a
+/// renewal interval (and some slack), and puts it back; then C, a process
+/// preferring A's slot, gets it and issues only IDs above that `hwm`.
 /// `base` is the store URL without a query; `ns` a namespace of this test's
 /// own.
 pub fn crash(base: &str, ns: &str, ttl: bool, between: &dyn Fn()) {
@@ -339,29 +341,26 @@ pub fn crash(base: &str, ns: &str, ttl: bool, between: &dyn Fn()) {
     let b_ids = ids(&b_out);
     between();
 
-    // C takes A's slot once it is free (bounded), and starts above A's hwm.
-    let c_out = loop {
-        let c = Probe::spawn(
-            &url,
-            &[
-                "--fixed",
-                "datacenter=1",
-                "--prefer",
-                &prefer,
-                "--count",
-                "100",
-                "--clock-backwards",
-                "wait:10000",
-            ],
-        );
-        let out = c.finish(30);
-        assert!(errors(&out).is_empty(), "{out:?}");
-        if value(&out, "slot") == Some(slot) {
-            break out;
+    // What the store kept for A's slot: the hwm a claim finds once the slot
+    // is free (bounded), read in this process and put back by the release.
+    let store = LeaseUrl::parse(&url).unwrap().open_store().unwrap();
+    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
+    let req = ClaimRequest {
+        prefer: Some(slot),
+        ttl_ms: 5000,
+        window_ms: 1,
+    };
+    let kept = loop {
+        let c = store
+            .claim(&space, &req)
+            .unwrap_or_else(|e| panic!("claim: {e:?}"));
+        store.release(&space, &c.holder, c.prev_hwm_ms).unwrap();
+        if c.holder.slot == slot {
+            break c.prev_hwm_ms;
         }
         assert!(
             killed.elapsed() < Duration::from_secs(30),
-            "A's slot never came free: {out:?}"
+            "A's slot never came free"
         );
         std::thread::sleep(Duration::from_millis(200));
     };
@@ -373,15 +372,39 @@ pub fn crash(base: &str, ns: &str, ttl: bool, between: &dyn Fn()) {
             killed.elapsed()
         );
     }
+    // A's hwm is its last renewal's time + the window, and A renewed every
+    // 300 ms until it was killed (1 s of slack for a slow renewal): a store
+    // that lost or lowered it fails here.
+    let a_last = time_of(a_max);
+    assert!(
+        kept + CRASH_RENEW_MS + 1000 >= a_last + CRASH_WINDOW_MS,
+        "A's slot kept hwm {kept} ms; A issued until {a_last} ms with a {CRASH_WINDOW_MS} ms window"
+    );
+
+    // C, a process preferring A's slot, gets it and starts above that hwm.
+    let c_out = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--prefer",
+            &prefer,
+            "--count",
+            "100",
+            "--clock-backwards",
+            "wait:10000",
+        ],
+    )
+    .finish(30);
+    assert!(errors(&c_out).is_empty(), "{c_out:?}");
+    assert_eq!(value(&c_out, "slot"), Some(slot), "{c_out:?}");
     let c_ids = ids(&c_out);
     assert_eq!(c_ids.len(), 100, "{c_out:?}");
     let c_min = *c_ids.iter().min().unwrap();
     assert!(c_min > a_max, "C issued {c_min} <= A's {a_max}");
-    // A renewed at most renew_ms (+ a call) before it issued its last ID.
-    let floor = time_of(a_max) + CRASH_WINDOW_MS - CRASH_RENEW_MS - 300;
     assert!(
-        time_of(c_min) > floor,
-        "C started at {} ms, inside A's reservation (which reached past {floor} ms)",
+        time_of(c_min) > kept,
+        "C started at {} ms, inside the kept hwm {kept} ms",
         time_of(c_min)
     );
     let mut all = HashSet::new();
