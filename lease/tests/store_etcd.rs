@@ -377,6 +377,32 @@ fn forty_processes_thirty_two_slots() {
     common::forty_processes_thirty_two_slots(&url(&n, ""), "etcd-forty");
 }
 
+#[test]
+fn killed_holder_is_replaced_after_the_ttl() {
+    common::crash(&base(), &ns("crash"), true, &|| {});
+}
+
+#[test]
+fn clock_skew_refused_at_claim() {
+    common::clock_skew(&base(), &ns("skew"));
+}
+
+#[test]
+fn server_cut_off_then_back() {
+    common::store_down(&base(), &ns("down"));
+}
+
+/// The member of `SNOWMINT_TEST_ETCD_RESTART_URL`, restarted with its data
+/// by `SNOWMINT_TEST_ETCD_RESTART_CMD`.
+#[test]
+fn hwm_survives_a_server_restart() {
+    common::restart_keeps_hwm(
+        &env("SNOWMINT_TEST_ETCD_RESTART_URL"),
+        &ns("restart"),
+        &env("SNOWMINT_TEST_ETCD_RESTART_CMD"),
+    );
+}
+
 /// Holder A pauses (SIGSTOP) past its TTL; B takes its slot, the only free
 /// one; A resumes and never issues above its last confirmed reservation,
 /// and stops.

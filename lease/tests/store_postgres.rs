@@ -71,6 +71,26 @@ fn forty_processes_thirty_two_slots() {
 }
 
 #[test]
+fn killed_holder_is_replaced_after_the_ttl() {
+    sql::crash(&db());
+}
+
+#[test]
+fn clock_skew_refused_at_claim() {
+    sql::clock_skew(&db());
+}
+
+#[test]
+fn server_cut_off_then_back() {
+    sql::store_down(&db());
+}
+
+#[test]
+fn hwm_survives_a_server_restart() {
+    sql::restart("SNOWMINT_TEST_POSTGRES");
+}
+
+#[test]
 fn paused_holder_never_overlaps() {
     sql::paused_holder(&db());
 }

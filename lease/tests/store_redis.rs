@@ -561,6 +561,24 @@ fn forty_processes_thirty_two_slots() {
     common::forty_processes_thirty_two_slots(&ns.url(""), "redis-forty");
 }
 
+#[test]
+fn killed_holder_is_replaced_after_the_ttl() {
+    let ns = Ns::new("crash");
+    common::crash(&server_url(), &ns.0, true, &|| {});
+}
+
+#[test]
+fn clock_skew_refused_at_claim() {
+    let ns = Ns::new("skew");
+    common::clock_skew(&server_url(), &ns.0);
+}
+
+#[test]
+fn server_cut_off_then_back() {
+    let ns = Ns::new("down");
+    common::store_down(&server_url(), &ns.0);
+}
+
 /// Holder A is stopped (SIGSTOP) past its TTL on the only free slot; B takes
 /// the slot and issues; A, continued, never issues above its last confirmed
 /// reservation and stops; B's IDs are all above A's.

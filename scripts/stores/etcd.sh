@@ -8,7 +8,10 @@
 #                                else a throwaway member started here;
 #   SNOWMINT_TEST_ETCD_AUTH_URL  a throwaway member with authentication enabled
 #                                (user root, a random password): never a shared
-#                                server, whose clients would all need credentials.
+#                                server, whose clients would all need credentials;
+#   SNOWMINT_TEST_ETCD_RESTART_URL, SNOWMINT_TEST_ETCD_RESTART_CMD
+#                                a throwaway member for the restart test, and a
+#                                command that restarts it with its data dir kept.
 # Throwaway members run from Debian's etcd-server (installed if missing), on
 # free 127.0.0.1 ports, with their data under $RUN_DIR; CLEANUPS stops them.
 
@@ -30,22 +33,24 @@ _etcd_free_port() {
 # 30 s) for /health, adds its stop to CLEANUPS, sets _ETCD_PORT to its client
 # port. (Not in a subshell: CLEANUPS must see the entry.)
 _etcd_start() {
-  local name=$1 dir="$RUN_DIR/$1" try client peer pid i
+  local name=$1 dir="$RUN_DIR/$1" try client peer pid i cmd
   mkdir -p "$dir"
+  CLEANUPS+=("_etcd_stop \"\$(cat '$dir/pid' 2>/dev/null)\"")
   for try in 1 2 3; do
     client=$(_etcd_free_port) && peer=$(_etcd_free_port) || return 1
-    etcd --name "$name" --data-dir "$dir/data" \
-      --listen-client-urls "http://127.0.0.1:$client" \
-      --advertise-client-urls "http://127.0.0.1:$client" \
-      --listen-peer-urls "http://127.0.0.1:$peer" \
-      --initial-advertise-peer-urls "http://127.0.0.1:$peer" \
-      --initial-cluster "$name=http://127.0.0.1:$peer" \
-      >"$dir/etcd.log" 2>&1 &
+    cmd=(etcd --name "$name" --data-dir "$dir/data"
+      --listen-client-urls "http://127.0.0.1:$client"
+      --advertise-client-urls "http://127.0.0.1:$client"
+      --listen-peer-urls "http://127.0.0.1:$peer"
+      --initial-advertise-peer-urls "http://127.0.0.1:$peer"
+      --initial-cluster "$name=http://127.0.0.1:$peer")
+    "${cmd[@]}" >"$dir/etcd.log" 2>&1 &
     pid=$!
-    CLEANUPS+=("_etcd_stop $pid")
+    echo "$pid" >"$dir/pid"
     for ((i = 0; i < 300; i++)); do
       if curl -sf --max-time 1 "http://127.0.0.1:$client/health" 2>/dev/null | grep -q '"health":"true"'; then
         _ETCD_PORT=$client
+        _etcd_restart_script "$dir" "$client" "${cmd[@]}"
         return 0
       fi
       kill -0 "$pid" 2>/dev/null || break
@@ -58,6 +63,31 @@ _etcd_start() {
     rm -rf "$dir/data"
   done
   return 1
+}
+
+# _etcd_restart_script DIR PORT COMMAND...: writes DIR/restart, which stops
+# the member (its pid in DIR/pid), starts COMMAND again on the same data and
+# ports, and waits (at most 30 s) for /health.
+_etcd_restart_script() {
+  local dir=$1 client=$2
+  shift 2
+  {
+    echo '#!/usr/bin/env bash'
+    echo "pid=\$(cat '$dir/pid')"
+    echo 'kill -TERM "$pid" 2>/dev/null'
+    echo 'for ((i = 0; i < 200; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done'
+    echo 'kill -KILL "$pid" 2>/dev/null'
+    printf '%q ' "$@"
+    echo ">>'$dir/etcd.log' 2>&1 </dev/null &"
+    echo "echo \$! >'$dir/pid'"
+    echo 'for ((i = 0; i < 300; i++)); do'
+    echo "  curl -sf --max-time 1 'http://127.0.0.1:$client/health' 2>/dev/null | grep -q '\"health\":\"true\"' && exit 0"
+    echo '  sleep 0.1'
+    echo 'done'
+    echo "echo 'etcd: the member in $dir did not come back within 30 s' >&2"
+    echo 'exit 1'
+  } >"$dir/restart"
+  chmod +x "$dir/restart"
 }
 
 # _etcd_stop PID: SIGTERM, then SIGKILL after 5 s.
@@ -119,4 +149,12 @@ start_etcd() {
   }
   say "etcd: throwaway member with authentication at 127.0.0.1:$auth"
   export SNOWMINT_TEST_ETCD_AUTH_URL="etcd://root:$password@127.0.0.1:$auth"
+
+  _etcd_start etcd-restart || {
+    echo "etcd: the member for the restart test could not be started" >&2
+    exit 1
+  }
+  say "etcd: throwaway member for the restart test at 127.0.0.1:$_ETCD_PORT"
+  export SNOWMINT_TEST_ETCD_RESTART_URL="etcd://127.0.0.1:$_ETCD_PORT"
+  export SNOWMINT_TEST_ETCD_RESTART_CMD="$RUN_DIR/etcd-restart/restart"
 }

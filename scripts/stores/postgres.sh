@@ -5,6 +5,11 @@
 # run's own that is dropped at exit; otherwise a throwaway server from Debian's
 # package under $RUN_DIR on a free port (initdb and the server refuse root: they
 # run as the postgres user then). Exports SNOWMINT_TEST_POSTGRES_URL.
+#
+# It also starts a dedicated throwaway server for the restart test (never the
+# shared one) and exports SNOWMINT_TEST_POSTGRES_RESTART_URL and
+# SNOWMINT_TEST_POSTGRES_RESTART_CMD, a shell command that restarts that
+# server keeping its data.
 
 # A TCP port on 127.0.0.1 nothing listens on.
 free_port() {
@@ -29,10 +34,22 @@ start_postgres() {
     psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE $db" >/dev/null
     CLEANUPS+=("psql -h 127.0.0.1 -p $port -U postgres -d postgres -qc 'DROP DATABASE IF EXISTS $db' >/dev/null 2>&1")
     export SNOWMINT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/$db"
-    return 0
+  else
+    say "postgres: nothing answers on 127.0.0.1:$port; starting a throwaway server"
+    postgres_throwaway postgres || return 1
+    export SNOWMINT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_TW_PORT/test"
   fi
+  postgres_throwaway postgres-restart || return 1
+  export SNOWMINT_TEST_POSTGRES_RESTART_URL="postgres://postgres@127.0.0.1:$PG_TW_PORT/test"
+  export SNOWMINT_TEST_POSTGRES_RESTART_CMD="$PG_TW_RESTART"
+}
 
-  say "postgres: nothing answers on 127.0.0.1:$port; starting a throwaway server"
+# postgres_throwaway NAME: a throwaway server with its data in $RUN_DIR/NAME,
+# a database test, stopped by CLEANUPS. Sets PG_TW_PORT and PG_TW_RESTART (a
+# command restarting it with its data). Not in a subshell: CLEANUPS must see
+# the entry.
+postgres_throwaway() {
+  local name=$1 port
   ensure_apt postgresql
   local bin
   bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
@@ -40,7 +57,7 @@ start_postgres() {
     echo "postgres: no server binaries under /usr/lib/postgresql/*/bin" >&2
     return 1
   fi
-  local dir="$RUN_DIR/postgres" as=()
+  local dir="$RUN_DIR/$name" as=()
   mkdir -p "$dir"
   if [ "$(id -u)" -eq 0 ]; then
     chown postgres:postgres "$dir"
@@ -61,5 +78,6 @@ start_postgres() {
   }
   "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc 'CREATE DATABASE test' >/dev/null
   say "postgres: throwaway server on 127.0.0.1:$port ($dir)"
-  export SNOWMINT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/test"
+  PG_TW_PORT=$port
+  PG_TW_RESTART="${as[*]} $bin/pg_ctl -D $dir/data -l $dir/server.log -m fast -w -t 30 restart >/dev/null"
 }

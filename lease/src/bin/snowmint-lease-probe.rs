@@ -4,12 +4,18 @@
 //! ```text
 //! snowmint-lease-probe URL [--layout PRESET] [--fixed NAME=VALUE]... [--prefer SLOT]
 //!     [--clock-offset-ms MS] [--clock-backwards POLICY] [--count N] [--interval-ms MS]
-//!     [--until-error] [--hold-until-file PATH] [--no-close]
+//!     [--until-error] [--run-ms MS] [--hold-until-file PATH] [--no-close]
 //! ```
 //!
 //! Output, one line each: `slot N`, `id ID` per ID, `error CODE MESSAGE` when a
 //! call fails, `reserved_end MS` and `hwm MS` at the end, `closed` after release.
 //! Exit status 0, or 2 when the lease could not be had.
+//!
+//! `--run-ms MS` issues for MS milliseconds and goes on past errors (a store
+//! that comes back lets the holder issue again): the first error of each run
+//! of failed calls is printed, followed by `error_reserved_end MS` (the
+//! generator's reservation end at that moment) and `error_hwm MS` (the `hwm`
+//! the store last confirmed).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -39,6 +45,7 @@ fn main() {
     let mut fixed: Vec<(String, u64)> = Vec::new();
     let (mut prefer, mut offset, mut count, mut interval) = (None, 0i64, 10u64, 0u64);
     let (mut until_error, mut hold, mut close) = (false, None, true);
+    let mut run_ms: Option<u64> = None;
     let mut options = Options::default();
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
@@ -57,6 +64,7 @@ fn main() {
             "--count" => count = val().parse().expect("a number"),
             "--interval-ms" => interval = val().parse().expect("a number"),
             "--until-error" => until_error = true,
+            "--run-ms" => run_ms = Some(val().parse().expect("a number")),
             "--hold-until-file" => hold = Some(std::path::PathBuf::from(val())),
             "--no-close" => close = false,
             _ => panic!("unknown argument {a}"),
@@ -90,11 +98,30 @@ fn main() {
     writeln!(out, "slot {}", g.slot()).unwrap();
     out.flush().unwrap();
     let mut issued = 0u64;
-    while until_error || issued < count {
+    let run_until = run_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
+    let mut failing = false;
+    loop {
+        match run_until {
+            Some(t) if Instant::now() >= t => break,
+            None if !until_error && issued >= count => break,
+            _ => {}
+        }
         match g.next_id() {
             Ok(id) => {
                 writeln!(out, "id {}", id.get()).unwrap();
                 issued += 1;
+                failing = false;
+            }
+            Err(e) if run_until.is_some() => {
+                if !failing {
+                    writeln!(out, "error {} {e}", e.code()).unwrap();
+                    let info = g.info();
+                    let end = info.reserved_end_ms.unwrap_or(0);
+                    writeln!(out, "error_reserved_end {end}").unwrap();
+                    writeln!(out, "error_hwm {}", info.hwm_ms).unwrap();
+                }
+                failing = true;
+                std::thread::sleep(Duration::from_millis(1));
             }
             Err(e) => {
                 writeln!(out, "error {} {e}", e.code()).unwrap();

@@ -2,14 +2,18 @@
 //! child process, and reading its output. Every wait is bounded.
 #![allow(dead_code)] // each test file uses some of it
 
-use std::io::{BufRead, BufReader};
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use snowmint::Layout;
+use snowmint_lease::{ClaimRequest, LeaseUrl, SlotSpace};
 
 pub const PROBE: &str = env!("CARGO_BIN_EXE_snowmint-lease-probe");
 
@@ -147,9 +151,10 @@ pub fn time_of(id: u64) -> u64 {
 /// `url` at once and hold until all have answered. Exactly 32 hold distinct
 /// slots (exit 0, 50 IDs each with their node values, released); the other
 /// 8 exit with status 2 and `lease_unavailable` ("all 32 slots are held");
-/// every ID is distinct. `name` names the scratch directory.
+/// every ID is distinct. While the 32 are held, a probe on a second
+/// namespace (the URL's with `-second` appended) gets a slot at once.
+/// `name` names the scratch directory.
 pub fn forty_processes_thirty_two_slots(url: &str, name: &str) {
-    use std::collections::HashSet;
     let dir = temp_dir(name);
     let go = dir.join("go");
     let go_arg = go.display().to_string();
@@ -172,6 +177,15 @@ pub fn forty_processes_thirty_two_slots(url: &str, name: &str) {
     for p in &mut probes {
         p.wait_for(40, |l| l.iter().any(|x| x.starts_with("hwm ")));
     }
+    // All 32 are held now: a second namespace on the same store is
+    // independent of the first, and gets a slot at once.
+    let other = with_namespace_suffix(url, "-second");
+    let (code, out) =
+        Probe::spawn(&other, &["--fixed", "datacenter=1", "--count", "5"]).finish_status(20);
+    assert_eq!(code, Some(0), "second namespace: {out:?}");
+    assert!(value(&out, "slot").is_some_and(|s| s < 32), "{out:?}");
+    assert_eq!(ids(&out).len(), 5, "{out:?}");
+    assert!(out.iter().any(|l| l == "closed"), "{out:?}");
     std::fs::write(&go, "").unwrap();
     let outputs: Vec<(Option<i32>, Vec<String>)> =
         probes.into_iter().map(|p| p.finish_status(30)).collect();
@@ -205,4 +219,463 @@ pub fn forty_processes_thirty_two_slots(url: &str, name: &str) {
     assert_eq!(refused, 8);
     assert_eq!(all.len(), 32 * 50);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `url` with its `namespace=` value followed by `suffix`.
+pub fn with_namespace_suffix(url: &str, suffix: &str) -> String {
+    let at = url.find("namespace=").expect("a namespace in the URL") + "namespace=".len();
+    let end = url[at..].find('&').map_or(url.len(), |i| at + i);
+    format!("{}{suffix}{}", &url[..end], &url[end..])
+}
+
+/// The local clock, Unix ms.
+pub fn now_ms() -> u64 {
+    snowmint::SystemClock.precise_ms()
+}
+
+/// Every store's skew test: a holder whose clock is 10 s behind or ahead of
+/// the store's (`max_skew_ms=2000`) is refused at claim with
+/// `lease_unavailable` naming both numbers, before taking a slot; one 1 s
+/// off is accepted. `base` is the store URL without a query; `ns` a
+/// namespace of this test's own.
+pub fn clock_skew(base: &str, ns: &str) {
+    let url = format!("{base}?namespace={ns}&max_skew_ms=2000");
+    for offset in ["-10000", "10000"] {
+        let (code, out) = Probe::spawn(
+            &url,
+            &["--fixed", "datacenter=1", "--clock-offset-ms", offset],
+        )
+        .finish_status(20);
+        assert_eq!(code, Some(2), "{out:?}");
+        let e = errors(&out);
+        assert_eq!(e.len(), 1, "{out:?}");
+        assert!(e[0].starts_with("lease_unavailable "), "{e:?}");
+        let skew: u64 = e[0]
+            .split_once("clocks differ by ")
+            .and_then(|(_, rest)| rest.split(' ').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no skew in {e:?}"));
+        assert!((9_000..=11_000).contains(&skew), "{e:?}");
+        assert!(e[0].contains("(at most 2000 ms)"), "{e:?}");
+        assert!(value(&out, "slot").is_none(), "{out:?}");
+    }
+    let (code, out) = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--clock-offset-ms",
+            "1000",
+            "--count",
+            "5",
+        ],
+    )
+    .finish_status(20);
+    assert_eq!(code, Some(0), "{out:?}");
+    assert!(errors(&out).is_empty(), "{out:?}");
+    assert_eq!(ids(&out).len(), 5, "{out:?}");
+    assert!(out.iter().any(|l| l == "closed"), "{out:?}");
+}
+
+/// The window of [`crash`]: a killed holder's `hwm` is at least this far
+/// past its last renewal.
+const CRASH_WINDOW_MS: u64 = 4000;
+const CRASH_RENEW_MS: u64 = 300;
+
+/// Every store's crash test: holder A issues, renews, and is killed with
+/// SIGKILL (no release). For a store with a TTL (`ttl`), its slot stays held
+/// (a claimer preferring it gets another one) until the TTL has passed; the
+/// file store frees it at once. `between` runs after the kill (a server
+/// restart). Once the slot is free, a claim in this process reads the `hwm`
+/// the store kept, which must reach A's last ID + the window (4 s) less a
+/// renewal interval (and some slack), and puts it back; then C, a process
+/// preferring A's slot, gets it and issues only IDs above that `hwm`.
+/// `base` is the store URL without a query; `ns` a namespace of this test's
+/// own.
+pub fn crash(base: &str, ns: &str, ttl: bool, between: &dyn Fn()) {
+    let url = format!(
+        "{base}?namespace={ns}&ttl_ms=1500&renew_ms={CRASH_RENEW_MS}&window_ms={CRASH_WINDOW_MS}&timeout_ms=2000"
+    );
+    let mut a = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--until-error",
+            "--interval-ms",
+            "1",
+        ],
+    );
+    a.wait_for(20, |l| ids(l).len() >= 400);
+    let a_out = a.kill();
+    let killed = Instant::now();
+    let slot = value(&a_out, "slot").expect("A held a slot");
+    let a_ids = ids(&a_out);
+    assert!(a_ids.len() >= 400, "{a_out:?}");
+    assert!(errors(&a_out).is_empty(), "{a_out:?}");
+    let a_max = *a_ids.iter().max().unwrap();
+    let prefer = slot.to_string();
+
+    // Right after the kill: held until the TTL (stores with one), or free.
+    let (code, b_out) = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--prefer",
+            &prefer,
+            "--count",
+            "1",
+        ],
+    )
+    .finish_status(20);
+    assert_eq!(code, Some(0), "{b_out:?}");
+    let b_slot = value(&b_out, "slot").unwrap();
+    if ttl {
+        assert_ne!(b_slot, slot, "A's slot was free right after the kill");
+    } else {
+        assert_eq!(
+            b_slot, slot,
+            "the file store frees a dead holder's slot at once"
+        );
+    }
+    let b_ids = ids(&b_out);
+    between();
+
+    // What the store kept for A's slot: the hwm a claim finds once the slot
+    // is free (bounded), read in this process and put back by the release.
+    let store = LeaseUrl::parse(&url).unwrap().open_store().unwrap();
+    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
+    let req = ClaimRequest {
+        prefer: Some(slot),
+        ttl_ms: 5000,
+        window_ms: 1,
+    };
+    let kept = loop {
+        let c = store
+            .claim(&space, &req)
+            .unwrap_or_else(|e| panic!("claim: {e:?}"));
+        store.release(&space, &c.holder, c.prev_hwm_ms).unwrap();
+        if c.holder.slot == slot {
+            break c.prev_hwm_ms;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(30),
+            "A's slot never came free"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    if ttl {
+        // A's claim expires a TTL after its last renewal (1500 - 300 ms).
+        assert!(
+            killed.elapsed() >= Duration::from_millis(1100),
+            "A's slot came free {:?} after the kill, before its TTL",
+            killed.elapsed()
+        );
+    }
+    // A's hwm is its last renewal's time + the window, and A renewed every
+    // 300 ms until it was killed (1 s of slack for a slow renewal): a store
+    // that lost or lowered it fails here.
+    let a_last = time_of(a_max);
+    assert!(
+        kept + CRASH_RENEW_MS + 1000 >= a_last + CRASH_WINDOW_MS,
+        "A's slot kept hwm {kept} ms; A issued until {a_last} ms with a {CRASH_WINDOW_MS} ms window"
+    );
+
+    // C, a process preferring A's slot, gets it and starts above that hwm.
+    let c_out = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--prefer",
+            &prefer,
+            "--count",
+            "100",
+            "--clock-backwards",
+            "wait:10000",
+        ],
+    )
+    .finish(30);
+    assert!(errors(&c_out).is_empty(), "{c_out:?}");
+    assert_eq!(value(&c_out, "slot"), Some(slot), "{c_out:?}");
+    let c_ids = ids(&c_out);
+    assert_eq!(c_ids.len(), 100, "{c_out:?}");
+    let c_min = *c_ids.iter().min().unwrap();
+    assert!(c_min > a_max, "C issued {c_min} <= A's {a_max}");
+    assert!(
+        time_of(c_min) > kept,
+        "C started at {} ms, inside the kept hwm {kept} ms",
+        time_of(c_min)
+    );
+    let mut all = HashSet::new();
+    for id in a_ids.iter().chain(&b_ids).chain(&c_ids) {
+        assert!(all.insert(*id), "duplicate ID {id}");
+    }
+}
+
+/// Runs `cmd` with `bash -c` (a server restart), at most `secs`; it must
+/// succeed.
+pub fn run_bounded(cmd: &str, secs: u64) {
+    let mut child = Command::new("bash")
+        .args(["-c", cmd])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn bash");
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "{cmd}: {status}");
+            return;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd}: did not finish in {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The restart test of a store that keeps its data (PostgreSQL, MySQL,
+/// etcd): the crash test with the server restarted (`restart_cmd`, run by
+/// bash, at most 60 s) between the kill and the next claim. The `hwm` the
+/// killed holder's renewals wrote survives the restart.
+pub fn restart_keeps_hwm(base: &str, ns: &str, restart_cmd: &str) {
+    crash(base, ns, true, &|| run_bounded(restart_cmd, 60));
+}
+
+/// A TCP proxy between the holders and a server, which the test cuts and
+/// restores. Std only: one accepting thread, two copying threads per
+/// connection; every socket is shut down on cut and on drop, so no thread
+/// outlives the connection it copies for by more than one read.
+pub struct Proxy {
+    pub port: u16,
+    shared: Arc<ProxyShared>,
+    acceptor: Option<JoinHandle<()>>,
+}
+
+#[derive(Default)]
+struct ProxyShared {
+    cut: AtomicBool,
+    stop: AtomicBool,
+    /// Both ends of every forwarded connection.
+    open: Mutex<Vec<TcpStream>>,
+    /// Connections accepted while cut: never answered, closed on restore.
+    held: Mutex<Vec<TcpStream>>,
+}
+
+impl Proxy {
+    /// A proxy to `upstream` (`host:port`) on a free port of 127.0.0.1.
+    pub fn start(upstream: &str) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let shared = Arc::new(ProxyShared::default());
+        let s = Arc::clone(&shared);
+        let upstream = upstream.to_string();
+        let acceptor = std::thread::spawn(move || {
+            while !s.stop.load(Ordering::SeqCst) {
+                let client = match listener.accept() {
+                    Ok((c, _)) => c,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(2));
+                        continue;
+                    }
+                    Err(_) => continue,
+                };
+                let _ = client.set_nonblocking(false);
+                if s.cut.load(Ordering::SeqCst) {
+                    s.held.lock().unwrap().push(client);
+                    continue;
+                }
+                let addr = upstream.to_socket_addrs().unwrap().next().unwrap();
+                let Ok(server) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+                    continue; // dropping the client closes it
+                };
+                let _ = server.set_nodelay(true);
+                let _ = client.set_nodelay(true);
+                {
+                    let mut open = s.open.lock().unwrap();
+                    open.push(client.try_clone().unwrap());
+                    open.push(server.try_clone().unwrap());
+                }
+                pump(client.try_clone().unwrap(), server.try_clone().unwrap());
+                pump(server, client);
+            }
+        });
+        Proxy {
+            port,
+            shared,
+            acceptor: Some(acceptor),
+        }
+    }
+
+    /// The proxy for the server of `url` (`scheme://[userinfo@]host:port[/...]`)
+    /// and `url` pointed at it.
+    pub fn for_url(url: &str) -> (Proxy, String) {
+        let (scheme, rest) = url.split_once("://").expect("scheme://");
+        let end = rest.find(['/', '?']).unwrap_or(rest.len());
+        let authority = &rest[..end];
+        let (userinfo, hostport) = match authority.rsplit_once('@') {
+            Some((u, h)) => (format!("{u}@"), h),
+            None => (String::new(), authority),
+        };
+        let proxy = Proxy::start(hostport);
+        let url = format!(
+            "{scheme}://{userinfo}127.0.0.1:{}{}",
+            proxy.port,
+            &rest[end..]
+        );
+        (proxy, url)
+    }
+
+    /// Closes every connection; new ones are accepted and never answered.
+    pub fn cut(&self) {
+        self.shared.cut.store(true, Ordering::SeqCst);
+        for c in self.shared.open.lock().unwrap().drain(..) {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+    }
+
+    /// Closes the connections accepted while cut; forwards again.
+    pub fn restore(&self) {
+        for c in self.shared.held.lock().unwrap().drain(..) {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+        self.shared.cut.store(false, Ordering::SeqCst);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        self.acceptor.take().map(|a| a.join());
+        self.cut();
+        self.restore();
+    }
+}
+
+/// Copies `from` to `to` on a thread until either end closes, then shuts
+/// both down.
+fn pump(mut from: TcpStream, mut to: TcpStream) {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 16384];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if to.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = from.shutdown(Shutdown::Both);
+        let _ = to.shutdown(Shutdown::Both);
+    });
+}
+
+/// Every network store's outage test: two holders issue through a [`Proxy`]
+/// (`ttl_ms=4000`, `window_ms=1000`, `renew_ms=200`); the proxy cuts the
+/// server off. Each holder goes on issuing up to the reservation the store
+/// last confirmed (the probe's `error_hwm`), never past it, then fails with `lease_expired`; when the proxy is
+/// restored (within the TTL) a renewal succeeds and the same holder issues
+/// again, as the driver documents. After they close, a new holder claims
+/// the first one's slot through the proxy and issues above it. No ID twice.
+pub fn store_down(base: &str, ns: &str) {
+    let (proxy, purl) = Proxy::for_url(base);
+    let url =
+        format!("{purl}?namespace={ns}&ttl_ms=4000&renew_ms=200&window_ms=1000&timeout_ms=500");
+    let args = [
+        "--fixed",
+        "datacenter=1",
+        "--run-ms",
+        "6000",
+        "--interval-ms",
+        "1",
+    ];
+    let mut holders: Vec<Probe> = (0..2).map(|_| Probe::spawn(&url, &args)).collect();
+    for h in &mut holders {
+        h.wait_for(20, |l| ids(l).len() >= 100);
+        assert!(errors(&h.lines()).is_empty(), "{:?}", h.lines());
+    }
+    let cut_at = now_ms();
+    proxy.cut();
+    for h in &mut holders {
+        h.wait_for(5, |l| {
+            l.iter().any(|x| x.starts_with("error_reserved_end "))
+        });
+        assert!(
+            value(&h.lines(), "error_reserved_end").is_some(),
+            "{:?}",
+            h.tail()
+        );
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let restored_at = now_ms();
+    proxy.restore();
+    let outs: Vec<Vec<String>> = holders.into_iter().map(|h| h.finish(20)).collect();
+
+    let mut all = HashSet::new();
+    for out in &outs {
+        let e = errors(out);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].starts_with("lease_expired "), "{e:?}");
+        let at = out.iter().position(|l| l.starts_with("error ")).unwrap();
+        let end = value(out, "error_reserved_end").unwrap();
+        let before: Vec<u64> = ids(&out[..at]).into_iter().map(time_of).collect();
+        let after: Vec<u64> = ids(&out[at..]).into_iter().map(time_of).collect();
+        let hwm = value(out, "error_hwm").unwrap();
+        let last = *before.iter().max().unwrap();
+        // The generator's bound is the store's last confirmed hwm, no more.
+        assert_eq!(end, hwm + 1, "reservation end {end}, confirmed hwm {hwm}");
+        assert!(
+            last <= hwm,
+            "issued at {last} ms, past the confirmed hwm {hwm}"
+        );
+        assert!(last >= cut_at, "no ID after the cut: the test cut too late");
+        assert!(
+            last + 300 >= end,
+            "stopped early: last {last} ms, end {end}"
+        );
+        assert!(!after.is_empty(), "never issued again after the restore");
+        assert!(
+            after[0] >= restored_at,
+            "issued at {} ms while cut off (restored at {restored_at})",
+            after[0]
+        );
+        assert!(
+            out.iter().any(|l| l == "closed"),
+            "{:?}",
+            &out[out.len() - 3..]
+        );
+        for id in ids(out) {
+            assert!(all.insert(id), "duplicate ID {id}");
+        }
+    }
+    let slot = value(&outs[0], "slot").unwrap();
+    let a_max = *ids(&outs[0]).iter().max().unwrap();
+    let prefer = slot.to_string();
+    let b_out = Probe::spawn(
+        &url,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--prefer",
+            &prefer,
+            "--count",
+            "50",
+        ],
+    )
+    .finish(20);
+    assert!(errors(&b_out).is_empty(), "{b_out:?}");
+    assert_eq!(value(&b_out, "slot"), Some(slot), "{b_out:?}");
+    let b_ids = ids(&b_out);
+    assert_eq!(b_ids.len(), 50);
+    assert!(b_ids.iter().all(|&id| id > a_max));
+    for id in b_ids {
+        assert!(all.insert(id), "duplicate ID {id}");
+    }
 }

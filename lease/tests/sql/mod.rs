@@ -422,6 +422,33 @@ pub fn wrong_credentials(db: &Db, userinfos: &[&str]) {
     }
 }
 
+pub fn crash(db: &Db) {
+    crate::common::crash(&db.url, &unique_ns("crash"), true, &|| {});
+}
+
+pub fn clock_skew(db: &Db) {
+    crate::common::clock_skew(&db.url, &unique_ns("skew"));
+}
+
+pub fn store_down(db: &Db) {
+    crate::common::store_down(&db.url, &unique_ns("down"));
+}
+
+/// The restart test on the dedicated server of `<VAR>_RESTART_URL`,
+/// restarted by `<VAR>_RESTART_CMD` (`scripts/test-stores` sets both).
+pub fn restart(var: &str) {
+    let url_var = format!("{var}_RESTART_URL");
+    let cmd_var = format!("{var}_RESTART_CMD");
+    let get = |v: &str| {
+        std::env::var(v).unwrap_or_else(|_| {
+            panic!(
+                "{v} is not set: the restart test needs a server of its own (scripts/test-stores)"
+            )
+        })
+    };
+    crate::common::restart_keeps_hwm(&get(&url_var), &unique_ns("restart"), &get(&cmd_var));
+}
+
 pub fn forty_processes(db: &Db) {
     let url = db.lease_url(&format!("namespace={}", unique_ns("forty")));
     crate::common::forty_processes_thirty_two_slots(&url, &format!("{}-forty", db.kind));
