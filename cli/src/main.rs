@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
 use snowmint::{Error, Format, Generator, Id, Iso8601, Layout};
 use snowmint_lease::ops::{self, OpsError};
-use snowmint_lease::{AnyGenerator, LeaseError, SlotRecord};
+use snowmint_lease::{AnyGenerator, LeaseError, SlotRecord, SlotState};
 
 #[derive(Parser)]
 #[command(
@@ -457,7 +457,8 @@ fn slot_json(space: &str, r: &SlotRecord) -> Value {
         "space": space,
         "slot": r.slot,
         "state": r.state.name(),
-        "holder": if r.token.is_empty() { Value::Null } else { json!(r.token) },
+        // A free slot's record may keep its last holder's token: not shown.
+        "holder": if r.state == SlotState::Free || r.token.is_empty() { Value::Null } else { json!(r.token) },
         "claim": r.counter,
         "expires_ms": r.expires_ms,
         "expires": r.expires_ms.map(date),
@@ -514,13 +515,13 @@ fn lease(command: LeaseCommand, out: &mut impl Write) -> Result<(), Failure> {
                     "slot", "state", "claim", "holder", "expires"
                 )?;
                 for r in &s.records {
-                    let holder = if r.token.is_empty() {
+                    let holder = if r.state == SlotState::Free || r.token.is_empty() {
                         "-".to_string()
                     } else {
                         r.token.chars().take(8).collect()
                     };
                     let expires = match (r.state, r.expires_ms) {
-                        (snowmint_lease::SlotState::Free, _) => "-".to_string(),
+                        (SlotState::Free, _) => "-".to_string(),
                         (_, Some(ms)) => date(ms),
                         (_, None) => "while the process lives".to_string(),
                     };
