@@ -111,8 +111,10 @@ enum Command {
         #[arg(required = true, value_name = "ID")]
         ids: Vec<String>,
     },
-    /// Operate a lease store: create its tables, list its slots, free a slot
-    /// whose holder is gone (docs/SEMANTICS.md, "Leases", "Operations").
+    /// Operate a lease store: create its tables, list its slots, free a slot.
+    ///
+    /// The store is given as a lease URL, as to `generate --lease`
+    /// (docs/SEMANTICS.md, "Leases", "Operations").
     Lease {
         #[command(subcommand)]
         command: LeaseCommand,
@@ -121,18 +123,22 @@ enum Command {
 
 #[derive(Subcommand)]
 enum LeaseCommand {
-    /// Create what the store needs if it is missing (the SQL tables; the file
-    /// store's directory; nothing for Redis and etcd) and check that it
-    /// answers. Safe to run again.
+    /// Create the store's tables if they are missing, and check that it answers.
+    ///
+    /// The SQL stores get their two tables, the file store its directory;
+    /// Redis and etcd need nothing. Safe to run again. Claims create the same
+    /// on first use: run it where the users who claim may not create tables.
     Init {
         /// The lease URL, as given to --lease (its namespace is ignored).
         #[arg(long, value_name = "URL")]
         store: String,
     },
-    /// Show every slot space of the store (only the URL's namespace, if it has
-    /// one) and each slot ever claimed: state (free, held, expired, by the
-    /// store's clock), holder token (first 8 digits), claim counter, expiry,
-    /// and the reservation (hwm), dates in RFC 3339 UTC.
+    /// Show every slot space of a store and its slots.
+    ///
+    /// Only the URL's namespace if it has one. For each slot ever claimed: its
+    /// state (free, held or expired, by the store's clock), the holder's
+    /// token (first 8 digits), the claim counter, the expiry and the
+    /// reservation (hwm), dates in RFC 3339 UTC.
     List {
         /// The lease URL, e.g. postgres://app@db:5432/ids or file:/var/lib/app/ids?namespace=orders.
         #[arg(long, value_name = "URL")]
@@ -142,11 +148,13 @@ enum LeaseCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Free a slot, keeping its hwm: the next holder starts above it. Without
-    /// --force only an expired slot is freed (a free one is left alone); a
-    /// held slot is refused. With --force a held slot is freed too, and its
-    /// holder's next renewal fails (it stops issuing IDs): use it only when you
-    /// know the holder is gone.
+    /// Free a slot whose holder is gone, keeping its hwm.
+    ///
+    /// The next holder starts above the hwm. Without --force only an expired
+    /// slot is freed (a free one is left alone) and a held one is refused.
+    /// With --force a held slot is freed too, and its holder's next renewal
+    /// fails, so it stops issuing IDs: use it only when you know the holder
+    /// is gone.
     Release {
         /// The lease URL, as given to --lease.
         #[arg(long, value_name = "URL")]

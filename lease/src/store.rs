@@ -77,7 +77,13 @@ pub enum StoreError {
 ///   increments the claim counter and writes a fresh token in the same step;
 /// - [`renew`](Store::renew) and [`release`](Store::release) change the slot
 ///   only if its token and claim counter are still the holder's;
-/// - a returned `hwm` is durable (the write is confirmed) before the call returns.
+/// - a returned `hwm` is durable (the write is confirmed) before the call returns;
+/// - [`release_slot`](Store::release_slot) (an operator's) frees a slot whoever
+///   holds it, but keeps its `hwm` and makes the holder's next renewal fail.
+///
+/// The operations methods ([`init`](Store::init), [`list`](Store::list),
+/// [`release_slot`](Store::release_slot)) have defaults that fail, for stores
+/// made outside this crate; every store of this crate implements them.
 pub trait Store: Send + Sync {
     /// How messages name the store (`file:/var/lib/app/ids`).
     fn describe(&self) -> String;
