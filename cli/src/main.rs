@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
 use snowmint::{Error, Format, Generator, Id, Iso8601, Layout};
-use snowmint_lease::{AnyGenerator, LeaseError};
+use snowmint_lease::ops::{self, OpsError};
+use snowmint_lease::{AnyGenerator, LeaseError, SlotRecord, SlotState};
 
 #[derive(Parser)]
 #[command(
@@ -115,6 +116,68 @@ enum Command {
         #[arg(required = true, value_name = "ID")]
         ids: Vec<String>,
     },
+    /// Operate a lease store: create its tables, list its slots, free a slot.
+    ///
+    /// The store is given as a lease URL, as to `generate --lease`
+    /// (docs/SEMANTICS.md, "Leases", "Operations").
+    Lease {
+        #[command(subcommand)]
+        command: LeaseCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum LeaseCommand {
+    /// Create the store's tables if they are missing, and check that it answers.
+    ///
+    /// The SQL stores get their two tables, the file store its directory;
+    /// Redis and etcd need nothing. Safe to run again. Claims create the same
+    /// on first use: run it where the users who claim may not create tables.
+    Init {
+        /// The lease URL, as given to --lease (its namespace is ignored).
+        #[arg(long, value_name = "URL")]
+        store: String,
+    },
+    /// Show every slot space of a store and its slots.
+    ///
+    /// Only the URL's namespace if it has one. For each slot ever claimed: its
+    /// state (free, held or expired, by the store's clock), the holder's
+    /// token (first 8 digits), the claim counter, the expiry and the
+    /// reservation (hwm), dates in RFC 3339 UTC.
+    List {
+        /// The lease URL, e.g. postgres://app@db:5432/ids or file:/var/lib/app/ids?namespace=orders.
+        #[arg(long, value_name = "URL")]
+        store: String,
+        /// One JSON object per line: a "space" object, then one "slot"
+        /// object per slot (times as Unix ms and as dates, the full token).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Free a slot whose holder is gone, keeping its hwm.
+    ///
+    /// The next holder starts above the hwm. Without --force only an expired
+    /// slot is freed (a free one is left alone) and a held one is refused.
+    /// With --force a held slot is freed too, and its holder's next renewal
+    /// fails, so it stops issuing IDs: use it only when you know the holder
+    /// is gone.
+    Release {
+        /// The lease URL, as given to --lease.
+        #[arg(long, value_name = "URL")]
+        store: String,
+        /// The space's key, as `list` shows it; needed when the store (or the
+        /// URL's namespace) holds more than one space.
+        #[arg(long, value_name = "KEY")]
+        space: Option<String>,
+        /// The slot (the value of the leased node field).
+        #[arg(long, value_name = "N")]
+        slot: u64,
+        /// Also free a slot that is held and not expired.
+        #[arg(long)]
+        force: bool,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args)]
@@ -160,7 +223,14 @@ fn parse_node(s: &str) -> Result<(String, u64), String> {
 enum Failure {
     Core(Error),
     Lease(LeaseError),
+    Ops(OpsError),
     Io(String),
+}
+
+impl From<OpsError> for Failure {
+    fn from(e: OpsError) -> Self {
+        Failure::Ops(e)
+    }
 }
 
 impl From<LeaseError> for Failure {
@@ -411,6 +481,139 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                 writeln!(out, "{id}  {}", names.join(" "))?;
             }
         }
+        Command::Lease { command } => lease(command, out)?,
+    }
+    Ok(())
+}
+
+/// A Unix ms time as RFC 3339 UTC (the format `decode` prints).
+fn date(ms: u64) -> String {
+    Iso8601(ms).to_string()
+}
+
+fn slot_json(space: &str, r: &SlotRecord) -> Value {
+    json!({
+        "type": "slot",
+        "space": space,
+        "slot": r.slot,
+        "state": r.state.name(),
+        // A free slot's record may keep its last holder's token: not shown.
+        "holder": if r.state == SlotState::Free || r.token.is_empty() { Value::Null } else { json!(r.token) },
+        "claim": r.counter,
+        "expires_ms": r.expires_ms,
+        "expires": r.expires_ms.map(date),
+        "hwm_ms": r.hwm_ms,
+        "reserved_until": date(r.hwm_ms),
+    })
+}
+
+fn lease(command: LeaseCommand, out: &mut impl Write) -> Result<(), Failure> {
+    match command {
+        LeaseCommand::Init { store } => {
+            let name = ops::init(&store)?;
+            writeln!(out, "{name}: ready")?;
+        }
+        LeaseCommand::List { store, json } => {
+            let l = ops::list(&store)?;
+            if json {
+                for s in &l.spaces {
+                    let v = json!({
+                        "type": "space",
+                        "store": l.store,
+                        "space": s.key,
+                        "namespace": s.namespace,
+                        "leased": s.leased,
+                        "slots": s.slots,
+                        "now_ms": l.now_ms,
+                        "text": s.text,
+                    });
+                    writeln!(out, "{v}")?;
+                    for r in &s.records {
+                        writeln!(out, "{}", slot_json(&s.key, r))?;
+                    }
+                }
+                return Ok(());
+            }
+            writeln!(out, "store {}  (store clock {})", l.store, date(l.now_ms))?;
+            if l.spaces.is_empty() {
+                writeln!(out, "no slot spaces")?;
+            }
+            for s in &l.spaces {
+                writeln!(out)?;
+                writeln!(
+                    out,
+                    "space {}  namespace {}  leased {}  {} slots, {} claimed at some time",
+                    s.key,
+                    s.namespace.as_deref().unwrap_or("(none)"),
+                    s.leased,
+                    s.slots.map_or("?".to_string(), |n| n.to_string()),
+                    s.records.len()
+                )?;
+                writeln!(
+                    out,
+                    "{:>6}  {:<7}  {:>6}  {:<8}  {:<24}  reserved until (hwm)",
+                    "slot", "state", "claim", "holder", "expires"
+                )?;
+                for r in &s.records {
+                    let holder = if r.state == SlotState::Free || r.token.is_empty() {
+                        "-".to_string()
+                    } else {
+                        r.token.chars().take(8).collect()
+                    };
+                    let expires = match (r.state, r.expires_ms) {
+                        (SlotState::Free, _) => "-".to_string(),
+                        (_, Some(ms)) => date(ms),
+                        (_, None) => "while the process lives".to_string(),
+                    };
+                    writeln!(
+                        out,
+                        "{:>6}  {:<7}  {:>6}  {:<8}  {:<24}  {}",
+                        r.slot,
+                        r.state.name(),
+                        r.counter,
+                        holder,
+                        expires,
+                        date(r.hwm_ms)
+                    )?;
+                }
+            }
+        }
+        LeaseCommand::Release {
+            store,
+            space,
+            slot,
+            force,
+            json,
+        } => {
+            let r = ops::release(&store, space.as_deref(), slot, force)?;
+            if json {
+                let v = json!({
+                    "store": r.store,
+                    "space": r.space,
+                    "slot": r.slot,
+                    "released": r.before.is_some(),
+                    "before": r.before.as_ref().map(|b| slot_json(&r.space, b)),
+                });
+                writeln!(out, "{v}")?;
+            } else {
+                match &r.before {
+                    Some(b) => writeln!(
+                        out,
+                        "slot {} of {} released (was {}, claim {}); hwm kept: reserved until {}",
+                        r.slot,
+                        r.space,
+                        b.state.name(),
+                        b.counter,
+                        date(b.hwm_ms)
+                    )?,
+                    None => writeln!(
+                        out,
+                        "slot {} of {} is free: nothing to release",
+                        r.slot, r.space
+                    )?,
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -434,6 +637,10 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
         Err(Failure::Lease(e)) => {
+            eprintln!("snowmint: error: {e}");
+            ExitCode::from(1)
+        }
+        Err(Failure::Ops(e)) => {
             eprintln!("snowmint: error: {e}");
             ExitCode::from(1)
         }

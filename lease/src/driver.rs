@@ -479,7 +479,7 @@ fn describe(e: &StoreError) -> String {
     }
 }
 
-fn store_error(name: &str, slots: u64, e: StoreError) -> LeaseError {
+pub(crate) fn store_error(name: &str, slots: u64, e: StoreError) -> LeaseError {
     let (problem, detail) = match e {
         StoreError::Unreachable(d) | StoreError::Lost(d) => (LeaseProblem::Unreachable, d),
         StoreError::NoFreeSlot => (LeaseProblem::NoFreeSlot { slots }, String::new()),
@@ -495,7 +495,7 @@ fn store_error(name: &str, slots: u64, e: StoreError) -> LeaseError {
 
 /// Runs one store call on its own thread and gives up after `timeout_ms`
 /// (the call then finishes, or hangs, unobserved).
-fn timed<T: Send + 'static>(
+pub(crate) fn timed<T: Send + 'static>(
     timeout_ms: u64,
     f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, StoreError> {

@@ -36,7 +36,10 @@ use crate::error::LeaseError;
 use crate::file::State;
 use crate::file::{new_token, system_ms};
 use crate::space::SlotSpace;
-use crate::store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
+use crate::store::{
+    is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState,
+    SpaceRecord, Store, StoreError,
+};
 
 /// Where every key lives.
 const ROOT: &str = "snowmint/lease/";
@@ -494,6 +497,65 @@ impl EtcdStore {
         }))
     }
 
+    /// The seconds left of an etcd lease (`<= 0`: expired or gone).
+    fn time_to_live(&self, id: i64) -> Result<i64, StoreError> {
+        let answer = self.call("lease/timetolive", &json!({"ID": id.to_string()}))?;
+        Ok(int(&answer["TTL"]))
+    }
+
+    /// A slot as an operator sees it: held while its holder key lives (expiry
+    /// from its etcd lease's time to live), free without one.
+    fn slot_record(&self, n: u64, slot: &Slot, now: u64) -> Result<SlotRecord, StoreError> {
+        let state = slot
+            .state
+            .as_ref()
+            .map(|(s, _)| s.clone())
+            .unwrap_or_default();
+        let (state_kind, expires_ms) = match &slot.holder {
+            None => (SlotState::Free, None),
+            Some(kv) => {
+                let ttl = if kv.lease == 0 {
+                    0
+                } else {
+                    self.time_to_live(kv.lease)?
+                };
+                let expires = now.saturating_add(ttl.max(0) as u64 * 1000);
+                if ttl > 0 {
+                    (SlotState::Held, Some(expires))
+                } else {
+                    (SlotState::Expired, Some(now))
+                }
+            }
+        };
+        Ok(SlotRecord {
+            slot: n,
+            state: state_kind,
+            token: state.token,
+            counter: state.counter,
+            expires_ms,
+            hwm_ms: state.hwm_ms,
+        })
+    }
+
+    /// Reads slot `n` of the space with key `space_key`: its state and holder keys.
+    fn read_slot(&self, space_key: &str, n: u64) -> Result<Slot, StoreError> {
+        let prefix = format!("{ROOT}{space_key}/slot/{n}/");
+        let mut slot = Slot::default();
+        for (key, kv) in self.range_prefix(&prefix)? {
+            match &key[prefix.len()..] {
+                "state" => {
+                    let state = State::parse(&kv.value).ok_or_else(|| {
+                        StoreError::BadRecord(format!("etcd key '{key}' is not a slot state"))
+                    })?;
+                    slot.state = Some((state, kv));
+                }
+                "holder" => slot.holder = Some(kv),
+                _ => {}
+            }
+        }
+        Ok(slot)
+    }
+
     /// Reads the slot, checks that `holder` still holds it, and returns it
     /// with the holder key's etcd lease.
     fn read_held(&self, space: &SlotSpace, holder: &Holder) -> Result<(Slot, i64), StoreError> {
@@ -768,6 +830,129 @@ impl Store for EtcdStore {
         Err(StoreError::Unreachable(format!(
             "slot {}'s state kept changing during {ROUNDS} releases",
             holder.slot
+        )))
+    }
+
+    /// etcd needs nothing created: checks that it answers (and that the
+    /// user may read the keys).
+    fn init(&self) -> Result<(), StoreError> {
+        self.ping()
+    }
+
+    /// One range read of every key under `snowmint/lease/`, then each
+    /// holder key's lease time to live.
+    fn list(&self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
+        let now = self.now_ms()?;
+        let mut texts: HashMap<String, String> = HashMap::new();
+        let mut slots: HashMap<String, HashMap<u64, Slot>> = HashMap::new();
+        for (key, kv) in self.range_prefix(ROOT)? {
+            let rest = &key[ROOT.len()..];
+            let Some((space, what)) = rest.split_once('/') else {
+                continue;
+            };
+            if !is_space_key(space) {
+                continue;
+            }
+            if what == "space" {
+                texts.insert(space.to_string(), kv.value);
+                continue;
+            }
+            let Some((n, part)) = what
+                .strip_prefix("slot/")
+                .and_then(|r| r.split_once('/'))
+                .and_then(|(n, p)| Some((n.parse::<u64>().ok()?, p)))
+            else {
+                continue;
+            };
+            let slot = slots
+                .entry(space.to_string())
+                .or_default()
+                .entry(n)
+                .or_default();
+            match part {
+                "state" => {
+                    let state = State::parse(&kv.value).ok_or_else(|| {
+                        StoreError::BadRecord(format!("etcd key '{key}' is not a slot state"))
+                    })?;
+                    slot.state = Some((state, kv));
+                }
+                "holder" => slot.holder = Some(kv),
+                _ => {}
+            }
+        }
+        let mut spaces = Vec::new();
+        for (key, text) in texts {
+            let mut records = Vec::new();
+            let mut of_space: Vec<(u64, Slot)> =
+                slots.remove(&key).unwrap_or_default().into_iter().collect();
+            of_space.sort_by_key(|(n, _)| *n);
+            for (n, slot) in &of_space {
+                records.push(self.slot_record(*n, slot, now)?);
+            }
+            spaces.push(SpaceRecord {
+                key,
+                text,
+                slots: records,
+            });
+        }
+        spaces.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok((now, spaces))
+    }
+
+    /// One transaction, if the holder key and the state are as read: the
+    /// state with the token cleared (`hwm` and counter kept), the holder key
+    /// deleted; then its etcd lease revoked.
+    fn release_slot(
+        &self,
+        space_key: &str,
+        slot: u64,
+        force: bool,
+    ) -> Result<SlotRelease, StoreError> {
+        if !is_space_key(space_key) {
+            return Err(StoreError::BadRecord(format!(
+                "'{space_key}' is not a space key"
+            )));
+        }
+        let prefix = format!("{ROOT}{space_key}/slot/{slot}/");
+        let (state_key, holder_key) = (format!("{prefix}state"), format!("{prefix}holder"));
+        for _ in 0..ROUNDS {
+            let read = self.read_slot(space_key, slot)?;
+            let Some(holder) = &read.holder else {
+                return Ok(SlotRelease::WasFree);
+            };
+            let now = self.now_ms()?;
+            let record = self.slot_record(slot, &read, now)?;
+            if record.state == SlotState::Held && !force {
+                return Ok(SlotRelease::Refused(record));
+            }
+            let state = State {
+                hwm_ms: record.hwm_ms,
+                counter: record.counter,
+                token: String::new(),
+            };
+            let answer = self.call(
+                "kv/txn",
+                &json!({
+                    "compare": [
+                        {"key": b64(&holder_key), "result": "EQUAL", "target": "MOD",
+                         "mod_revision": holder.mod_revision.to_string()},
+                        Self::state_unchanged(&state_key, &read),
+                    ],
+                    "success": [
+                        {"request_put": {"key": b64(&state_key), "value": b64(&state.to_text())}},
+                        {"request_delete_range": {"key": b64(&holder_key)}},
+                    ],
+                }),
+            )?;
+            if answer["succeeded"].as_bool() == Some(true) {
+                if holder.lease != 0 {
+                    self.revoke(holder.lease);
+                }
+                return Ok(SlotRelease::Released(record));
+            }
+        }
+        Err(StoreError::Unreachable(format!(
+            "slot {slot}'s keys kept changing during {ROUNDS} tries"
         )))
     }
 }

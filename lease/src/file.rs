@@ -24,7 +24,10 @@ use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::space::SlotSpace;
-use crate::store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
+use crate::store::{
+    is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState,
+    SpaceRecord, Store, StoreError,
+};
 
 /// The embedded store (Linux and macOS): see the module documentation.
 #[derive(Debug)]
@@ -227,6 +230,65 @@ impl FileStore {
         }
     }
 
+    /// Whether the slot's lock is held (by any process, this one included),
+    /// without creating the lock file: tries a shared lock and lets it go at
+    /// once. A claimer that tries the slot in that instant sees it held and
+    /// takes another.
+    fn lock_is_held(sdir: &Path, slot: u64) -> Result<bool, StoreError> {
+        let path = sdir.join(format!("{slot}.lock"));
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(io_err("cannot open", &path, e)),
+        };
+        // SAFETY: flock on a descriptor we own; closing it unlocks.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
+            return Ok(false);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+            Ok(true)
+        } else {
+            Err(io_err("cannot lock", &path, e))
+        }
+    }
+
+    /// The slots that have a state file in `sdir`, in order.
+    fn state_slots(sdir: &Path) -> Result<Vec<u64>, StoreError> {
+        let mut slots = Vec::new();
+        for entry in fs::read_dir(sdir).map_err(|e| io_err("cannot read", sdir, e))? {
+            let entry = entry.map_err(|e| io_err("cannot read", sdir, e))?;
+            let name = entry.file_name();
+            let Some(n) = name
+                .to_str()
+                .and_then(|n| n.strip_suffix(".state"))
+                .and_then(|n| n.parse::<u64>().ok())
+            else {
+                continue;
+            };
+            slots.push(n);
+        }
+        slots.sort_unstable();
+        Ok(slots)
+    }
+
+    fn record(sdir: &Path, slot: u64) -> Result<SlotRecord, StoreError> {
+        let state = Self::read_state(sdir, slot)?;
+        let held = Self::lock_is_held(sdir, slot)?;
+        Ok(SlotRecord {
+            slot,
+            state: if held {
+                SlotState::Held
+            } else {
+                SlotState::Free
+            },
+            token: state.token,
+            counter: state.counter,
+            expires_ms: None,
+            hwm_ms: state.hwm_ms,
+        })
+    }
+
     /// Checks that `holder` still holds its slot: the lock file we hold is
     /// still the one at its path (nobody removed the directory), and the state
     /// file names our token and claim counter. Returns the state.
@@ -382,6 +444,94 @@ impl Store for FileStore {
             .unwrap_or_else(|e| e.into_inner())
             .remove(&holder.token);
         result
+    }
+
+    /// Creates the directory if it is missing and checks that it can be read.
+    fn init(&self) -> Result<(), StoreError> {
+        fs::create_dir_all(&self.dir).map_err(|e| io_err("cannot create", &self.dir, e))?;
+        fs::read_dir(&self.dir)
+            .map(drop)
+            .map_err(|e| io_err("cannot read", &self.dir, e))
+    }
+
+    /// Every `<space key>/` directory with a `space.txt`, and its state
+    /// files. A slot is held while its lock is (no expiry). A missing
+    /// directory holds nothing.
+    fn list(&self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
+        let now = system_ms();
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((now, Vec::new())),
+            Err(e) => return Err(io_err("cannot read", &self.dir, e)),
+        };
+        let mut spaces = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| io_err("cannot read", &self.dir, e))?;
+            let Some(key) = entry.file_name().to_str().map(str::to_string) else {
+                continue;
+            };
+            let sdir = entry.path();
+            if !is_space_key(&key) || !sdir.is_dir() {
+                continue;
+            }
+            let txt = sdir.join("space.txt");
+            let text = match fs::read_to_string(&txt) {
+                Ok(t) => t,
+                // Being created by a first claim: nothing to show yet.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io_err("cannot read", &txt, e)),
+            };
+            let slots = Self::state_slots(&sdir)?
+                .into_iter()
+                .map(|n| Self::record(&sdir, n))
+                .collect::<Result<Vec<_>, _>>()?;
+            spaces.push(SpaceRecord { key, text, slots });
+        }
+        spaces.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok((now, spaces))
+    }
+
+    /// A slot whose lock nobody holds is free (its holder's process ended).
+    /// With `force`, a held slot is freed by removing its lock file and
+    /// clearing the token in its state file (`hwm` kept), under
+    /// `space.lock`: the holder's next renewal finds its lock file gone and
+    /// the slot lost, and the next claimer locks a new lock file.
+    fn release_slot(
+        &self,
+        space_key: &str,
+        slot: u64,
+        force: bool,
+    ) -> Result<SlotRelease, StoreError> {
+        if !is_space_key(space_key) {
+            return Err(StoreError::BadRecord(format!(
+                "'{space_key}' is not a space key"
+            )));
+        }
+        let sdir = self.dir.join(space_key);
+        if !sdir.join(format!("{slot}.state")).exists() {
+            return Ok(SlotRelease::WasFree);
+        }
+        let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        let _space = Self::lock_space(&sdir)?;
+        let record = Self::record(&sdir, slot)?;
+        match record.state {
+            SlotState::Free | SlotState::Expired => return Ok(SlotRelease::WasFree),
+            SlotState::Held if !force => return Ok(SlotRelease::Refused(record)),
+            SlotState::Held => {}
+        }
+        let lock = sdir.join(format!("{slot}.lock"));
+        match fs::remove_file(&lock) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io_err("cannot remove", &lock, e)),
+        }
+        let state = State {
+            hwm_ms: record.hwm_ms,
+            counter: record.counter,
+            token: String::new(),
+        };
+        Self::write_state(&sdir, slot, &state)?;
+        Ok(SlotRelease::Released(record))
     }
 }
 

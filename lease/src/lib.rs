@@ -15,6 +15,7 @@
 //!   embedded one (a local directory, one advisory lock per slot).
 //! - [`LeasedGenerator`]: the driver: claims, builds the `snowmint::Generator`, renews on a
 //!   background thread, releases on close or drop.
+//! - [`ops`]: what an operator runs on a store (`snowmint lease init|list|release`).
 //! - [`AnyGenerator`]: what every binding wraps, leased or not, built from the values the
 //!   binding converted; [`LeaseInfo::entries`] is what it reports, field by field.
 //!
@@ -38,6 +39,7 @@ mod any;
 mod driver;
 mod error;
 mod file;
+pub mod ops;
 mod space;
 mod store;
 mod stores;
@@ -61,5 +63,8 @@ pub use redis_store::RedisStore;
 pub use space::SlotSpace;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 pub use sql::SqlStore;
-pub use store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
+pub use store::{
+    is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState,
+    SpaceRecord, Store, StoreError,
+};
 pub use url::{LeaseUrl, Settings, StoreUrl, BUILT_STORES};

@@ -26,7 +26,10 @@ use redis::{Client, Connection, ErrorKind, RedisError, Script};
 
 use crate::error::LeaseError;
 use crate::space::SlotSpace;
-use crate::store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
+use crate::store::{
+    is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState,
+    SpaceRecord, Store, StoreError,
+};
 
 /// Shared head of the scripts: the server's clock in ms (`now`), and numbers
 /// written as integers (a Lua number would become `1.7e+12`-style text).
@@ -120,6 +123,23 @@ redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now), 'hwm_ms', ARGV[
 return {'ok'}
 ";
 
+/// KEYS[1]: the slot's hash. ARGV: force ('1' or '0'). Frees the slot if it
+/// is expired, or held and `force`; keeps `hwm`. Returns {'free'},
+/// {'held'|'expired', counter, expires, hwm, token, done ('1': freed)} or
+/// {'badrecord', why}.
+const RELEASE_SLOT: &str = r"
+local r, why = read(KEYS[1])
+if not r then return {'badrecord', why} end
+if not r.used or r.token == '' then return {'free'} end
+local state = 'held'
+if r.expires <= now then state = 'expired' end
+if state == 'held' and ARGV[1] ~= '1' then
+  return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '0'}
+end
+redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now))
+return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '1'}
+";
+
 /// The store in a Redis server (`redis://[user:password@]host[:port][/db]`;
 /// `rediss://` needs the client's TLS support, which this build does not
 /// have). See the module documentation for the keys.
@@ -134,6 +154,7 @@ pub struct RedisStore {
     claim: Script,
     renew: Script,
     release: Script,
+    release_slot: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -172,6 +193,7 @@ impl RedisStore {
             claim: Script::new(&format!("{PRELUDE}{CLAIM}")),
             renew: Script::new(&format!("{PRELUDE}{RENEW}")),
             release: Script::new(&format!("{PRELUDE}{RELEASE}")),
+            release_slot: Script::new(&format!("{PRELUDE}{RELEASE_SLOT}")),
         })
     }
 
@@ -239,6 +261,32 @@ impl RedisStore {
 
     fn slot_key(space: &SlotSpace, slot: u64) -> String {
         format!("{}:slot:{slot}", Self::base(space))
+    }
+
+    /// Every key matching `pattern` (`SCAN`, so the server is never blocked
+    /// for long).
+    fn scan(&self, pattern: &str) -> Result<Vec<String>, StoreError> {
+        let mut cursor: u64 = 0;
+        let mut keys = Vec::new();
+        loop {
+            let (next, batch): (u64, Vec<String>) = self.with_conn(|c| {
+                redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query(c)
+            })?;
+            keys.extend(batch);
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        Ok(keys)
     }
 
     fn lost(holder: &Holder, reply: &[String]) -> StoreError {
@@ -378,6 +426,128 @@ impl Store for RedisStore {
                 "{key} is not a slot record: {}",
                 reply.get(1).map_or("?", String::as_str)
             ))),
+            _ => Err(bad_reply(&reply)),
+        }
+    }
+
+    /// Redis needs nothing created: checks that the server answers (`PING`).
+    fn init(&self) -> Result<(), StoreError> {
+        let pong: String = self.with_conn(|c| redis::cmd("PING").query(c))?;
+        if pong == "PONG" {
+            Ok(())
+        } else {
+            Err(StoreError::BadRecord(format!("PING answered '{pong}'")))
+        }
+    }
+
+    /// `SCAN`s for the spaces' text keys and each space's slot hashes (not
+    /// one atomic read: each slot is as it was when read, by `TIME` before).
+    fn list(&self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
+        let now = self.now_ms()?;
+        let space_keys = self.scan("snowmint:lease:{v1-*}:space")?;
+        let mut spaces = Vec::new();
+        for text_key in space_keys {
+            let Some(key) = text_key
+                .strip_prefix("snowmint:lease:{")
+                .and_then(|k| k.strip_suffix("}:space"))
+                .filter(|k| is_space_key(k))
+            else {
+                continue;
+            };
+            let text: Option<String> =
+                self.with_conn(|c| redis::cmd("GET").arg(&text_key).query(c))?;
+            let Some(text) = text else { continue };
+            let prefix = format!("snowmint:lease:{{{key}}}:slot:");
+            let mut numbered: Vec<(u64, String)> = self
+                .scan(&format!("{prefix}*"))?
+                .into_iter()
+                .filter_map(|k| Some((k.strip_prefix(&prefix)?.parse().ok()?, k)))
+                .collect();
+            numbered.sort_unstable();
+            let mut slots = Vec::new();
+            for (n, k) in numbered {
+                let h: Vec<Option<String>> = self.with_conn(|c| {
+                    redis::cmd("HMGET")
+                        .arg(&k)
+                        .arg(&["token", "counter", "expires_ms", "hwm_ms"])
+                        .query(c)
+                })?;
+                let bad = || StoreError::BadRecord(format!("{k} is not a slot record"));
+                let field = |i: usize| h.get(i).cloned().flatten().ok_or_else(bad);
+                let number = |i: usize| field(i)?.parse::<u64>().map_err(|_| bad());
+                let token = field(0)?;
+                let (counter, expires, hwm) = (number(1)?, number(2)?, number(3)?);
+                let state = if token.is_empty() {
+                    SlotState::Free
+                } else if expires <= now {
+                    SlotState::Expired
+                } else {
+                    SlotState::Held
+                };
+                slots.push(SlotRecord {
+                    slot: n,
+                    state,
+                    token,
+                    counter,
+                    expires_ms: (state != SlotState::Free).then_some(expires),
+                    hwm_ms: hwm,
+                });
+            }
+            spaces.push(SpaceRecord {
+                key: key.to_string(),
+                text,
+                slots,
+            });
+        }
+        spaces.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok((now, spaces))
+    }
+
+    /// One Lua script: decides by `TIME` and clears the token (`hwm` kept).
+    fn release_slot(
+        &self,
+        space_key: &str,
+        slot: u64,
+        force: bool,
+    ) -> Result<SlotRelease, StoreError> {
+        if !is_space_key(space_key) {
+            return Err(StoreError::BadRecord(format!(
+                "'{space_key}' is not a space key"
+            )));
+        }
+        let key = format!("snowmint:lease:{{{space_key}}}:slot:{slot}");
+        let reply: Vec<String> = self.with_conn(|c| {
+            self.release_slot
+                .key(&key)
+                .arg(if force { "1" } else { "0" })
+                .invoke(c)
+        })?;
+        let record = |state| -> Result<SlotRecord, StoreError> {
+            Ok(SlotRecord {
+                slot,
+                state,
+                token: reply.get(4).cloned().unwrap_or_default(),
+                counter: num(&reply, 1)?,
+                expires_ms: Some(num(&reply, 2)?),
+                hwm_ms: num(&reply, 3)?,
+            })
+        };
+        let state = match reply.first().map(String::as_str) {
+            Some("free") => return Ok(SlotRelease::WasFree),
+            Some("held") => SlotState::Held,
+            Some("expired") => SlotState::Expired,
+            Some("badrecord") => {
+                return Err(StoreError::BadRecord(format!(
+                    "{key} is not a slot record: {}",
+                    reply.get(1).map_or("?", String::as_str)
+                )))
+            }
+            _ => return Err(bad_reply(&reply)),
+        };
+        let record = record(state)?;
+        match reply.get(5).map(String::as_str) {
+            Some("1") => Ok(SlotRelease::Released(record)),
+            Some("0") => Ok(SlotRelease::Refused(record)),
             _ => Err(bad_reply(&reply)),
         }
     }

@@ -36,7 +36,10 @@ use std::time::{Duration, Instant};
 use crate::error::LeaseError;
 use crate::file::new_token;
 use crate::space::SlotSpace;
-use crate::store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
+use crate::store::{
+    Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store,
+    StoreError,
+};
 use crate::url::redact;
 
 /// Which server (the SQL differs in a few places).
@@ -503,7 +506,27 @@ impl Conn {
         if self.ready {
             return Ok(());
         }
-        let (exists, create): (&str, &[&str]) = match self.dialect {
+        if !self.tables_exist()? {
+            for sql in self.schema().1 {
+                if let Err(e) = self.batch(sql) {
+                    self.rollback();
+                    return Err(e);
+                }
+            }
+        }
+        self.ready = true;
+        Ok(())
+    }
+
+    /// Whether both tables exist.
+    fn tables_exist(&mut self) -> DbResult<bool> {
+        let rows = self.query(self.schema().0, &[])?;
+        Ok(int(&rows[0][0]) >= 2)
+    }
+
+    /// The query counting the tables that exist, and the statements creating them.
+    fn schema(&self) -> (&'static str, &'static [&'static str]) {
+        match self.dialect {
             #[cfg(feature = "postgres")]
             Dialect::Postgres => (
                 "SELECT count(*)::bigint FROM (VALUES (to_regclass('snowmint_lease_space')), \
@@ -543,18 +566,7 @@ impl Conn {
                        PRIMARY KEY (space_key, slot)) ENGINE=InnoDB",
                 ],
             ),
-        };
-        let rows = self.query(exists, &[])?;
-        if int(&rows[0][0]) < 2 {
-            for sql in create {
-                if let Err(e) = self.batch(sql) {
-                    self.rollback();
-                    return Err(e);
-                }
-            }
         }
-        self.ready = true;
-        Ok(())
     }
 
     /// Checks (or records) the space's text.
@@ -810,6 +822,134 @@ impl Conn {
             ],
         )
     }
+
+    /// Operations: the store's clock, every space and its slot rows.
+    fn list(&mut self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
+        let now = self.now()?;
+        if !self.tables_exist()? {
+            return Ok((as_u64(now), Vec::new()));
+        }
+        let spaces = self.query(
+            "SELECT space_key, space_text FROM snowmint_lease_space ORDER BY space_key",
+            &[],
+        )?;
+        let rows = self.query(
+            "SELECT space_key, slot, token, counter, expires_ms, hwm_ms FROM snowmint_lease_slot \
+             ORDER BY space_key, slot",
+            &[],
+        )?;
+        let text = |v: &Val| match v {
+            Val::S(s) => s.clone(),
+            Val::I(i) => i.to_string(),
+        };
+        let mut out: Vec<SpaceRecord> = spaces
+            .iter()
+            .map(|r| SpaceRecord {
+                key: text(&r[0]),
+                text: text(&r[1]),
+                slots: Vec::new(),
+            })
+            .collect();
+        for r in &rows {
+            let key = text(&r[0]);
+            // Slot rows are written after their space's row: a row without
+            // one is not shown.
+            let Some(space) = out.iter_mut().find(|s| s.key == key) else {
+                continue;
+            };
+            let slot = u64::try_from(int(&r[1])).map_err(|_| bad_row(&key))?;
+            space.slots.push(slot_record(
+                slot,
+                &text(&r[2]),
+                int(&r[3]),
+                int(&r[4]),
+                int(&r[5]),
+                now,
+            ));
+        }
+        Ok((as_u64(now), out))
+    }
+
+    /// Operations: frees the slot's row if it is expired (or held, with
+    /// `force`), keeping `hwm`, in one transaction on the locked row.
+    fn release_slot(
+        &mut self,
+        key: &str,
+        slot: u64,
+        force: bool,
+    ) -> Result<SlotRelease, StoreError> {
+        self.batch("BEGIN")?;
+        let r = self.release_slot_in_transaction(key, slot, force);
+        match &r {
+            Ok(SlotRelease::Released(_)) => {
+                if let Err(e) = self.batch("COMMIT") {
+                    self.rollback();
+                    return Err(e.into());
+                }
+            }
+            _ => self.rollback(),
+        }
+        r
+    }
+
+    fn release_slot_in_transaction(
+        &mut self,
+        key: &str,
+        slot: u64,
+        force: bool,
+    ) -> Result<SlotRelease, StoreError> {
+        let sql = format!(
+            "SELECT token, counter, expires_ms, hwm_ms, {} FROM snowmint_lease_slot \
+             WHERE space_key = ? AND slot = ? FOR UPDATE",
+            self.now_sql()
+        );
+        let rows = self.query(&sql, &[Val::S(key.into()), Val::I(as_i64(slot))])?;
+        let Some(r) = rows.first() else {
+            return Ok(SlotRelease::WasFree);
+        };
+        let token = match &r[0] {
+            Val::S(s) => s.clone(),
+            Val::I(_) => return Err(bad_row(key)),
+        };
+        let record = slot_record(slot, &token, int(&r[1]), int(&r[2]), int(&r[3]), int(&r[4]));
+        match record.state {
+            SlotState::Free => return Ok(SlotRelease::WasFree),
+            SlotState::Held if !force => return Ok(SlotRelease::Refused(record)),
+            SlotState::Held | SlotState::Expired => {}
+        }
+        self.query(
+            "UPDATE snowmint_lease_slot SET token = '', expires_ms = 0 \
+             WHERE space_key = ? AND slot = ?",
+            &[Val::S(key.into()), Val::I(as_i64(slot))],
+        )?;
+        Ok(SlotRelease::Released(record))
+    }
+}
+
+/// A slot row as an operator sees it, by the database's clock `now`.
+fn slot_record(
+    slot: u64,
+    token: &str,
+    counter: i64,
+    expires: i64,
+    hwm: i64,
+    now: i64,
+) -> SlotRecord {
+    let state = if token.is_empty() {
+        SlotState::Free
+    } else if expires <= now {
+        SlotState::Expired
+    } else {
+        SlotState::Held
+    };
+    SlotRecord {
+        slot,
+        state,
+        token: token.to_string(),
+        counter: as_u64(counter),
+        expires_ms: (state != SlotState::Free).then_some(as_u64(expires)),
+        hwm_ms: as_u64(hwm),
+    }
 }
 
 /// What a claim needs of a `SlotSpace` (owned: it goes to the helper thread).
@@ -934,6 +1074,33 @@ impl Store for SqlStore {
     fn release(&self, space: &SlotSpace, holder: &Holder, last_ms: u64) -> Result<(), StoreError> {
         let (key, holder) = (space.key().to_string(), holder.clone());
         self.call(move |c, _| c.release(&key, &holder, last_ms), None)
+    }
+
+    /// Creates the tables if they are missing (also when another connection
+    /// of this store saw them).
+    fn init(&self) -> Result<(), StoreError> {
+        self.call(
+            |c, _| {
+                c.ready = false;
+                c.ensure_schema()?;
+                c.now().map(drop).map_err(StoreError::from)
+            },
+            None,
+        )
+    }
+
+    fn list(&self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
+        self.call(|c, _| c.list(), None)
+    }
+
+    fn release_slot(
+        &self,
+        space_key: &str,
+        slot: u64,
+        force: bool,
+    ) -> Result<SlotRelease, StoreError> {
+        let key = space_key.to_string();
+        self.call(move |c, _| c.release_slot(&key, slot, force), None)
     }
 }
 

@@ -77,7 +77,13 @@ pub enum StoreError {
 ///   increments the claim counter and writes a fresh token in the same step;
 /// - [`renew`](Store::renew) and [`release`](Store::release) change the slot
 ///   only if its token and claim counter are still the holder's;
-/// - a returned `hwm` is durable (the write is confirmed) before the call returns.
+/// - a returned `hwm` is durable (the write is confirmed) before the call returns;
+/// - [`release_slot`](Store::release_slot) (an operator's) frees a slot whoever
+///   holds it, but keeps its `hwm` and makes the holder's next renewal fail.
+///
+/// The operations methods ([`init`](Store::init), [`list`](Store::list),
+/// [`release_slot`](Store::release_slot)) have defaults that fail, for stores
+/// made outside this crate; every store of this crate implements them.
 pub trait Store: Send + Sync {
     /// How messages name the store (`file:/var/lib/app/ids`).
     fn describe(&self) -> String;
@@ -103,4 +109,115 @@ pub trait Store: Send + Sync {
     /// claim's `prev_hwm_ms` if none was) and frees the slot, if `holder`
     /// still holds it.
     fn release(&self, space: &SlotSpace, holder: &Holder, last_ms: u64) -> Result<(), StoreError>;
+
+    /// Operations: creates what the store needs (tables; nothing for the
+    /// other stores) if it is missing, and checks that the store answers.
+    /// Idempotent. The default (a store without operations) fails.
+    fn init(&self) -> Result<(), StoreError> {
+        Err(not_supported(&self.describe()))
+    }
+
+    /// Operations: the store's clock and every slot space it holds with its
+    /// slot records, each decided free, held or expired by that clock. Reads
+    /// only (a store never initialized holds nothing).
+    fn list(&self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
+        Err(not_supported(&self.describe()))
+    }
+
+    /// Operations: frees slot `slot` of the space `space_key` in one atomic
+    /// step, keeping its `hwm` (never lowered). A slot held and not expired
+    /// by the store's clock is freed only with `force` (the operator knows
+    /// its holder is gone); its holder's next renewal then fails as *lost*
+    /// and it stops issuing. A new holder starts above the kept `hwm`.
+    fn release_slot(
+        &self,
+        space_key: &str,
+        slot: u64,
+        force: bool,
+    ) -> Result<SlotRelease, StoreError> {
+        let _ = (space_key, slot, force);
+        Err(not_supported(&self.describe()))
+    }
+}
+
+/// A slot as the operations commands see it (`snowmint lease list`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotState {
+    /// Nobody holds it (released, never claimed, or its holder's process
+    /// ended: the file store).
+    Free,
+    /// Held, and not expired by the store's clock.
+    Held,
+    /// Its holder stopped renewing: the TTL ran out by the store's clock, and
+    /// the next claim may take it.
+    Expired,
+}
+
+impl SlotState {
+    /// `free`, `held` or `expired`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SlotState::Free => "free",
+            SlotState::Held => "held",
+            SlotState::Expired => "expired",
+        }
+    }
+}
+
+/// One slot record of a store (slots never claimed have none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotRecord {
+    /// The slot: the value of the leased node field.
+    pub slot: u64,
+    /// Free, held or expired, by the store's clock.
+    pub state: SlotState,
+    /// The last holder's token (empty once released).
+    pub token: String,
+    /// The claim counter (incremented by every claim).
+    pub counter: u64,
+    /// When the claim expires without a renewal, store time; `None` for a
+    /// free slot and in the file store (held while the process lives).
+    pub expires_ms: Option<u64>,
+    /// `hwm`, Unix ms: no holder of the slot has issued or may still issue
+    /// an ID in a time unit after the one holding it.
+    pub hwm_ms: u64,
+}
+
+/// One slot space a store holds, with its slot records by slot.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpaceRecord {
+    /// The space's key (`v1-` and 32 hex digits).
+    pub key: String,
+    /// The space's canonical text, as the store keeps it.
+    pub text: String,
+    /// The records of the slots ever claimed, by slot.
+    pub slots: Vec<SlotRecord>,
+}
+
+/// What [`Store::release_slot`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SlotRelease {
+    /// The slot was already free (or was never claimed): nothing written.
+    WasFree,
+    /// Freed; `hwm` kept. The record as it was before.
+    Released(SlotRecord),
+    /// Held and not expired, and `force` was not given: nothing written.
+    /// The record as read.
+    Refused(SlotRecord),
+}
+
+/// Whether `key` looks like a space key (`v1-` and 32 lowercase hex digits),
+/// so that an operator's argument cannot name a path or a key pattern.
+pub fn is_space_key(key: &str) -> bool {
+    key.strip_prefix("v1-").is_some_and(|h| {
+        h.len() == 32
+            && h.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+fn not_supported(store: &str) -> StoreError {
+    StoreError::Unreachable(format!(
+        "{store} has no operations commands (init, list, release)"
+    ))
 }
