@@ -51,6 +51,11 @@ enum Dialect {
     Mysql,
 }
 
+/// At most this many idle connections are kept per store: one holder's calls
+/// run one at a time (the renewal thread, a release), so more would only be
+/// left over from calls that overlapped.
+const MAX_IDLE: usize = 2;
+
 /// How to connect.
 #[derive(Clone)]
 enum Target {
@@ -113,6 +118,7 @@ pub struct SqlStore {
     name: String,
     timeout: Duration,
     idle: Arc<Mutex<Vec<Conn>>>,
+    opened: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for SqlStore {
@@ -188,7 +194,15 @@ impl SqlStore {
             name: redact(url),
             timeout,
             idle: Arc::new(Mutex::new(Vec::new())),
+            opened: Arc::default(),
         }
+    }
+
+    /// How many connections this store has opened so far (the tests check
+    /// that calls one after another reuse one).
+    #[doc(hidden)]
+    pub fn connections_opened(&self) -> u64 {
+        self.opened.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Runs `op` on a pooled (or new) connection on a helper thread, waiting
@@ -213,6 +227,10 @@ impl SqlStore {
         ));
         let pooled = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         let (target, idle, timeout) = (self.target.clone(), Arc::clone(&self.idle), self.timeout);
+        if pooled.is_none() {
+            self.opened
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let deadline = Instant::now() + timeout;
         let s = Arc::clone(&shared);
         std::thread::Builder::new()
@@ -237,12 +255,17 @@ impl SqlStore {
                     }
                     return;
                 }
+                // Back in the pool before the caller sees the result, so that
+                // its next call reuses this connection instead of opening
+                // another (a holder needs one; the pool stays small).
+                if keep {
+                    let mut idle = idle.lock().unwrap_or_else(|e| e.into_inner());
+                    if idle.len() < MAX_IDLE {
+                        idle.push(conn);
+                    }
+                }
                 slot.result = Some(result);
                 s.1.notify_all();
-                drop(slot);
-                if keep {
-                    idle.lock().unwrap_or_else(|e| e.into_inner()).push(conn);
-                }
             })
             .map_err(|e| StoreError::Unreachable(format!("cannot start a thread: {e}")))?;
         let (lock, cvar) = &*shared;

@@ -47,6 +47,11 @@ fn through_the_driver() {
 }
 
 #[test]
+fn calls_reuse_one_connection() {
+    sql::calls_reuse_one_connection(&db());
+}
+
+#[test]
 fn racing_claimers() {
     sql::racing_claimers(&db());
 }

@@ -546,3 +546,38 @@ pub fn paused_holder(db: &Db) {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Calls one after another reuse one connection: the connection is back in
+/// the pool before a call returns (a regression: it was returned after, so a
+/// holder renewing back to back opened a new connection whenever its thread
+/// was preempted in between, and 48 such holders on two cores ran PostgreSQL
+/// out of connections). Eight holders on eight threads make that likely.
+pub fn calls_reuse_one_connection(db: &Db) {
+    let ns = unique_ns("reuse");
+    let opened: Vec<u64> = std::thread::scope(|scope| {
+        let holders: Vec<_> = (0..8)
+            .map(|_| {
+                let ns = ns.as_str();
+                scope.spawn(move || {
+                    let store = db.store();
+                    let space = SlotSpace::new(twitter(), &[("datacenter", 5)], Some(ns)).unwrap();
+                    let req = ClaimRequest {
+                        prefer: None,
+                        ttl_ms: 30_000,
+                        window_ms: 1_000,
+                    };
+                    let claim = store.claim(&space, &req).unwrap();
+                    for _ in 0..200 {
+                        store.renew(&space, &claim.holder, 30_000, 1_000).unwrap();
+                    }
+                    store
+                        .release(&space, &claim.holder, claim.prev_hwm_ms)
+                        .unwrap();
+                    store.connections_opened()
+                })
+            })
+            .collect();
+        holders.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(opened, vec![1; 8], "connections opened per store");
+}
