@@ -65,7 +65,9 @@ ensure_venv() {
 # on its standard port (with a database or namespace of this run's own), else a
 # throwaway instance from Debian's packages. Each exports
 # SNOWMINT_TEST_<NAME>_URL; everything started is stopped at exit. A store that
-# can be neither reached nor started fails the run.
+# can be neither reached nor started fails the run. The store tests also get
+# the dedicated servers they restart and the etcd member with authentication;
+# STORES_EXTRA=0 skips those (the interop part, the benchmarks).
 use_stores() {
   RUN_DIR=$(mktemp -d /tmp/snowmint-stores-XXXXXX)
   chmod 755 "$RUN_DIR"

@@ -10,7 +10,7 @@ source "$(dirname "$0")/../../scripts/lib.sh"
 cd "$ROOT"
 
 cargo build --quiet --release -p snowmint-lease --features stores --example lease-bench
-use_stores postgres mysql redis etcd
+STORES_EXTRA=0 use_stores postgres mysql redis etcd
 dir=$(mktemp -d /tmp/snowmint-lease-bench-XXXXXX)
 CLEANUPS+=("rm -rf '$dir'")
 say "lease-bench: file store, PostgreSQL, MariaDB, Redis, etcd"

@@ -33,6 +33,8 @@ fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
+static FIRST_ERROR: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
 fn ns_per_call(n: u32, mut f: impl FnMut()) -> f64 {
     let t = Instant::now();
     for _ in 0..n {
@@ -247,12 +249,14 @@ fn many_holders(url: &LeaseUrl, holders: usize) {
                 let mut lat = Vec::new();
                 while start.elapsed() < run {
                     let t = Instant::now();
-                    let ok = store.renew(&space, &claim.holder, 60_000, 20_000).is_ok();
-                    // A failed renewal (the file store's space.lock waited out) counts as NaN.
-                    lat.push(if ok {
-                        t.elapsed().as_secs_f64() * 1e3
-                    } else {
-                        f64::NAN
+                    let r = store.renew(&space, &claim.holder, 60_000, 20_000);
+                    // A failed renewal counts as NaN; the first is reported.
+                    lat.push(match r {
+                        Ok(_) => t.elapsed().as_secs_f64() * 1e3,
+                        Err(e) => {
+                            FIRST_ERROR.lock().unwrap().get_or_insert(format!("{e:?}"));
+                            f64::NAN
+                        }
                     });
                 }
                 barrier.wait(); // done: the CPU reading is taken
@@ -278,6 +282,9 @@ fn many_holders(url: &LeaseUrl, holders: usize) {
         .flat_map(|w| w.join().unwrap())
         .collect();
     let failed = lat.iter().filter(|x| x.is_nan()).count();
+    if let Some(e) = FIRST_ERROR.lock().unwrap().take() {
+        println!("first failed renewal: {e}");
+    }
     let lat: Vec<f64> = lat.into_iter().filter(|x| !x.is_nan()).collect();
     let n = lat.len() as f64;
     let per_s = n / wall;

@@ -134,6 +134,7 @@ start_etcd() {
     say "etcd: throwaway member at 127.0.0.1:$client"
   fi
   export SNOWMINT_TEST_ETCD_URL="etcd://127.0.0.1:$client"
+  [ "${STORES_EXTRA:-1}" = 1 ] || return 0
 
   _etcd_start etcd-auth || {
     echo "etcd: the member with authentication could not be started" >&2

@@ -54,6 +54,7 @@ start_mysql() {
     mysql_throwaway mysql || return 1
     export SNOWMINT_TEST_MYSQL_URL="mysql://root@127.0.0.1:$MYSQL_TW_PORT/test"
   fi
+  [ "${STORES_EXTRA:-1}" = 1 ] || return 0
   mysql_throwaway mysql-restart || return 1
   export SNOWMINT_TEST_MYSQL_RESTART_URL="mysql://root@127.0.0.1:$MYSQL_TW_PORT/test"
   export SNOWMINT_TEST_MYSQL_RESTART_CMD="$MYSQL_TW_RESTART"

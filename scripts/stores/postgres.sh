@@ -39,6 +39,7 @@ start_postgres() {
     postgres_throwaway postgres || return 1
     export SNOWMINT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_TW_PORT/test"
   fi
+  [ "${STORES_EXTRA:-1}" = 1 ] || return 0
   postgres_throwaway postgres-restart || return 1
   export SNOWMINT_TEST_POSTGRES_RESTART_URL="postgres://postgres@127.0.0.1:$PG_TW_PORT/test"
   export SNOWMINT_TEST_POSTGRES_RESTART_CMD="$PG_TW_RESTART"
