@@ -1,9 +1,9 @@
 //! `snowmint`: generate, decode and inspect Snowflake-style IDs.
 
-use std::io::{self, BufRead, BufWriter, Write};
+use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
 use snowmint::{Error, Format, Generator, Id, Iso8601, Layout};
 use snowmint_lease::ops::{self, OpsError};
@@ -16,6 +16,10 @@ use snowmint_lease::{AnyGenerator, LeaseError, SlotRecord, SlotState};
     about = "Snowflake-style 64-bit IDs: generate, decode, inspect."
 )]
 struct Cli {
+    /// One JSON object per line (IDs as decimal strings, times as Unix ms and
+    /// RFC 3339); a bad input is also a line: {"input":..., "error":{"code":..., "message":...}}.
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -62,26 +66,23 @@ enum Command {
         on_demand: bool,
     },
     /// Split IDs into time, sequence and node fields.
+    ///
+    /// With --json, one object per ID: id, timestamp_ms, time, sequence and
+    /// each node field.
     Decode {
         #[command(flatten)]
         layout: LayoutArg,
-        /// One JSON object per line: id, timestamp_ms, time, sequence and each node field.
-        #[arg(long)]
-        json: bool,
         /// The form the IDs are written in.
         #[arg(long = "from", value_enum, default_value_t = FormatArg::Decimal)]
         from: FormatArg,
-        /// The IDs.
-        #[arg(required = true, value_name = "ID")]
+        /// The IDs; none or `-` reads them from stdin (whitespace-separated).
+        #[arg(value_name = "ID")]
         ids: Vec<String>,
     },
     /// Show a layout: fields, epoch, and when its IDs run out.
     Layout {
         #[command(flatten)]
         layout: LayoutArg,
-        /// Print JSON (the descriptor and the lifetime instants).
-        #[arg(long)]
-        json: bool,
     },
     /// List the preset layouts.
     Presets,
@@ -90,8 +91,8 @@ enum Command {
         /// Output form.
         #[arg(long, value_enum)]
         format: FormatArg,
-        /// Decimal IDs.
-        #[arg(required = true, value_name = "ID")]
+        /// Decimal IDs; none or `-` reads them from stdin.
+        #[arg(value_name = "ID")]
         ids: Vec<String>,
     },
     /// Read IDs from a string form (prints them in decimal).
@@ -99,23 +100,33 @@ enum Command {
         /// Input form.
         #[arg(long, value_enum)]
         format: FormatArg,
-        /// The strings.
-        #[arg(required = true, value_name = "STRING")]
+        /// The strings; none or `-` reads them from stdin.
+        #[arg(value_name = "STRING")]
         strings: Vec<String>,
     },
     /// The smallest and largest IDs of the time unit that contains a time (for range queries).
     Bounds {
         #[command(flatten)]
         layout: LayoutArg,
-        /// Unix milliseconds.
+        /// A time: Unix milliseconds or RFC 3339 / ISO-8601
+        /// (2022-06-28T16:07:40Z, 2022-06-28T18:07:40.105+02:00, 2022-06-28).
+        #[arg(value_name = "TIME", value_parser = parse_time)]
         time_ms: u64,
     },
     /// Which presets an ID could come from (those that decode it to a plausible time).
     Fits {
-        /// Decimal IDs.
-        #[arg(required = true, value_name = "ID")]
+        /// Decimal IDs; none or `-` reads them from stdin.
+        #[arg(value_name = "ID")]
         ids: Vec<String>,
     },
+    /// Print a shell completion script, e.g. `snowmint completions bash > /etc/bash_completion.d/snowmint`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `snowmint man | man -l -`.
+    Man,
     /// Operate a lease store: create its tables, list its slots, free a slot.
     ///
     /// The store is given as a lease URL, as to `generate --lease`
@@ -148,10 +159,8 @@ enum LeaseCommand {
         /// The lease URL, e.g. postgres://app@db:5432/ids or file:/var/lib/app/ids?namespace=orders.
         #[arg(long, value_name = "URL")]
         store: String,
-        /// One JSON object per line: a "space" object, then one "slot"
-        /// object per slot (times as Unix ms and as dates, the full token).
-        #[arg(long)]
-        json: bool,
+        // With --json, one JSON object per line: a "space" object, then one
+        // "slot" object per slot (times as Unix ms and as dates, the full token).
     },
     /// Free a slot whose holder is gone, keeping its hwm.
     ///
@@ -174,9 +183,6 @@ enum LeaseCommand {
         /// Also free a slot that is held and not expired.
         #[arg(long)]
         force: bool,
-        /// Print the result as one JSON object.
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -219,12 +225,99 @@ fn parse_node(s: &str) -> Result<(String, u64), String> {
     Ok((name.to_string(), value))
 }
 
+/// A time given on the command line: Unix milliseconds, or an RFC 3339 /
+/// ISO-8601 date-time in UTC or with an offset (`2022-06-28T16:07:40Z`,
+/// `2022-06-28T18:07:40.105+02:00`), or a date alone (midnight UTC).
+/// Fractions past milliseconds are cut. Times before 1970 are refused.
+fn parse_time(s: &str) -> Result<u64, String> {
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse()
+            .map_err(|_| format!("'{s}' is too large for Unix milliseconds"));
+    }
+    let bad = || {
+        format!(
+            "'{s}' is neither Unix milliseconds nor an RFC 3339 time \
+             (e.g. 2022-06-28T16:07:40Z or 2022-06-28T18:07:40.105+02:00)"
+        )
+    };
+    let b = s.as_bytes();
+    let num = |from: usize, len: usize| -> Result<i64, String> {
+        let part = b.get(from..from + len).ok_or_else(bad)?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return Err(bad());
+        }
+        Ok(part.iter().fold(0, |n, d| n * 10 + i64::from(d - b'0')))
+    };
+    let sep = |at: usize, c: &[u8]| b.get(at).is_some_and(|x| c.contains(x));
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    if !sep(4, b"-") || !sep(7, b"-") {
+        return Err(bad());
+    }
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    if !(1..=12).contains(&month) || day < 1 || day > month_days[month as usize - 1] {
+        return Err(bad());
+    }
+    // Howard Hinnant's days_from_civil.
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let mut ms = days * 86_400_000;
+    if b.len() > 10 {
+        if !sep(10, b"Tt ") || !sep(13, b":") || !sep(16, b":") {
+            return Err(bad());
+        }
+        let (h, mi, sec) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+        if h > 23 || mi > 59 || sec > 60 {
+            return Err(bad());
+        }
+        // A leap second (:60) is the last millisecond of its minute's
+        // 59th second's successor: count it as :59.999.
+        ms += (h * 3600 + mi * 60 + sec.min(59)) * 1000 + if sec == 60 { 999 } else { 0 };
+        let mut at = 19;
+        if sep(at, b".") {
+            at += 1;
+            let start = at;
+            while b.get(at).is_some_and(u8::is_ascii_digit) {
+                at += 1;
+            }
+            if at == start {
+                return Err(bad());
+            }
+            let frac = &s[start..at.min(start + 3)];
+            ms += format!("{frac:0<3}").parse::<i64>().map_err(|_| bad())?;
+        }
+        match b.get(at) {
+            Some(b'Z' | b'z') if at + 1 == b.len() => {}
+            Some(&sign @ (b'+' | b'-')) if at + 6 == b.len() && sep(at + 3, b":") => {
+                let (oh, om) = (num(at + 1, 2)?, num(at + 4, 2)?);
+                if oh > 23 || om > 59 {
+                    return Err(bad());
+                }
+                let offset = (oh * 60 + om) * 60_000;
+                ms -= if sign == b'+' { offset } else { -offset };
+            }
+            _ => return Err(bad()),
+        }
+    }
+    u64::try_from(ms).map_err(|_| format!("'{s}' is before 1970-01-01T00:00:00Z"))
+}
+
 /// What can go wrong: a core error (with its code) or a file that can't be read.
 enum Failure {
     Core(Error),
     Lease(LeaseError),
     Ops(OpsError),
     Io(String),
+    /// Some inputs failed; each has had its error line: exit 1.
+    Reported,
 }
 
 impl From<OpsError> for Failure {
@@ -269,6 +362,116 @@ impl LayoutArg {
     }
 }
 
+/// How output is written: JSON or for people, on a terminal or not.
+struct Style {
+    json: bool,
+    /// stdout is a terminal: human output goes into aligned columns.
+    tty: bool,
+    /// Colour on stdout (a terminal and no NO_COLOR).
+    color: bool,
+    /// Colour on stderr.
+    err_color: bool,
+}
+
+impl Style {
+    fn new(json: bool) -> Style {
+        // https://no-color.org: set and not empty disables colour.
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let tty = io::stdout().is_terminal();
+        Style {
+            json,
+            tty,
+            color: tty && !no_color,
+            err_color: io::stderr().is_terminal() && !no_color,
+        }
+    }
+
+    /// A column heading, bold when colour is on.
+    fn head(&self, s: &str) -> String {
+        if self.color {
+            format!("\x1b[1m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+}
+
+/// The inputs of a subcommand that takes many: the arguments in order, where
+/// `-` (or no argument at all) stands for the whitespace-separated words of
+/// stdin. `each` handles one input; a core error is that input's error line
+/// (naming it) and the run goes on; at the end, `Failure::Reported` if any failed.
+fn each_input(
+    args: &[String],
+    style: &Style,
+    out: &mut impl Write,
+    mut each: impl FnMut(&str, &mut dyn Write) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let mut failed = false;
+    let mut one = |input: &str, out: &mut dyn Write| -> Result<(), Failure> {
+        match each(input, out) {
+            Err(Failure::Core(e)) => {
+                failed = true;
+                report(input, &e, style, out)
+            }
+            other => other,
+        }
+    };
+    let stdin_only = [String::from("-")];
+    let args = if args.is_empty() { &stdin_only } else { args };
+    for arg in args {
+        if arg != "-" {
+            one(arg, out)?;
+            continue;
+        }
+        let mut stdin = io::BufReader::new(io::stdin());
+        let mut line = String::new();
+        loop {
+            // Answer what was read before waiting for more (an interactive
+            // or coprocess caller sees each result as its line is read).
+            if stdin.buffer().is_empty() {
+                out.flush()?;
+            }
+            line.clear();
+            if stdin.read_line(&mut line)? == 0 {
+                break;
+            }
+            for word in line.split_whitespace() {
+                one(word, out)?;
+            }
+        }
+    }
+    if failed {
+        Err(Failure::Reported)
+    } else {
+        Ok(())
+    }
+}
+
+/// One input's error: a line on stderr naming it, and with --json also an
+/// object on stdout (so a reader of stdout sees one line per input).
+fn report(input: &str, e: &Error, style: &Style, out: &mut dyn Write) -> Result<(), Failure> {
+    if style.json {
+        let text = e.to_string();
+        let message = text
+            .strip_suffix(&format!(" [{}]", e.code()))
+            .unwrap_or(&text);
+        let v = json!({"input": input, "error": {"code": e.code(), "message": message}});
+        writeln!(out, "{v}")?;
+    }
+    // stdout first, so that on a terminal the error comes after the lines before it.
+    out.flush()?;
+    eprintln!("{}: '{input}': {e}", error_prefix(style.err_color));
+    Ok(())
+}
+
+fn error_prefix(color: bool) -> &'static str {
+    if color {
+        "snowmint: \x1b[1;31merror\x1b[0m"
+    } else {
+        "snowmint: error"
+    }
+}
+
 fn encode(id: u64, format: Format) -> String {
     let mut buf = [0u8; snowmint::MAX_STR_LEN];
     Id::new(id).encode(format, &mut buf).to_string()
@@ -278,11 +481,30 @@ fn parse_decimal(s: &str) -> Result<u64, Failure> {
     Ok(Id::parse(s, Format::Decimal)?.get())
 }
 
+fn format_name(f: FormatArg) -> &'static str {
+    match f {
+        FormatArg::Decimal => "decimal",
+        FormatArg::Base32 => "base32",
+        FormatArg::Base62 => "base62",
+    }
+}
+
+/// One ID as JSON: its decimal string, and its text in `format` if not decimal.
+fn id_json(id: u64, format: FormatArg) -> Value {
+    let mut m = Map::new();
+    m.insert("id".into(), json!(id.to_string()));
+    if !matches!(format, FormatArg::Decimal) {
+        m.insert(format_name(format).into(), json!(encode(id, format.into())));
+    }
+    Value::Object(m)
+}
+
 /// Writes `count` new IDs, one per line, minted in batches.
 fn write_ids(
     generator: &AnyGenerator,
     count: u64,
-    format: Format,
+    format: FormatArg,
+    json: bool,
     out: &mut impl Write,
 ) -> Result<(), Failure> {
     let mut batch = vec![0u64; Generator::<snowmint::SystemClock>::check_batch(count)?.min(65_536)];
@@ -291,14 +513,48 @@ fn write_ids(
         let chunk = &mut batch[..left.min(65_536)];
         generator.next_ids(chunk)?;
         for &id in chunk.iter() {
-            writeln!(out, "{}", encode(id, format))?;
+            if json {
+                writeln!(out, "{}", id_json(id, format))?;
+            } else {
+                writeln!(out, "{}", encode(id, format.into()))?;
+            }
         }
         left -= chunk.len();
     }
     Ok(())
 }
 
+/// The number of decimal digits of `n`.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// `decode` on a terminal: the column headings and each column's width.
+fn decode_columns(layout: &Layout) -> Vec<(String, usize)> {
+    let width_bits = layout.total_bits();
+    let max_id = if width_bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width_bits) - 1
+    };
+    let mut cols = vec![
+        ("id".to_string(), digits(max_id)),
+        ("time".to_string(), Iso8601(0).to_string().len()),
+    ];
+    let seq = layout.fields().iter().find(|f| f.name() == "sequence");
+    cols.push(("sequence".into(), seq.map_or(1, |f| digits(f.max()))));
+    for f in layout.nodes() {
+        cols.push((f.name().to_string(), digits(f.max())));
+    }
+    for (name, width) in &mut cols {
+        *width = (*width).max(name.len());
+    }
+    cols
+}
+
 fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
+    let style = Style::new(cli.json);
+    let json = cli.json;
     match cli.command {
         Command::Generate {
             layout,
@@ -342,7 +598,6 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                 };
                 eprintln!("{}", json!({"nodes": nodes, "lease": lease}));
             }
-            let format = Format::from(format);
             if on_demand {
                 for line in io::stdin().lock().lines() {
                     let line = line?;
@@ -354,76 +609,79 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                             ))
                         })?,
                     };
-                    write_ids(&generator, n, format, out)?;
+                    write_ids(&generator, n, format, json, out)?;
                     out.flush()?;
                 }
             } else {
-                write_ids(&generator, count, format, out)?;
+                write_ids(&generator, count, format, json, out)?;
             }
             out.flush()?;
             generator.close()?;
         }
-        Command::Decode {
-            layout,
-            json,
-            from,
-            ids,
-        } => {
+        Command::Decode { layout, from, ids } => {
             let layout = layout.resolve()?;
-            for s in &ids {
+            let columns = (style.tty && !json).then(|| decode_columns(&layout));
+            if let Some(cols) = &columns {
+                let heads: Vec<String> = cols
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (name, w))| {
+                        // Numbers right-aligned, the time left-aligned.
+                        let cell = if i == 1 {
+                            format!("{name:<w$}")
+                        } else {
+                            format!("{name:>w$}")
+                        };
+                        style.head(&cell)
+                    })
+                    .collect();
+                writeln!(out, "{}", heads.join("  ").trim_end())?;
+            }
+            each_input(&ids, &style, out, |s, out| {
                 let id = Id::parse(s, from.into())?.get();
                 let parts = layout.decompose(id)?;
+                let time = Iso8601(parts.timestamp_ms());
                 if json {
                     let mut m = Map::new();
                     m.insert("id".into(), json!(id.to_string()));
                     m.insert("timestamp_ms".into(), json!(parts.timestamp_ms()));
-                    m.insert(
-                        "time".into(),
-                        json!(Iso8601(parts.timestamp_ms()).to_string()),
-                    );
+                    m.insert("time".into(), json!(time.to_string()));
                     m.insert("sequence".into(), json!(parts.sequence()));
                     for (f, v) in layout.nodes().zip(parts.nodes()) {
                         m.insert(f.name().into(), json!(v));
                     }
                     writeln!(out, "{}", Value::Object(m))?;
+                } else if let Some(cols) = &columns {
+                    let mut cells = vec![id.to_string(), time.to_string()];
+                    cells.push(parts.sequence().to_string());
+                    cells.extend(parts.nodes().iter().map(u64::to_string));
+                    let line: Vec<String> = cells
+                        .iter()
+                        .zip(cols)
+                        .enumerate()
+                        .map(|(i, (c, (_, w)))| {
+                            if i == 1 {
+                                format!("{c:<w$}")
+                            } else {
+                                format!("{c:>w$}")
+                            }
+                        })
+                        .collect();
+                    writeln!(out, "{}", line.join("  "))?;
                 } else {
-                    write!(
-                        out,
-                        "{id}  {}  sequence={}",
-                        Iso8601(parts.timestamp_ms()),
-                        parts.sequence()
-                    )?;
+                    write!(out, "{id}  {time}  sequence={}", parts.sequence())?;
                     for (f, v) in layout.nodes().zip(parts.nodes()) {
                         write!(out, " {}={v}", f.name())?;
                     }
                     writeln!(out)?;
                 }
-            }
+                Ok(())
+            })?;
         }
-        Command::Layout { layout, json } => {
+        Command::Layout { layout } => {
             let l = layout.resolve()?;
             if json {
-                let fields: Vec<Value> = l
-                    .fields()
-                    .iter()
-                    .map(|f| json!({"name": f.name(), "bits": f.bits(), "shift": f.shift()}))
-                    .collect();
-                let v = json!({
-                    "preset": l.preset_name(),
-                    "descriptor": l.to_json(),
-                    "epoch_ms": l.epoch_ms(),
-                    "epoch": Iso8601(l.epoch_ms()).to_string(),
-                    "time_unit_ms": l.time_unit_ms(),
-                    "total_bits": l.total_bits(),
-                    "fields": fields,
-                    "time_end_ms": l.time_end_ms(),
-                    "time_end": Iso8601(l.time_end_ms()).to_string(),
-                    "i64_end_ms": l.i64_end_ms(),
-                    "i64_end": Iso8601(l.i64_end_ms()).to_string(),
-                    "js_safe_end_ms": l.js_safe_end_ms(),
-                    "js_safe_end": Iso8601(l.js_safe_end_ms()).to_string(),
-                });
-                writeln!(out, "{v}")?;
+                writeln!(out, "{}", layout_json(&l)?)?;
             } else {
                 writeln!(out, "layout      {}", l.preset_name().unwrap_or("(custom)"))?;
                 writeln!(out, "descriptor  {}", l.to_json())?;
@@ -452,40 +710,112 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
         }
         Command::Presets => {
             for name in Layout::PRESETS {
-                writeln!(out, "{name:<16}{}", Layout::preset(name)?.to_json())?;
+                let l = Layout::preset(name)?;
+                if json {
+                    let v = json!({"name": name, "descriptor": descriptor(&l)?});
+                    writeln!(out, "{v}")?;
+                } else {
+                    writeln!(out, "{name:<16}{}", l.to_json())?;
+                }
             }
         }
         Command::Encode { format, ids } => {
-            for s in &ids {
-                writeln!(out, "{}", encode(parse_decimal(s)?, format.into()))?;
-            }
+            each_input(&ids, &style, out, |s, out| {
+                let id = parse_decimal(s)?;
+                if json {
+                    writeln!(out, "{}", id_json(id, format))?;
+                } else {
+                    writeln!(out, "{}", encode(id, format.into()))?;
+                }
+                Ok(())
+            })?;
         }
         Command::Parse { format, strings } => {
-            for s in &strings {
-                writeln!(out, "{}", Id::parse(s, format.into())?)?;
-            }
+            each_input(&strings, &style, out, |s, out| {
+                let id = Id::parse(s, format.into())?.get();
+                if json {
+                    let v = json!({"input": s, "id": id.to_string()});
+                    writeln!(out, "{v}")?;
+                } else {
+                    writeln!(out, "{id}")?;
+                }
+                Ok(())
+            })?;
         }
         Command::Bounds { layout, time_ms } => {
             let (lo, hi) = layout.resolve()?.id_bounds(time_ms)?;
-            writeln!(out, "{lo} {hi}")?;
+            if json {
+                let v = json!({
+                    "time_ms": time_ms,
+                    "time": date(time_ms),
+                    "min": lo.to_string(),
+                    "max": hi.to_string(),
+                });
+                writeln!(out, "{v}")?;
+            } else {
+                writeln!(out, "{lo} {hi}")?;
+            }
         }
         Command::Fits { ids } => {
             let now = snowmint::SystemClock.precise_ms();
-            for s in &ids {
+            each_input(&ids, &style, out, |s, out| {
                 let id = parse_decimal(s)?;
                 let names: Vec<&str> = Layout::PRESETS
                     .iter()
                     .copied()
                     .filter(|n| Layout::preset(n).is_ok_and(|l| l.is_plausible(id, now)))
                     .collect();
-                writeln!(out, "{id}  {}", names.join(" "))?;
-            }
+                if json {
+                    writeln!(out, "{}", json!({"id": id.to_string(), "presets": names}))?;
+                } else if style.tty {
+                    writeln!(out, "{id:>20}  {}", names.join(" "))?;
+                } else {
+                    writeln!(out, "{id}  {}", names.join(" "))?;
+                }
+                Ok(())
+            })?;
         }
-        Command::Lease { command } => lease(command, out)?,
+        Command::Completions { shell } => {
+            // Into memory first: clap_complete panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "snowmint", &mut script);
+            out.write_all(&script)?;
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(out)?;
+        }
+        Command::Lease { command } => lease(command, json, out)?,
     }
     Ok(())
 }
 
+/// A layout's JSON descriptor as JSON (not as a string holding JSON).
+fn descriptor(l: &Layout) -> Result<Value, Failure> {
+    serde_json::from_str(&l.to_json()).map_err(|e| Failure::Io(e.to_string()))
+}
+
+fn layout_json(l: &Layout) -> Result<Value, Failure> {
+    let fields: Vec<Value> = l
+        .fields()
+        .iter()
+        .map(|f| json!({"name": f.name(), "bits": f.bits(), "shift": f.shift(), "max": f.max()}))
+        .collect();
+    Ok(json!({
+        "preset": l.preset_name(),
+        "descriptor": descriptor(l)?,
+        "epoch_ms": l.epoch_ms(),
+        "epoch": Iso8601(l.epoch_ms()).to_string(),
+        "time_unit_ms": l.time_unit_ms(),
+        "total_bits": l.total_bits(),
+        "fields": fields,
+        "time_end_ms": l.time_end_ms(),
+        "time_end": Iso8601(l.time_end_ms()).to_string(),
+        "i64_end_ms": l.i64_end_ms(),
+        "i64_end": Iso8601(l.i64_end_ms()).to_string(),
+        "js_safe_end_ms": l.js_safe_end_ms(),
+        "js_safe_end": Iso8601(l.js_safe_end_ms()).to_string(),
+    }))
+}
 /// A Unix ms time as RFC 3339 UTC (the format `decode` prints).
 fn date(ms: u64) -> String {
     Iso8601(ms).to_string()
@@ -507,13 +837,17 @@ fn slot_json(space: &str, r: &SlotRecord) -> Value {
     })
 }
 
-fn lease(command: LeaseCommand, out: &mut impl Write) -> Result<(), Failure> {
+fn lease(command: LeaseCommand, json: bool, out: &mut impl Write) -> Result<(), Failure> {
     match command {
         LeaseCommand::Init { store } => {
             let name = ops::init(&store)?;
-            writeln!(out, "{name}: ready")?;
+            if json {
+                writeln!(out, "{}", json!({"store": name, "ready": true}))?;
+            } else {
+                writeln!(out, "{name}: ready")?;
+            }
         }
-        LeaseCommand::List { store, json } => {
+        LeaseCommand::List { store } => {
             let l = ops::list(&store)?;
             if json {
                 for s in &l.spaces {
@@ -583,7 +917,6 @@ fn lease(command: LeaseCommand, out: &mut impl Write) -> Result<(), Failure> {
             space,
             slot,
             force,
-            json,
         } => {
             let r = ops::release(&store, space.as_deref(), slot, force)?;
             if json {
@@ -623,26 +956,20 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = run(cli, &mut out).and_then(|()| out.flush().map_err(Failure::from));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
+    let message = match result {
+        Ok(()) => return ExitCode::SUCCESS,
+        // Each failed input has had its line.
+        Err(Failure::Reported) => return ExitCode::from(1),
         // A closed pipe (`snowmint generate -n 1000000 | head`) is not an error.
-        Err(Failure::Io(e)) if e.contains("Broken pipe") => ExitCode::SUCCESS,
-        Err(Failure::Io(e)) => {
-            eprintln!("snowmint: error: {e}");
-            ExitCode::from(1)
-        }
+        Err(Failure::Io(e)) if e.contains("Broken pipe") => return ExitCode::SUCCESS,
+        Err(Failure::Io(e)) => e,
         // The Display text ends with the stable code in brackets.
-        Err(Failure::Core(e)) => {
-            eprintln!("snowmint: error: {e}");
-            ExitCode::from(1)
-        }
-        Err(Failure::Lease(e)) => {
-            eprintln!("snowmint: error: {e}");
-            ExitCode::from(1)
-        }
-        Err(Failure::Ops(e)) => {
-            eprintln!("snowmint: error: {e}");
-            ExitCode::from(1)
-        }
-    }
+        Err(Failure::Core(e)) => e.to_string(),
+        Err(Failure::Lease(e)) => e.to_string(),
+        Err(Failure::Ops(e)) => e.to_string(),
+    };
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let prefix = error_prefix(io::stderr().is_terminal() && !no_color);
+    eprintln!("{prefix}: {message}");
+    ExitCode::from(1)
 }
