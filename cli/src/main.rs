@@ -255,7 +255,20 @@ fn parse_time(s: &str) -> Result<u64, String> {
         return Err(bad());
     }
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     if !(1..=12).contains(&month) || day < 1 || day > month_days[month as usize - 1] {
         return Err(bad());
     }
