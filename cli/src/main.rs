@@ -125,8 +125,12 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff), e.g. `snowmint man | man -l -`.
-    Man,
+    /// Print the manual page (roff), e.g. `snowmint man | man -l -`; with a
+    /// subcommand, that subcommand's page (snowmint-decode(1)).
+    Man {
+        /// A subcommand (generate, decode, ...).
+        subcommand: Option<String>,
+    },
     /// Operate a lease store: create its tables, list its slots, free a slot.
     ///
     /// The store is given as a lease URL, as to `generate --lease`
@@ -794,8 +798,23 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
             clap_complete::generate(shell, &mut Cli::command(), "snowmint", &mut script);
             out.write_all(&script)?;
         }
-        Command::Man => {
-            clap_mangen::Man::new(Cli::command()).render(out)?;
+        Command::Man { subcommand } => {
+            let mut cmd = Cli::command();
+            // Built, so that each subcommand knows its display name (snowmint-decode).
+            cmd.build();
+            let page = match subcommand {
+                None => cmd,
+                Some(name) => match cmd.find_subcommand(&name) {
+                    Some(sub) => sub.clone().version(env!("CARGO_PKG_VERSION")),
+                    None => {
+                        let names: Vec<&str> =
+                            cmd.get_subcommands().map(|c| c.get_name()).collect();
+                        let msg = format!("no subcommand '{name}' (one of: {})", names.join(", "));
+                        cmd.error(clap::error::ErrorKind::InvalidValue, msg).exit();
+                    }
+                },
+            };
+            clap_mangen::Man::new(page).render(out)?;
         }
         Command::Lease { command } => lease(command, json, out)?,
     }

@@ -320,6 +320,19 @@ fn completions_and_man_page() {
             .code(),
         Some(2)
     );
+    // A subcommand's own page, with its options.
+    let out = bin().args(["man", "decode"]).output().unwrap();
+    assert!(out.status.success());
+    let page = text(&out.stdout);
+    assert!(page.contains(".TH snowmint-decode 1"), "{page}");
+    assert!(
+        page.contains(r"\-\-from") && page.contains(r"\-\-preset"),
+        "{page}"
+    );
+    assert_eq!(
+        bin().args(["man", "nope"]).output().unwrap().status.code(),
+        Some(2)
+    );
 }
 
 /// Runs with stdout and stderr on a pseudo-terminal; returns what the terminal got.
