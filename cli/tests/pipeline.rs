@@ -7,9 +7,12 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+mod bounded;
+use bounded::{finish, Bounded};
+
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_snowmint"));
-    c.env_remove("NO_COLOR");
+    c.env_remove("NO_COLOR").stdin(Stdio::null());
     c
 }
 
@@ -28,7 +31,7 @@ fn with_stdin(args: &[&str], input: &str) -> Output {
         .unwrap()
         .write_all(input.as_bytes())
         .unwrap();
-    child.wait_with_output().unwrap()
+    finish(child)
 }
 
 fn text(b: &[u8]) -> &str {
@@ -53,8 +56,7 @@ fn generate_piped_into_decode() {
     let decode = bin()
         .args(["decode", "--preset", "twitter", "--json"])
         .stdin(generate.stdout.take().unwrap())
-        .output()
-        .unwrap();
+        .bounded_output();
     assert!(generate.wait().unwrap().success());
     assert!(decode.status.success(), "{}", text(&decode.stderr));
     let lines = json_lines(&decode);
@@ -99,8 +101,7 @@ fn a_bad_input_is_one_error_line_and_the_run_goes_on() {
     // With --json the error is also a line in its place on stdout.
     let out = bin()
         .args(["--json", "fits", "175928847299117063", "1e3", "7"])
-        .output()
-        .unwrap();
+        .bounded_output();
     assert_eq!(out.status.code(), Some(1));
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 3);
@@ -132,7 +133,7 @@ fn a_bad_input_is_one_error_line_and_the_run_goes_on() {
 #[test]
 fn json_on_every_subcommand() {
     let run = |args: &[&str]| -> Vec<Value> {
-        let out = bin().args(args).arg("--json").output().unwrap();
+        let out = bin().args(args).arg("--json").bounded_output();
         assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
         let lines = json_lines(&out);
         assert!(
@@ -202,8 +203,7 @@ fn times_as_unix_ms_or_rfc_3339() {
     let bounds = |t: &str| -> Output {
         bin()
             .args(["bounds", "--preset", "twitter", t])
-            .output()
-            .unwrap()
+            .bounded_output()
     };
     let want = "1541815603604488192 1541815603608682495\n";
     for t in [
@@ -229,8 +229,7 @@ fn times_as_unix_ms_or_rfc_3339() {
                 "2022-06-28T16:07:40Z",
                 "--json",
             ])
-            .output()
-            .unwrap()
+            .bounded_output()
             .stdout,
     )
     .unwrap();
@@ -238,8 +237,7 @@ fn times_as_unix_ms_or_rfc_3339() {
     let v: Value = serde_json::from_slice(
         &bin()
             .args(["bounds", "--preset", "twitter", "2024-02-29", "--json"])
-            .output()
-            .unwrap()
+            .bounded_output()
             .stdout,
     )
     .unwrap();
@@ -276,7 +274,7 @@ fn times_as_unix_ms_or_rfc_3339() {
 #[test]
 fn completions_and_man_page() {
     for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
-        let out = bin().args(["completions", shell]).output().unwrap();
+        let out = bin().args(["completions", shell]).bounded_output();
         assert!(out.status.success(), "{shell}");
         let script = text(&out.stdout);
         assert!(
@@ -285,7 +283,7 @@ fn completions_and_man_page() {
         );
     }
     // The bash script loads and registers a completion for snowmint.
-    let script = bin().args(["completions", "bash"]).output().unwrap().stdout;
+    let script = bin().args(["completions", "bash"]).bounded_output().stdout;
     let path =
         std::env::temp_dir().join(format!("snowmint-completion-{}.bash", std::process::id()));
     std::fs::write(&path, script).unwrap();
@@ -295,8 +293,7 @@ fn completions_and_man_page() {
             "source '{}' && complete -p snowmint",
             path.display()
         ))
-        .output()
-        .expect("bash");
+        .bounded_output();
     std::fs::remove_file(&path).ok();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
@@ -304,7 +301,7 @@ fn completions_and_man_page() {
         "{}",
         text(&out.stdout)
     );
-    let out = bin().arg("man").output().unwrap();
+    let out = bin().arg("man").bounded_output();
     assert!(out.status.success());
     let page = text(&out.stdout);
     assert!(page.contains(".TH snowmint 1"), "{page}");
@@ -314,14 +311,13 @@ fn completions_and_man_page() {
     assert_eq!(
         bin()
             .args(["completions", "tcsh"])
-            .output()
-            .unwrap()
+            .bounded_output()
             .status
             .code(),
         Some(2)
     );
     // A subcommand's own page, with its options.
-    let out = bin().args(["man", "decode"]).output().unwrap();
+    let out = bin().args(["man", "decode"]).bounded_output();
     assert!(out.status.success());
     let page = text(&out.stdout);
     assert!(page.contains(".TH snowmint-decode 1"), "{page}");
@@ -330,7 +326,7 @@ fn completions_and_man_page() {
         "{page}"
     );
     assert_eq!(
-        bin().args(["man", "nope"]).output().unwrap().status.code(),
+        bin().args(["man", "nope"]).bounded_output().status.code(),
         Some(2)
     );
 }
@@ -361,19 +357,30 @@ fn on_terminal(args: &[&str], no_color: Option<&str>) -> String {
         cmd.env("NO_COLOR", v);
     }
     let mut child = cmd.spawn().unwrap();
-    drop(cmd); // closes this process's copies of the slave side
-               // The output is small: it fits the terminal's buffer, so wait, then read
-               // until the slave side is closed (EIO on Linux).
-    child.wait().unwrap();
-    let mut out = Vec::new();
+    // Close this process's copies of the slave side, so that reading the
+    // master ends (EIO on Linux) when the child has exited.
+    drop(cmd);
     let mut master = std::fs::File::from(master);
-    let mut buf = [0u8; 4096];
-    loop {
-        match master.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = master.read(&mut buf) {
+            out.extend_from_slice(&buf[..n]);
         }
-    }
+        tx.send(out).ok();
+    });
+    let out = match rx.recv_timeout(bounded::LIMIT) {
+        Ok(out) => out,
+        Err(_) => {
+            child.kill().ok();
+            panic!(
+                "{args:?} on a terminal still running after {:?}",
+                bounded::LIMIT
+            );
+        }
+    };
+    assert!(child.wait().unwrap().code().is_some());
     String::from_utf8(out).unwrap().replace("\r\n", "\n")
 }
 
@@ -414,13 +421,18 @@ fn columns_and_colour_only_on_a_terminal() {
         "{plain:?}"
     );
     // Piped: no heading, no padding, no colour (as before).
-    let out = bin().args(args).output().unwrap();
+    let out = bin().args(args).bounded_output();
     assert_eq!(
         text(&out.stdout),
         "1541815603606036480  2022-06-28T16:07:40.105Z  sequence=0 datacenter=11 worker=26\n\
          5  2010-11-04T01:42:54.657Z  sequence=5 datacenter=0 worker=0\n"
     );
     assert!(!text(&out.stderr).contains('\x1b'));
+    // `fits` on a terminal: the IDs right-aligned in one column.
+    let fits = on_terminal(&["fits", "175928847299117063", "7"], Some("1"));
+    let lines: Vec<&str> = fits.lines().collect();
+    assert!(lines[0].starts_with("  175928847299117063  "), "{fits:?}");
+    assert!(lines[1].starts_with("                   7  "), "{fits:?}");
     // An empty NO_COLOR does not count (no-color.org).
     assert!(on_terminal(&args, Some("")).contains("\x1b[1m"));
 }

@@ -10,6 +10,8 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+mod bounded;
+
 /// Splits a command line into words: blanks separate, single quotes group.
 fn words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -61,7 +63,7 @@ fn run(line: &str) -> Output {
             .write_all(text.as_bytes())
             .unwrap();
     }
-    child.wait_with_output().unwrap()
+    bounded::finish(child)
 }
 
 /// `text` matches `pattern`, where `...` in the pattern matches any text.
