@@ -295,9 +295,9 @@ fn parse_time(s: &str) -> Result<u64, String> {
         if h > 23 || mi > 59 || sec > 60 {
             return Err(bad());
         }
-        // A leap second (:60) is the last millisecond of its minute's
-        // 59th second's successor: count it as :59.999.
-        ms += (h * 3600 + mi * 60 + sec.min(59)) * 1000 + if sec == 60 { 999 } else { 0 };
+        // Unix time has no leap second: :60 (whatever its fraction) counts as
+        // the last millisecond of the minute, :59.999.
+        ms += (h * 3600 + mi * 60 + sec.min(59)) * 1000;
         let mut at = 19;
         if sep(at, b".") {
             at += 1;
@@ -309,7 +309,12 @@ fn parse_time(s: &str) -> Result<u64, String> {
                 return Err(bad());
             }
             let frac = &s[start..at.min(start + 3)];
-            ms += format!("{frac:0<3}").parse::<i64>().map_err(|_| bad())?;
+            if sec < 60 {
+                ms += format!("{frac:0<3}").parse::<i64>().map_err(|_| bad())?;
+            }
+        }
+        if sec == 60 {
+            ms += 999;
         }
         match b.get(at) {
             Some(b'Z' | b'z') if at + 1 == b.len() => {}

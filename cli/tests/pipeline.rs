@@ -242,6 +242,21 @@ fn times_as_unix_ms_or_rfc_3339() {
     )
     .unwrap();
     assert_eq!(v["time"], "2024-02-29T00:00:00.000Z");
+    // A leap second is the last millisecond of its minute.
+    let v: Value = serde_json::from_slice(
+        &bin()
+            .args([
+                "bounds",
+                "--preset",
+                "twitter",
+                "2016-12-31T23:59:60.5Z",
+                "--json",
+            ])
+            .bounded_output()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(v["time"], "2016-12-31T23:59:59.999Z");
     // Not a time: a usage error naming it (exit 2); a time the layout cannot hold: its code.
     for t in [
         "2023-02-29",
