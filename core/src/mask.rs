@@ -4,11 +4,12 @@
 //! with AES-128 or AES-256, radix 2, over the layout's `total_bits()` bits.
 //! `docs/SEMANTICS.md` ("Public IDs (masking)") specifies it exactly.
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt;
 
 use aes::{Aes128, Aes256};
-use fpe::ff1::{FlexibleNumeralString, FF1};
+use fpe::ff1::{NumeralString, Operations, FF1};
 
 use crate::error::{Error, IdProblem, LayoutProblem, OptionProblem, Result};
 use crate::id::Id;
@@ -20,8 +21,111 @@ use crate::layout::Layout;
 pub const MASK_MIN_BITS: u32 = 20;
 
 enum Cipher {
-    Aes128(FF1<Aes128>),
-    Aes256(FF1<Aes256>),
+    Aes128(Box<FF1<Aes128>>),
+    Aes256(Box<FF1<Aes256>>),
+}
+
+/// A radix-2 numeral string of `n` <= 64 numerals held in a `u64`: numeral
+/// `X[1]` (the first) is bit `n - 1`, `X[n]` is bit 0, so `NUM_2(X)` is the
+/// value itself. `fpe`'s FF1 runs the algorithm; this type only does its
+/// arithmetic on machine words instead of big integers (its halves have at
+/// most 32 numerals, and FF1 only needs `NUM(S) mod 2^m` of each round's `S`).
+#[derive(Clone, Copy)]
+struct Bits {
+    v: u64,
+    n: usize,
+}
+
+/// The low `m` (<= 64) bits.
+const fn low(m: usize) -> u64 {
+    if m >= 64 {
+        u64::MAX
+    } else {
+        (1 << m) - 1
+    }
+}
+
+/// `STR^b_256(x)` for `b` <= 16.
+struct BeBytes {
+    buf: [u8; 16],
+    b: usize,
+}
+
+impl AsRef<[u8]> for BeBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf[16 - self.b..]
+    }
+}
+
+impl NumeralString for Bits {
+    type Ops = Bits;
+
+    fn is_valid(&self, radix: u32) -> bool {
+        radix == 2 && self.n <= 64 && self.v <= low(self.n)
+    }
+
+    fn numeral_count(&self) -> usize {
+        self.n
+    }
+
+    fn split(&self) -> (Bits, Bits) {
+        // A = X[1..u] (the high u bits), B = X[u+1..n] (the low n - u).
+        let u = self.n / 2;
+        let v = self.n - u;
+        (
+            Bits {
+                v: self.v >> v,
+                n: u,
+            },
+            Bits {
+                v: self.v & low(v),
+                n: v,
+            },
+        )
+    }
+
+    fn concat(a: Bits, b: Bits) -> Bits {
+        Bits {
+            v: (a.v << b.n) | b.v,
+            n: a.n + b.n,
+        }
+    }
+}
+
+impl Operations for Bits {
+    type Bytes = BeBytes;
+
+    fn numeral_count(&self) -> usize {
+        self.n
+    }
+
+    fn to_be_bytes(&self, _radix: u32, b: usize) -> BeBytes {
+        // b = ceil(n / 8) <= 4 for radix 2 and n <= 32.
+        BeBytes {
+            buf: u128::from(self.v).to_be_bytes(),
+            b: b.min(16),
+        }
+    }
+
+    fn add_mod_exp(self, other: impl Iterator<Item = u8>, _radix: u32, m: usize) -> Bits {
+        Bits {
+            v: self.v.wrapping_add(num_low(other)) & low(m),
+            n: m,
+        }
+    }
+
+    fn sub_mod_exp(self, other: impl Iterator<Item = u8>, _radix: u32, m: usize) -> Bits {
+        Bits {
+            v: self.v.wrapping_sub(num_low(other)) & low(m),
+            n: m,
+        }
+    }
+}
+
+/// `NUM(S) mod 2^64` of a big-endian byte string (the caller reduces it
+/// further mod `2^m`, m <= 64).
+fn num_low(s: impl Iterator<Item = u8>) -> u64 {
+    s.fold(0, |acc, byte| (acc << 8) | u64::from(byte))
 }
 
 /// A keyed permutation of a layout's IDs: [`mask`](IdMask::mask) maps an
@@ -80,8 +184,8 @@ impl IdMask {
         let bad_key = Error::InvalidOption(OptionProblem::MaskKey);
         // Radix 2 is always a valid FF1 radix: the error cannot happen.
         let cipher = match key.len() {
-            16 => Cipher::Aes128(FF1::new(key, 2).map_err(|_| bad_key)?),
-            32 => Cipher::Aes256(FF1::new(key, 2).map_err(|_| bad_key)?),
+            16 => Cipher::Aes128(Box::new(FF1::new(key, 2).map_err(|_| bad_key)?)),
+            32 => Cipher::Aes256(Box::new(FF1::new(key, 2).map_err(|_| bad_key)?)),
             _ => return Err(bad_key),
         };
         Ok(IdMask {
@@ -118,12 +222,7 @@ impl IdMask {
         }
         // The numeral string: the ID's n bits, most significant first, so
         // that NUM_2(X) is the ID itself.
-        let x = FlexibleNumeralString::from(
-            (0..n)
-                .rev()
-                .map(|i| ((v >> i) & 1) as u16)
-                .collect::<Vec<u16>>(),
-        );
+        let x = Bits { v, n: n as usize };
         let t = &self.tweak;
         let y = match (&self.cipher, encrypt) {
             (Cipher::Aes128(c), true) => c.encrypt(t, &x),
@@ -134,10 +233,7 @@ impl IdMask {
         // The string is valid for radix 2 and at least MASK_MIN_BITS long,
         // so FF1 cannot refuse it; were it to, say so as `new` would.
         let y = y.map_err(|_| Error::InvalidLayout(LayoutProblem::TooNarrowToMask { bits: n }))?;
-        let out = Vec::<u16>::from(y)
-            .iter()
-            .fold(0u64, |acc, &b| (acc << 1) | u64::from(b & 1));
-        Ok(Id::new(out))
+        Ok(Id::new(y.v))
     }
 }
 

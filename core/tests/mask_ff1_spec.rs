@@ -9,8 +9,11 @@ use aes::cipher::{generic_array::GenericArray, BlockEncrypt, KeyInit};
 use aes::{Aes128, Aes192, Aes256};
 use snowmint::{IdMask, Layout};
 
-fn aes(key: &[u8]) -> Box<dyn Fn(&mut [u8; 16])> {
-    fn f<C: BlockEncrypt + 'static>(c: C) -> Box<dyn Fn(&mut [u8; 16])> {
+/// AES-128/192/256 encryption of one block, in place.
+type Ciph = Box<dyn Fn(&mut [u8; 16])>;
+
+fn aes(key: &[u8]) -> Ciph {
+    fn f<C: BlockEncrypt + 'static>(c: C) -> Ciph {
         Box::new(move |b| c.encrypt_block(GenericArray::from_mut_slice(b)))
     }
     match key.len() {
