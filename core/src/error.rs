@@ -204,7 +204,7 @@ pub enum LayoutProblem {
         now_ms: u64,
     },
     /// The layout has fewer bits than a public-ID mask needs
-    /// ([`crate::MASK_MIN_BITS`], FF1's minimum domain of 10^6 values).
+    /// (20, `MASK_MIN_BITS`: FF1's minimum domain of 10^6 values).
     TooNarrowToMask {
         /// The layout's width in bits.
         bits: u32,

@@ -27,7 +27,7 @@
 //!   registry, fork detection, and `std::error::Error` for [`Error`]. Without
 //!   it the crate is `no_std` and allocates nothing; it builds for bare-metal
 //!   targets such as `thumbv7em-none-eabihf`.
-//! - `mask`: [`IdMask`], the keyed public-ID mask (FF1 with AES-128/256 over
+//! - `mask`: `IdMask`, the keyed public-ID mask (FF1 with AES-128/256 over
 //!   the layout's bits, see `docs/SEMANTICS.md`). It needs an allocator
 //!   (`alloc`) but not `std`.
 //!

@@ -42,6 +42,21 @@ fn errors() {
 }
 
 #[test]
+fn shareable_between_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<IdMask>();
+    let m = IdMask::new(Layout::preset("twitter").unwrap(), &KEY16, b"").unwrap();
+    let m = &m;
+    let ids: Vec<u64> = std::thread::scope(|s| {
+        let h: Vec<_> = (0..2u64)
+            .map(|t| s.spawn(move || m.mask(t * 1000).unwrap().get()))
+            .collect();
+        h.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(m.unmask(ids[1]).unwrap(), 1000);
+}
+
+#[test]
 fn debug_hides_the_key() {
     // A key whose bytes are recognisable in any rendering.
     let key = [0xabu8; 32];
