@@ -1,5 +1,5 @@
 //! Criterion benchmarks: per-call cost of the thread-safe generators, decode
-//! cost, and batches. `cargo bench -p snowmint-bench`.
+//! cost, batches, and the public-ID mask (mask/unmask per ID). `cargo bench -p snowmint-bench`.
 //!
 //! The Twitter-layout generators (snowmint's `twitter` preset, `snowflaked`,
 //! `rs-snowflake`) are capped at 4,096 IDs per millisecond, so they are timed
@@ -139,9 +139,39 @@ fn batch(c: &mut Criterion) {
     g.finish();
 }
 
+fn mask(c: &mut Criterion) {
+    let ids = twitter_ids(1024);
+    let layout = Layout::preset("twitter").expect("preset");
+    let key: Vec<u8> = (0u8..32).collect();
+    let mut g = c.benchmark_group("mask");
+    g.throughput(Throughput::Elements(ids.len() as u64));
+    for (name, key) in [("aes128", &key[..16]), ("aes256", &key[..])] {
+        let m = snowmint::IdMask::new(layout, key, b"orders").expect("mask");
+        let public: Vec<u64> = ids
+            .iter()
+            .map(|&id| m.mask(id).expect("mask").get())
+            .collect();
+        g.bench_function(format!("snowmint/twitter/{name}/mask"), |b| {
+            b.iter(|| {
+                black_box(&ids)
+                    .iter()
+                    .fold(0, |a, &id| a ^ m.mask(id).expect("mask").get())
+            })
+        });
+        g.bench_function(format!("snowmint/twitter/{name}/unmask"), |b| {
+            b.iter(|| {
+                black_box(&public)
+                    .iter()
+                    .fold(0, |a, &p| a ^ m.unmask(p).expect("unmask").get())
+            })
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = per_call, decode, batch
+    targets = per_call, decode, batch, mask
 }
 criterion_main!(benches);

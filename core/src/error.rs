@@ -203,6 +203,12 @@ pub enum LayoutProblem {
         /// The current time, Unix milliseconds.
         now_ms: u64,
     },
+    /// The layout has fewer bits than a public-ID mask needs
+    /// (20, `MASK_MIN_BITS`: FF1's minimum domain of 10^6 values).
+    TooNarrowToMask {
+        /// The layout's width in bits.
+        bits: u32,
+    },
     /// The JSON descriptor is malformed at this byte offset.
     Json {
         /// Byte offset of the problem.
@@ -252,6 +258,8 @@ pub enum OptionProblem {
     /// A `lease` option given where there are no leases: a `PureGenerator`
     /// (it has no clock of its own) or the WebAssembly package.
     LeaseNotHere,
+    /// A public-ID mask key that is not 16 or 32 bytes (AES-128 or AES-256).
+    MaskKey,
 }
 
 /// Why an ID was refused.
@@ -519,6 +527,10 @@ impl LayoutProblem {
                     [N(*epoch_ms), N(*now_ms), N(0)],
                 )
             }
+            LayoutProblem::TooNarrowToMask { bits } => (
+                "the layout has {} bits; a public-ID mask needs at least 20 (FF1's minimum domain)",
+                N(u64::from(*bits)),
+            ),
             LayoutProblem::Json { offset } => (
                 "malformed layout descriptor at byte {}",
                 N(u64::from(*offset)),
@@ -623,6 +635,9 @@ impl OptionProblem {
             OptionProblem::Count => "the count must be at most 2^32",
             OptionProblem::ResumeAfter => "resume_after is not a valid ID of this layout",
             OptionProblem::LeaseUrl => "the lease URL is not acceptable",
+            OptionProblem::MaskKey => {
+                "the mask key must be 16 or 32 bytes (AES-128 or AES-256)"
+            }
             OptionProblem::LeaseNotHere => {
                 "lease is an option of the system-clock Generator of the Python, Node, C and CLI packages; not of PureGenerator or the WebAssembly package"
             }

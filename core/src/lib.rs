@@ -13,6 +13,8 @@
 //!   sharing state with every generator of the process that has the same node
 //!   values, and refusing to run in a child process after `fork()`.
 //! - [`Id`] and [`Format`]: decimal, Crockford base32 and base62 string forms.
+//! - `IdMask` (`mask`): public IDs, a keyed permutation of a layout's IDs
+//!   that hides their order and time.
 //! - [`Error`]: one error type whose [`code`](Error::code) is the contract
 //!   shared by the Python, Node, C and WebAssembly bindings.
 //!
@@ -25,6 +27,9 @@
 //!   registry, fork detection, and `std::error::Error` for [`Error`]. Without
 //!   it the crate is `no_std` and allocates nothing; it builds for bare-metal
 //!   targets such as `thumbv7em-none-eabihf`.
+//! - `mask`: `IdMask`, the keyed public-ID mask (FF1 with AES-128/256 over
+//!   the layout's bits, see `docs/SEMANTICS.md`). It needs an allocator
+//!   (`alloc`) but not `std`.
 //!
 //! # Example
 //!
@@ -42,12 +47,17 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
+#[cfg(feature = "mask")]
+extern crate alloc;
+
 mod clock;
 mod error;
 mod generator;
 mod id;
 mod json;
 mod layout;
+#[cfg(feature = "mask")]
+mod mask;
 mod names;
 #[cfg(feature = "std")]
 mod sync;
@@ -73,6 +83,8 @@ pub use generator::{
 };
 pub use id::{Format, Id, MAX_STR_LEN};
 pub use layout::{Field, FieldKind, Layout, Nodes, Parts};
+#[cfg(feature = "mask")]
+pub use mask::{IdMask, MASK_MIN_BITS};
 pub use names::{FieldName, MAX_FIELDS, MAX_FIELD_BITS, MAX_NODES, MAX_TIME_END_MS};
 #[cfg(feature = "std")]
 pub use sync::{Generator, ManualClock};
