@@ -37,8 +37,8 @@ use crate::file::State;
 use crate::file::{new_token, system_ms};
 use crate::space::SlotSpace;
 use crate::store::{
-    is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState,
-    SpaceRecord, Store, StoreError,
+    check_space_key, is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease,
+    SlotState, SpaceRecord, Store, StoreError,
 };
 
 /// Where every key lives.
@@ -559,20 +559,7 @@ impl EtcdStore {
     /// Reads the slot, checks that `holder` still holds it, and returns it
     /// with the holder key's etcd lease.
     fn read_held(&self, space: &SlotSpace, holder: &Holder) -> Result<(Slot, i64), StoreError> {
-        let prefix = Self::slot_prefix(space, holder.slot);
-        let mut slot = Slot::default();
-        for (key, kv) in self.range_prefix(&prefix)? {
-            match &key[prefix.len()..] {
-                "state" => {
-                    let state = State::parse(&kv.value).ok_or_else(|| {
-                        StoreError::BadRecord(format!("etcd key '{key}' is not a slot state"))
-                    })?;
-                    slot.state = Some((state, kv));
-                }
-                "holder" => slot.holder = Some(kv),
-                _ => {}
-            }
-        }
+        let slot = self.read_slot(space.key(), holder.slot)?;
         let ours = holder_value(&holder.token, holder.counter);
         let lease = match &slot.holder {
             Some(kv) if kv.value == ours => kv.lease,
@@ -908,11 +895,7 @@ impl Store for EtcdStore {
         slot: u64,
         force: bool,
     ) -> Result<SlotRelease, StoreError> {
-        if !is_space_key(space_key) {
-            return Err(StoreError::BadRecord(format!(
-                "'{space_key}' is not a space key"
-            )));
-        }
+        check_space_key(space_key)?;
         let prefix = format!("{ROOT}{space_key}/slot/{slot}/");
         let (state_key, holder_key) = (format!("{prefix}state"), format!("{prefix}holder"));
         for _ in 0..ROUNDS {

@@ -25,8 +25,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::space::SlotSpace;
 use crate::store::{
-    is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState,
-    SpaceRecord, Store, StoreError,
+    check_space_key, is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease,
+    SlotState, SpaceRecord, Store, StoreError,
 };
 
 /// The embedded store (Linux and macOS): see the module documentation.
@@ -502,11 +502,7 @@ impl Store for FileStore {
         slot: u64,
         force: bool,
     ) -> Result<SlotRelease, StoreError> {
-        if !is_space_key(space_key) {
-            return Err(StoreError::BadRecord(format!(
-                "'{space_key}' is not a space key"
-            )));
-        }
+        check_space_key(space_key)?;
         let sdir = self.dir.join(space_key);
         if !sdir.join(format!("{slot}.state")).exists() {
             return Ok(SlotRelease::WasFree);

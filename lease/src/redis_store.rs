@@ -27,8 +27,8 @@ use redis::{Client, Connection, ErrorKind, RedisError, Script};
 use crate::error::LeaseError;
 use crate::space::SlotSpace;
 use crate::store::{
-    is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState,
-    SpaceRecord, Store, StoreError,
+    check_space_key, is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease,
+    SlotState, SpaceRecord, Store, StoreError,
 };
 
 /// Shared head of the scripts: the server's clock in ms (`now`), and numbers
@@ -510,11 +510,7 @@ impl Store for RedisStore {
         slot: u64,
         force: bool,
     ) -> Result<SlotRelease, StoreError> {
-        if !is_space_key(space_key) {
-            return Err(StoreError::BadRecord(format!(
-                "'{space_key}' is not a space key"
-            )));
-        }
+        check_space_key(space_key)?;
         let key = format!("snowmint:lease:{{{space_key}}}:slot:{slot}");
         let reply: Vec<String> = self.with_conn(|c| {
             self.release_slot

@@ -206,6 +206,16 @@ pub enum SlotRelease {
     Refused(SlotRecord),
 }
 
+/// `Ok` if `key` is a space key (see [`is_space_key`]), else the error every
+/// store's [`Store::release_slot`] gives before it uses the key.
+pub(crate) fn check_space_key(key: &str) -> Result<(), StoreError> {
+    if is_space_key(key) {
+        Ok(())
+    } else {
+        Err(StoreError::BadRecord(format!("'{key}' is not a space key")))
+    }
+}
+
 /// Whether `key` looks like a space key (`v1-` and 32 lowercase hex digits),
 /// so that an operator's argument cannot name a path or a key pattern.
 pub fn is_space_key(key: &str) -> bool {
