@@ -152,13 +152,16 @@
     }
     const area = el('textarea', { readonly: '', class: 'offscreen', 'aria-hidden': 'true' })
     area.value = text
+    const focused = document.activeElement
     document.body.append(area)
+    area.focus()
     area.select()
     let ok = false
     try {
       ok = document.execCommand('copy')
     } finally {
       area.remove()
+      if (focused && focused.focus) focused.focus() // back to the button, for keyboard users
     }
     return ok
   }
