@@ -97,8 +97,10 @@ function ownNames(obj, stop) {
 }
 
 // Run-time names a declaration need not list: the package's internals
-// (`__`-prefixed), what every class or function has.
-const internal = (n) => n.startsWith('__') || ['constructor', 'length', 'name', 'prototype'].includes(n)
+// (`__`-prefixed), what every class or function has (`arguments` and
+// `caller`: a sloppy-mode function's, such as a native constructor).
+const internal = (n) =>
+  n.startsWith('__') || ['constructor', 'length', 'name', 'prototype', 'arguments', 'caller'].includes(n)
 
 const { values, members } = declarations(dtsFile)
 
