@@ -5,4 +5,5 @@ const binding = createRequire(import.meta.url)('./main.js')
 
 export const { Layout, Generator, PureGenerator, decode, compose, idBounds } = binding
 export const { toBase32, fromBase32, toBase62, fromBase62, formatId, parseId } = binding
+export const { __napiBindingTarget } = binding
 export default binding

@@ -1,7 +1,7 @@
 // The package entry point (CommonJS): the napi-rs binding (`binding.js`, which
 // `napi build --js binding.js` generates, and the .node file it loads), plus
-// `decode`, `Layout.prototype.decode` and `Generator.prototype[Symbol.dispose]`
-// (where the runtime has the symbol). The Rust core reads, checks and
+// `decode`, `Layout.prototype.decode`, `Generator.prototype[Symbol.dispose]`
+// (where the runtime has the symbol) and toJSON/toString/util.inspect. The Rust core reads, checks and
 // splits the ID and throws every error; the `Parts` object is built here, by
 // parts.js (shared with the WebAssembly package), because an N-API property
 // write costs ~300 ns on Node 20 and a JavaScript constructor a few ns
@@ -9,7 +9,7 @@
 'use strict'
 
 const binding = require('./binding.js')
-const { partsClass } = require('./parts.js')
+const { partsClass, present } = require('./parts.js')
 
 const { Layout, Generator, PureGenerator, formatId, parseId } = binding
 const { toBase32, fromBase32, toBase62, fromBase62 } = binding
@@ -88,6 +88,10 @@ function idBounds(layout, timestampMs) {
   return layoutOf(layout).idBounds(timestampMs)
 }
 
+// toJSON, toString and util.inspect of Layout and Generator (parts.js, shared
+// with the WebAssembly package).
+present(Layout, Generator)
+
 // A method (writable, configurable, not enumerable) of every Layout.
 const method = { decode(id) { return decoderOf(this)(id) } }.decode
 Object.defineProperty(Layout.prototype, 'decode', { value: method, writable: true, configurable: true })
@@ -101,3 +105,6 @@ if (typeof Symbol.dispose === 'symbol') {
 
 module.exports = { Layout, Generator, PureGenerator, decode, compose, idBounds, formatId, parseId }
 Object.assign(module.exports, { toBase32, fromBase32, toBase62, fromBase62 })
+// Which artifact binding.js loaded ('native' here): napi-rs's generated
+// loader sets it, and its generated index.d.ts declares it.
+module.exports.__napiBindingTarget = binding.__napiBindingTarget

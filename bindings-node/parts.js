@@ -50,6 +50,23 @@ function partsClass(names, small, base) {
     },
     configurable: true,
   })
+  define(Parts.prototype, {
+    // Own properties, the ID as a decimal string (JSON has no 64-bit
+    // integers), and `nodes` when a node field is named like a fixed
+    // property (and so is not at the top level).
+    toJSON() {
+      const json = { ...this, id: String(this.id) }
+      if (this[HIDDEN] !== undefined) json.nodes = this.nodes
+      return json
+    },
+    toString() {
+      return String(this.id)
+    },
+    [INSPECT]() {
+      const nodes = Object.entries(this.nodes).map(([k, v]) => ` ${k} ${v}`).join('')
+      return `Parts <${this.id} ${iso(this.timestampMs)} sequence ${this.sequence}${nodes}>`
+    },
+  })
   Object.defineProperty(Parts.prototype, 'nodes', {
     get() {
       const nodes = {}
@@ -95,4 +112,59 @@ function genericParts(names, base, top) {
   }
 }
 
-module.exports = { partsClass }
+// Node's util.inspect calls an object's method under this symbol (the
+// registered symbol that `util.inspect.custom` is; elsewhere it is unused).
+const INSPECT = Symbol.for('nodejs.util.inspect.custom')
+
+// Methods (writable, configurable, not enumerable), as classes define them.
+function define(proto, methods) {
+  for (const key of Reflect.ownKeys(methods)) {
+    Object.defineProperty(proto, key, { value: methods[key], writable: true, configurable: true })
+  }
+}
+
+// Unix ms as ISO 8601, or the number where a Date cannot hold it.
+function iso(ms) {
+  const d = new Date(ms)
+  return Number.isNaN(d.getTime()) ? `${ms} ms` : d.toISOString()
+}
+
+/**
+ * `toJSON`, `toString` and the util.inspect method of the package's Layout
+ * and Generator classes (the same in both packages). A layout's JSON is its
+ * canonical descriptor as an object (`Layout.fromJson(JSON.stringify(l))`
+ * gives it back) and its string the descriptor itself; a generator's JSON is
+ * its layout, node values and (native package) lease. Inspection shows only
+ * these public values, never a handle, a seed or a lease store's URL.
+ */
+function present(Layout, Generator) {
+  define(Layout.prototype, {
+    toJSON() {
+      return JSON.parse(this.toJson())
+    },
+    toString() {
+      return this.toJson()
+    },
+    [INSPECT]() {
+      const fields = this.fields.map((f) => ` ${f.name}:${f.bits}`).join('')
+      const unit = this.timeUnitMs === 1 ? '' : ` unit ${this.timeUnitMs}ms`
+      return `Layout <${this.presetName ?? 'custom'}${fields} epoch ${iso(this.epochMs)}${unit}>`
+    },
+  })
+  define(Generator.prototype, {
+    toJSON() {
+      const json = { layout: this.layout.toJSON(), nodes: this.nodes }
+      if ('lease' in this) json.lease = this.lease
+      return json
+    },
+    [INSPECT]() {
+      const l = this.layout
+      const nodes = Object.entries(this.nodes).map(([k, v]) => ` ${k} ${v}`).join('')
+      const lease = 'lease' in this ? this.lease : null
+      const leased = lease === null ? '' : ` (${lease.field} leased${lease.lost === null ? '' : ', lost'})`
+      return `Generator <${l.presetName ?? 'custom'}${nodes}${leased}>`
+    },
+  })
+}
+
+module.exports = { partsClass, present }

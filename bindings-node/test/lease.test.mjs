@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { after, test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { inspect } from 'node:util'
 
 import pkg, { pkgEntryUrl } from './pkg-native.mjs'
 import { throwsCode } from '../../tests/js/helpers.mjs'
@@ -240,4 +241,22 @@ test('a generator garbage-collected without close releases its slot', () => {
   `
   const out = execFileSync(process.execPath, ['--expose-gc', '-e', script, store()], { encoding: 'utf8' })
   assert.equal(out.trim(), 'released')
+})
+
+test('a leased generator: JSON carries the lease info, util.inspect the leased field only', () => {
+  const url = store()
+  const g = leased(url)
+  try {
+    const json = JSON.parse(JSON.stringify(g))
+    assert.deepEqual(json.nodes, g.nodes)
+    assert.deepEqual(Object.keys(json.lease).sort(), Object.keys(g.lease).sort())
+    assert.equal(json.lease.slot, g.nodes.worker)
+    assert.equal(json.layout.epoch_ms, 1288834974657)
+    const shown = inspect(g)
+    assert.equal(shown, `Generator <twitter datacenter 1 worker ${g.nodes.worker} (worker leased)>`)
+    assert.ok(!shown.includes(tmp), shown) // no store location
+  } finally {
+    g.close()
+  }
+  assert.match(inspect(g), /\(worker leased, lost\)>$|\(worker leased\)>$/)
 })

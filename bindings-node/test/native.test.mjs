@@ -123,7 +123,8 @@ test('Parts are the same where code generation from strings is disabled', () => 
   const layout = '{"epoch_ms":0,"fields":[["timestamp",40],["id",4],["date",4],["nodes",4],["shard",4],["sequence",8]]}'
   const script = `
     const pkg = require(${JSON.stringify(fileURLToPath(pkgEntryUrl))})
-    const show = (p) => JSON.stringify([Object.keys(p), p, p.date, p.nodes], (k, v) => (typeof v === 'bigint' ? v + 'n' : v))
+    const show = (p) =>
+      JSON.stringify([Object.keys(p), { ...p }, p.date, p.nodes, p.toJSON()], (k, v) => (typeof v === 'bigint' ? v + 'n' : v))
     const l = pkg.Layout.parse(${JSON.stringify(layout)})
     const id = l.compose(5000, 7, { id: 1, date: 2, nodes: 3, shard: 4 })
     console.log(JSON.stringify([show(l.decode(id)), show(pkg.decode(175928847299117063n, 'discord'))]))
@@ -132,11 +133,13 @@ test('Parts are the same where code generation from strings is disabled', () => 
   const generic = run(['--disallow-code-generation-from-strings'])
   const compiled = run([])
   assert.deepEqual(generic, compiled)
-  const [keys, p, date, nodes] = JSON.parse(compiled[0])
+  const [keys, p, date, nodes, json] = JSON.parse(compiled[0])
   assert.deepEqual(keys, ['id', 'timestampMs', 'sequence', 'shard'])
   assert.deepEqual(p, { id: '83887272967n', timestampMs: 5000, sequence: 7, shard: 4 })
   assert.equal(date, '1970-01-01T00:00:05.000Z')
   assert.deepEqual(nodes, { id: 1, date: 2, nodes: 3, shard: 4 })
+  // JSON: the hidden node fields under `nodes`.
+  assert.deepEqual(json, { id: '83887272967', timestampMs: 5000, sequence: 7, shard: 4, nodes })
 })
 
 test('Parts: date and nodes are getters of a per-layout prototype, the bigint is kept', () => {
@@ -158,4 +161,11 @@ test('Parts: date and nodes are getters of a per-layout prototype, the bigint is
   assert.equal(Object.getPrototypeOf(pkg.decode(id, Layout.parse('discord'))), Object.getPrototypeOf(p))
   // A string or number becomes a bigint; a frozen Layout works too.
   assert.equal(pkg.decode('175928847299117063', Object.freeze(Layout.preset('discord'))).id, id)
+})
+
+test('__napiBindingTarget, declared by the generated index.d.ts, is the loaded artifact in CJS and ESM', async () => {
+  assert.equal(pkg.__napiBindingTarget, 'native')
+  const esm = await import(new URL('index.mjs', pkgEntryUrl).href)
+  assert.equal(esm.__napiBindingTarget, 'native')
+  assert.equal(esm.default.__napiBindingTarget, 'native')
 })

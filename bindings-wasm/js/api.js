@@ -16,13 +16,17 @@
 //   views of the caller's buffer when one is given (the engine checks that
 //   it is a large enough typed array); an invalid ID's error carries its
 //   `index`.
+// - `toJSON`, `toString` and util.inspect of Layout and Generator: parts.js's
+//   `present`, shared with the native package.
 //
 // bindings-wasm/build.sh copies this file into both packages (as CommonJS
 // for pkg-node: only imports and `export function` declarations).
-import { partsClass } from './parts.js'
+import { partsClass, present } from './parts.js'
 
 export function install(raw) {
   const { Layout } = raw
+  // toJSON, toString and util.inspect (parts.js, as in the native package).
+  present(Layout, raw.Generator)
   const SHAPE = Symbol('snowmint.parts')
   // The handle of a Layout object (set by the module; equal layouts share
   // one) -> the Parts constructor, the node field names and maxId.

@@ -12,8 +12,11 @@ export type UintLike = bigint | number;
  * A decoded ID. Node fields are also spread at the top level (never overriding `id`,
  * `timestampMs`, `date`, `sequence` or `nodes`).
  *
- * Own (enumerable) properties: `id`, `timestampMs`, `sequence` and the node fields;
- * `{...parts}` and `JSON.stringify(parts)` carry those, not `date` or `nodes`.
+ * Own (enumerable) properties: `id`, `timestampMs`, `sequence` and the node
+ * fields; `{...parts}` carries those, not `date` or `nodes`.
+ * `JSON.stringify(parts)` works (see `toJSON`); `String(parts)` is the ID in
+ * decimal; Node's `util.inspect` shows
+ * `Parts <175928847299117063 2016-04-30T11:18:25.796Z sequence 7 worker 1 process 0>`.
  */
 export interface Parts {
   /** The ID decoded (the caller's bigint itself when a bigint was passed). */
@@ -28,6 +31,41 @@ export interface Parts {
    * a new object on every read (not an own property). */
   readonly nodes: Record<string, number>;
   [nodeField: string]: unknown;
+  /** The JSON form (`JSON.stringify` calls it): the own properties with `id`
+   * as a decimal string, since JSON numbers cannot hold 64-bit IDs. */
+  toJSON(): PartsJSON;
+  /** The ID in decimal (what `String(parts)` and template strings show). */
+  toString(): string;
+}
+
+/** `parts.toJSON()`, e.g. `{"id":"175928847299117063","timestampMs":1462015105796,"sequence":7,"worker":1,"process":0}`
+ * for discord's ID 175928847299117063. A node field named like a fixed property
+ * (`id`, `date`, `sequence`, `nodes`) is not at the top level; then `nodes`
+ * holds every node field. */
+export interface PartsJSON {
+  /** The ID as a decimal string (a JSON number would round IDs above 2^53). */
+  id: string;
+  timestampMs: number;
+  sequence: number;
+  /** Only when a node field is named like a fixed property. */
+  nodes?: Record<string, number>;
+  [nodeField: string]: string | number | Record<string, number> | undefined;
+}
+
+/** `layout.toJSON()`: the canonical JSON descriptor as an object, e.g.
+ * `{"epoch_ms":1288834974657,"time_unit_ms":1,"fields":[["timestamp",41],["datacenter",5],["worker",5],["sequence",12]]}`.
+ * `Layout.fromJson(JSON.stringify(layout))` is an equal layout. */
+export interface LayoutJSON {
+  epoch_ms: number;
+  time_unit_ms: number;
+  /** `[name, bits]`, most significant first. */
+  fields: Array<[string, number]>;
+}
+
+/** `generator.toJSON()`: its layout and node values (no seed, no state). */
+export interface GeneratorJSON {
+  layout: LayoutJSON;
+  nodes: Record<string, number>;
 }
 
 /** Generator options: policy strings as in the core (`fail`, `wait:5`, `borrow:10`, `random:16`...). */
@@ -74,6 +112,13 @@ export class Layout {
   readonly jsSafeEndMs: number;
   /** Splits an ID into its parts. */
   decode(id: IdLike): Parts;
+  /** The JSON form (`JSON.stringify` calls it): the canonical descriptor as
+   * an object (see `LayoutJSON`), not an escaped string. */
+  toJSON(): LayoutJSON;
+  /** The canonical JSON descriptor (`toJson()`): what `String(layout)` shows,
+   * and `Layout.parse(String(layout))` reads back. Node's `util.inspect` shows
+   * `Layout <twitter timestamp:41 datacenter:5 worker:5 sequence:12 epoch 2010-11-04T01:42:54.657Z>`. */
+  toString(): string;
   /** Builds an ID from a time (Unix ms), a sequence value and node values. */
   compose(timestampMs: UintLike, sequence: UintLike, nodes?: Record<string, UintLike>): bigint;
   /** The smallest and largest IDs of the time unit holding `timestampMs`. */
@@ -95,6 +140,9 @@ export class Layout {
     sequence: Float64Array;
     nodes: Record<string, Float64Array>;
   };
+  /** Frees the object's WebAssembly memory now (wasm-bindgen's; otherwise garbage collection
+   * does it). The object is unusable afterwards. */
+  free(): void;
 }
 
 /**
@@ -114,6 +162,14 @@ export class Generator {
   nextIds(n: UintLike): BigUint64Array;
   /** The generator's layout. */
   readonly layout: Layout;
+  /** The node values by field name. */
+  readonly nodes: Record<string, number>;
+  /** The JSON form (`JSON.stringify` calls it, see `GeneratorJSON`). Node's
+   * `util.inspect` shows e.g. `Generator <twitter datacenter 1 worker 3>`. */
+  toJSON(): GeneratorJSON;
+  /** Frees the object's WebAssembly memory now (wasm-bindgen's; otherwise garbage collection
+   * does it). The object is unusable afterwards. */
+  free(): void;
 }
 
 /** The pure generator (the core's `PureGenerator`): the caller passes the time. The seed is
@@ -125,6 +181,9 @@ export class PureGenerator {
   /** IDs only in time units up to the one holding `untilMs` (a lease's confirmed reservation),
    * `lease_expired` past it; `null` removes the bound. */
   reserveUntil(untilMs: UintLike | null): void;
+  /** Frees the object's WebAssembly memory now (wasm-bindgen's; otherwise garbage collection
+   * does it). The object is unusable afterwards. */
+  free(): void;
 }
 
 /** Splits an ID into its parts under `layout` (a `Layout` or a preset name or JSON descriptor). */

@@ -500,6 +500,17 @@ impl Generator {
     pub fn layout(&self) -> JsValue {
         wrap(*self.0.config().layout())
     }
+
+    /// The node values by field name.
+    #[wasm_bindgen(getter)]
+    pub fn nodes(&self) -> Object {
+        let config = self.0.config();
+        let o = Object::new();
+        for (f, v) in config.layout().nodes().zip(config.nodes().values()) {
+            let _ = Reflect::set(&o, &f.name().into(), &(*v as f64).into());
+        }
+        o
+    }
 }
 
 /// The pure generator: the caller passes the time (`next(nowMs)`).

@@ -6,10 +6,10 @@
 //                     package name resolved from the current directory.
 //                     Default: `snowmint`.
 //   SNOWMINT_VECTORS  the folder of the shared vectors. Default: ../../vectors.
-import { readFileSync, statSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const spec = process.env.SNOWMINT_JS_PKG || 'snowmint'
 
@@ -21,13 +21,21 @@ function entryUrl(spec) {
   return pathToFileURL(require.resolve(spec)).href
 }
 
-const mod = await import(entryUrl(spec))
+const url = entryUrl(spec)
+const mod = await import(url)
 // A CommonJS package imported from ESM arrives as `default`; an ESM package
 // has its names at the top level.
 const pkg = mod.default && typeof mod.default.Layout === 'function' ? mod.default : mod
 
 export default pkg
 export const pkgSpec = spec
+
+/** The package's folder: the nearest one above its entry point with a package.json. */
+export const pkgDir = (() => {
+  let dir = path.dirname(fileURLToPath(url))
+  while (!existsSync(path.join(dir, 'package.json')) && dir !== path.dirname(dir)) dir = path.dirname(dir)
+  return dir
+})()
 
 const vectorsDir = process.env.SNOWMINT_VECTORS
   ? path.resolve(process.env.SNOWMINT_VECTORS)

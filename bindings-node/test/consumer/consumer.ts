@@ -1,9 +1,9 @@
 // A TypeScript consumer: type-checked with `tsc --noEmit` against index.d.ts.
 import {
   Layout, Generator, PureGenerator, decode, compose, idBounds, toBase32, fromBase32,
-  toBase62, fromBase62, formatId, parseId,
+  toBase62, fromBase62, formatId, parseId, __napiBindingTarget as snowmintTarget,
 } from 'snowmint'
-import type { Field, GeneratorOptions, IdLike, LeaseInfo, Parts } from 'snowmint'
+import type { Field, GeneratorJSON, GeneratorOptions, IdLike, LayoutJSON, LeaseInfo, Parts, PartsJSON } from 'snowmint'
 
 const layout: Layout = Layout.parse('twitter')
 const fields: Field[] = layout.fields
@@ -37,3 +37,12 @@ const nodeValues: Record<string, number> = leased.nodes
 leased.close()
 void [kind, preset, maxId, batch, date, nodes, bounds, composed, like, back, either, plausible]
 void [slot, reserved, nodeValues]
+const pj: PartsJSON = parts.toJSON()
+const pid: string = pj.id
+const lj: LayoutJSON = layout.toJSON()
+const bits: number = lj.fields[0][1]
+const gj: GeneratorJSON = g.toJSON()
+const leaseJson: LeaseInfo | null = gj.lease
+const text: string = String(layout) + parts.toString() + layout.toString()
+const target: 'native' | 'wasm32-wasi' | 'wasm32-wasip1' = snowmintTarget
+void [pid, bits, leaseJson, text, target]

@@ -3,6 +3,7 @@
 import {
   Generator, Layout, PureGenerator, compose, decode, formatId, fromBase32, fromBase62, idBounds,
   parseId, toBase32, toBase62, type GeneratorOptions, type IdLike, type Parts,
+  type GeneratorJSON, type LayoutJSON, type PartsJSON,
 } from 'snowmint-wasm'
 
 const layout: Layout = Layout.preset('discord')
@@ -37,4 +38,12 @@ const rid: bigint | undefined = 'id' in r ? r.id : undefined
 const cols = layout.decodeMany(many)
 const col: Float64Array = cols.nodes.worker
 const cols2 = layout.decodeMany(many, new Float64Array(40))
+const pj: PartsJSON = p.toJSON()
+const pid: string = pj.id
+const lj: LayoutJSON = layout.toJSON()
+const bits: number = lj.fields[0][1]
+const gj: GeneratorJSON = g2.toJSON()
+const gnodes: Record<string, number> = g2.nodes
+const text: string = String(layout) + p.toString() + layout.toString() + gj.layout.epoch_ms
+export { pid, bits, gnodes, text }
 export { also, names, json, nums, max, preset, kinds, when, worker, p2, c, lo, hi, ok, back, one, str, gl, rid, col, cols2 }
