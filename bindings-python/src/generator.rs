@@ -1,6 +1,6 @@
 //! `Generator` (thread-safe, system clock) and `PureGenerator` (time passed in).
 
-use pyo3::exceptions::PyMemoryError;
+use pyo3::exceptions::{PyMemoryError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyType};
 use snowmint::{Config, Next, Value};
@@ -55,11 +55,17 @@ fn config_repr(class: &str, cfg: &Config, leased: Option<(&str, &str)>) -> Strin
 /// buffer (below, releasing and re-taking it costs more than filling).
 const DETACH_MIN: usize = 64;
 
+/// Why a `Generator` cannot be pickled or copied.
+const NO_COPY: &str = "a snowmint.Generator cannot be pickled or copied: it owns the clock \
+state (and maybe a lease) behind the IDs it issues, and two copies would issue duplicate IDs; \
+create a new Generator in each process, with its own node values or a lease";
+
 /// The thread-safe, lock-free generator on the system clock. Generators of
 /// one process with the same layout and node values share one state; a
 /// generator created before `fork()` raises `ProcessForkedError` in the child.
 /// With `lease=URL`, a store assigns the one node field left out; `close()`
-/// (or the end of a `with` block, or garbage collection) releases it.
+/// (or the end of a `with` block, or garbage collection) releases it. Pickling
+/// or copying one raises `TypeError` (two copies would issue duplicate IDs).
 #[pyclass(module = "snowmint", frozen)]
 pub struct Generator {
     inner: AnyGenerator,
@@ -179,6 +185,28 @@ impl Generator {
 
     fn __next__(&self, py: Python<'_>) -> Res<u64> {
         self.next(py)
+    }
+
+    /// Refused: `TypeError` (two copies would issue duplicate IDs).
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(PyTypeError::new_err(NO_COPY))
+    }
+
+    /// Refused: `TypeError` (two copies would issue duplicate IDs).
+    fn __reduce_ex__(&self, protocol: &Bound<'_, PyAny>) -> PyResult<()> {
+        let _ = protocol;
+        Err(PyTypeError::new_err(NO_COPY))
+    }
+
+    /// Refused: `TypeError` (two copies would issue duplicate IDs).
+    fn __copy__(&self) -> PyResult<()> {
+        Err(PyTypeError::new_err(NO_COPY))
+    }
+
+    /// Refused: `TypeError` (two copies would issue duplicate IDs).
+    fn __deepcopy__(&self, memo: &Bound<'_, PyAny>) -> PyResult<()> {
+        let _ = memo;
+        Err(PyTypeError::new_err(NO_COPY))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

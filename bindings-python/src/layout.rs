@@ -53,8 +53,10 @@ impl Field {
 }
 
 /// A layout: the epoch, the time unit, and the fields from the most
-/// significant bit down. Build one with `Layout.preset`, `Layout.from_json` or
-/// `Layout.parse`.
+/// significant bit down. `Layout(layout)` takes what every `layout` argument
+/// takes (a preset name, a JSON descriptor or a Layout); so do
+/// `Layout.preset`, `Layout.from_json` and `Layout.parse`. Pickles and copies
+/// as `Layout(preset name or descriptor)`.
 #[pyclass(module = "snowmint", frozen, eq, hash)]
 #[derive(PartialEq, Eq, Hash)]
 pub struct Layout {
@@ -69,6 +71,21 @@ impl From<snowmint::Layout> for Layout {
 
 #[pymethods]
 impl Layout {
+    #[new]
+    fn new(layout: &Bound<'_, PyAny>) -> Res<Layout> {
+        Ok(layout_arg(Some(layout))?.into())
+    }
+
+    /// `Layout(preset name or JSON descriptor)`: what pickle and copy rebuild.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let inner = &slf.get().inner;
+        let arg = match inner.preset_name() {
+            Some(name) => name.to_owned(),
+            None => inner.to_json(),
+        };
+        (slf.get_type(), (arg,)).into_pyobject(slf.py())
+    }
+
     /// A preset by name (see `Layout.presets()`).
     #[staticmethod]
     fn preset(name: &str) -> Res<Layout> {
@@ -227,7 +244,7 @@ impl Layout {
 
 /// An ID split into its parts. Frozen; iterates and indexes like the tuple
 /// `(id, timestamp_ms, sequence, nodes)`; node fields are also attributes
-/// (`parts.worker`).
+/// (`parts.worker`). Pickles and copies as `decode(id, layout)`.
 #[pyclass(module = "snowmint", frozen, eq, hash)]
 #[derive(PartialEq, Eq, Hash)]
 pub struct Parts {
@@ -289,6 +306,12 @@ impl Parts {
     #[getter]
     fn layout(&self) -> Layout {
         self.layout.into()
+    }
+
+    /// `decode(id, layout)`: what pickle and copy rebuild.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let decode = py.import("snowmint")?.getattr("decode")?;
+        (decode, (self.parts.id().get(), self.layout())).into_pyobject(py)
     }
 
     /// The parts as a dict (like `NamedTuple._asdict`).

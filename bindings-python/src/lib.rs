@@ -106,6 +106,13 @@ mod _snowmint {
         for class in classes(m.py())?.iter().flatten() {
             m.add(class.bind(m.py()).name()?, class)?;
         }
+        // The functions' module is the package, like the classes': a pickled
+        // `Parts` names `snowmint.decode`.
+        for f in m.dict().values() {
+            if f.is_instance_of::<pyo3::types::PyCFunction>() {
+                f.setattr("__module__", "snowmint")?;
+            }
+        }
         // For `from snowmint._snowmint import *` (the package's __init__.py).
         let mut all: Vec<String> = m.dict().keys().extract()?;
         all.retain(|n| !n.starts_with('_'));

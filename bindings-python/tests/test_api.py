@@ -348,7 +348,7 @@ def _stub_params(fn):
         out.append((arg.arg, "keyword_only", None if d is None else ast.literal_eval(d)))
     if a.kwarg:
         out.append((a.kwarg.arg, "var_keyword", None))
-    return [p for p in out if p[0] != "self"]
+    return [p for p in out if p[0] not in ("self", "cls")]
 
 
 def _runtime_params(obj):
@@ -375,11 +375,14 @@ def test_stub_signatures_match_the_runtime():
         elif isinstance(node, ast.ClassDef):
             cls = getattr(snowmint, name)
             for item in node.body:
-                if not isinstance(item, ast.FunctionDef) or item.name.startswith("__") and item.name != "__init__":
+                if not isinstance(item, ast.FunctionDef):
+                    continue
+                constructor = item.name in ("__init__", "__new__")
+                if item.name.startswith("__") and not constructor:
                     continue
                 if any(isinstance(d, ast.Name) and d.id == "property" for d in item.decorator_list):
                     continue
-                runtime = cls if item.name == "__init__" else getattr(cls, item.name)
+                runtime = cls if constructor else getattr(cls, item.name)
                 assert _stub_params(item) == _runtime_params(runtime), f"{name}.{item.name}"
                 checked += 1
     assert checked >= 20

@@ -2,7 +2,21 @@
 
 from datetime import datetime
 from types import TracebackType
-from typing import Dict, Iterator, List, Literal, Mapping, Optional, Tuple, Type, Union
+from typing import (
+    Callable,
+    Dict,
+    Iterator,
+    List,
+    Literal,
+    Mapping,
+    NoReturn,
+    Optional,
+    SupportsIndex,
+    Tuple,
+    Type,
+    Union,
+    final,
+)
 
 __version__: str
 ERROR_CODES: List[str]
@@ -103,6 +117,9 @@ class ProcessForkedTypeError(ProcessForkedError, TypeError): ...
 class LeaseUnavailableTypeError(LeaseUnavailableError, TypeError): ...
 class LeaseExpiredTypeError(LeaseExpiredError, TypeError): ...
 
+# The classes are pyo3 classes, which cannot be subclassed (@final).
+
+@final
 class Field:
     """One field of a layout."""
 
@@ -118,11 +135,19 @@ class Field:
     @property
     def kind(self) -> Literal["timestamp", "sequence", "node"]:
         """What the field holds."""
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
 class Layout:
-    """A layout: the epoch, the time unit, and the fields from the most significant bit down."""
+    """A layout: the epoch, the time unit, and the fields from the most significant bit down.
+
+    ``Layout(layout)`` takes what every ``layout`` argument takes: a preset name, a JSON
+    descriptor or a Layout. Pickles and copies as ``Layout(preset name or descriptor)``.
+    """
+
+    def __new__(cls, layout: _LayoutLike) -> Layout: ...
+    def __reduce__(self) -> Tuple[Type[Layout], Tuple[str]]: ...
 
     @staticmethod
     def preset(name: str) -> Layout:
@@ -185,13 +210,15 @@ class Layout:
         """The smallest and largest IDs whose time unit contains ``time``."""
     def is_plausible(self, id: _IdLike, now_ms: int) -> bool:
         """True when the ID fits and decodes to a time between the epoch and now plus one day."""
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
 class Parts:
     """An ID split into its parts; iterates like ``(id, timestamp_ms, sequence, nodes)``.
 
-    Node fields are also attributes (``parts.worker``).
+    Node fields are also attributes (``parts.worker``). Pickles and copies as
+    ``decode(id, layout)``.
     """
 
     @property
@@ -219,12 +246,14 @@ class Parts:
         """The parts as a dict."""
     def __getattr__(self, name: str) -> int:
         """A node field's value."""
+    def __reduce__(self) -> Tuple[Callable[[int, Layout], Parts], Tuple[int, Layout]]: ...
     def __len__(self) -> int: ...
-    def __getitem__(self, index: int) -> object: ...
+    def __getitem__(self, key: int, /) -> object: ...
     def __iter__(self) -> Iterator[object]: ...
-    def __eq__(self, other: object) -> bool: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
+@final
 class Generator:
     """The thread-safe, lock-free generator on the system clock.
 
@@ -239,10 +268,12 @@ class Generator:
     value (``LeaseUnavailableError`` when none is free). ``close()``, the end of a
     ``with`` block or garbage collection releases it; after ``close()``,
     ``next_id`` raises ``LeaseExpiredError``.
+
+    Pickling or copying one raises ``TypeError``: two copies would issue duplicate IDs.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         layout: _LayoutLike = "twitter",
         *,
         clock_backwards: Optional[str] = None,
@@ -253,7 +284,7 @@ class Generator:
         lease: Optional[str] = None,
         nodes: Optional[Mapping[str, int]] = None,
         **node_values: int,
-    ) -> None: ...
+    ) -> Generator: ...
     def next_id(self) -> int:
         """The next ID. Waits (with the GIL released) when a policy says to."""
     def next_ids(self, n: int) -> List[int]:
@@ -283,12 +314,21 @@ class Generator:
         """Closes the generator (see ``close``); an exception in the block propagates."""
     def __iter__(self) -> Iterator[int]: ...
     def __next__(self) -> int: ...
+    def __reduce__(self) -> NoReturn:
+        """Refused: ``TypeError`` (two copies would issue duplicate IDs)."""
+    def __reduce_ex__(self, protocol: SupportsIndex, /) -> NoReturn:
+        """Refused: ``TypeError`` (two copies would issue duplicate IDs)."""
+    def __copy__(self) -> NoReturn:
+        """Refused: ``TypeError`` (two copies would issue duplicate IDs)."""
+    def __deepcopy__(self, memo: object, /) -> NoReturn:
+        """Refused: ``TypeError`` (two copies would issue duplicate IDs)."""
 
+@final
 class PureGenerator:
     """The core's pure generator: the caller passes the time (for tests and simulations)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         layout: _LayoutLike,
         *,
         clock_backwards: Optional[str] = None,
@@ -298,7 +338,7 @@ class PureGenerator:
         resume_after: Optional[_IdLike] = None,
         nodes: Optional[Mapping[str, int]] = None,
         **node_values: int,
-    ) -> None: ...
+    ) -> PureGenerator: ...
     def next(self, now_ms: int) -> Tuple[Literal["id", "retry_at"], int]:
         """``("id", id)``, or ``("retry_at", ms)`` when no ID can be issued before ``ms``."""
     def reserve_until(self, until_ms: Optional[int]) -> None:
@@ -338,4 +378,48 @@ def format_id(id: _IdLike, format: Literal["decimal", "base32", "base62"]) -> st
 def parse_id(s: str, format: Literal["decimal", "base32", "base62"]) -> int:
     """Reads an ID written in ``format``."""
 
-__all__: List[str]
+__all__ = [
+    "ClockMovedBackwardsError",
+    "ClockMovedBackwardsTypeError",
+    "ERROR_CODES",
+    "Field",
+    "Generator",
+    "InvalidIdError",
+    "InvalidIdTypeError",
+    "InvalidLayoutError",
+    "InvalidLayoutTypeError",
+    "InvalidOptionError",
+    "InvalidOptionTypeError",
+    "Layout",
+    "LeaseExpiredError",
+    "LeaseExpiredTypeError",
+    "LeaseUnavailableError",
+    "LeaseUnavailableTypeError",
+    "MissingNodeError",
+    "MissingNodeTypeError",
+    "NodeOutOfRangeError",
+    "NodeOutOfRangeTypeError",
+    "Parts",
+    "ProcessForkedError",
+    "ProcessForkedTypeError",
+    "PureGenerator",
+    "SnowmintError",
+    "TimeBeforeEpochError",
+    "TimeBeforeEpochTypeError",
+    "TimeOverflowError",
+    "TimeOverflowTypeError",
+    "UnknownFieldError",
+    "UnknownFieldTypeError",
+    "UnknownPresetError",
+    "UnknownPresetTypeError",
+    "compose",
+    "decode",
+    "format_id",
+    "from_base32",
+    "from_base62",
+    "id_bounds",
+    "parse_id",
+    "to_base32",
+    "to_base62",
+    "__version__",
+]
