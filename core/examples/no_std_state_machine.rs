@@ -14,8 +14,10 @@ fn run(out: &mut [u64]) -> Result<u64, Error> {
         &[("timestamp", 40), ("node", 4), ("sequence", 8)],
     )?;
     let nodes = layout.nodes_from_values(&[5])?;
-    let mut options = Options::default();
-    options.sequence_exhausted = SequenceExhausted::Wait;
+    let options = Options {
+        sequence_exhausted: SequenceExhausted::Wait,
+        ..Options::default()
+    };
     let mut g = PureGenerator::new(layout, nodes, options)?;
     let mut now = 1_700_000_100_000;
     let mut retries = 0;
