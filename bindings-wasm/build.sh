@@ -130,7 +130,7 @@ cat > "$HERE/pkg-node/package.json" <<JSON
   "license": "MIT OR Apache-2.0",
   "main": "index.js",
   "types": "index.d.ts",
-  "files": ["index.js", "index.d.ts", "api.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
+  "files": ["index.js", "index.d.ts", "api.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "LICENSE-MIT", "LICENSE-APACHE"]
 }
 JSON
 cat > "$HERE/pkg-web/package.json" <<JSON
@@ -142,9 +142,12 @@ cat > "$HERE/pkg-web/package.json" <<JSON
   "type": "module",
   "main": "index.js",
   "types": "index.d.ts",
-  "files": ["index.js", "index.d.ts", "api.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts"]
+  "files": ["index.js", "index.d.ts", "api.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "LICENSE-MIT", "LICENSE-APACHE"]
 }
 JSON
+
+# The licences, in both packages.
+for pkg in pkg-node pkg-web; do cp "$ROOT/LICENSE-MIT" "$ROOT/LICENSE-APACHE" "$HERE/$pkg/"; done
 
 # The decoder page's copy: only what a browser loads.
 fresh="$(mktemp -d)"

@@ -22,6 +22,7 @@ pub trait Clock {
 #[cfg(all(feature = "std", unix))]
 pub(crate) use self::system::after_fork_in_child;
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use self::system::SystemClock;
 
 #[cfg(feature = "std")]

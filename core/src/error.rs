@@ -690,4 +690,5 @@ impl fmt::Display for IdProblem {
 }
 
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl std::error::Error for Error {}

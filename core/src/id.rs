@@ -197,6 +197,7 @@ impl Id {
     /// assert_eq!(Id::new(1541815603606036480).to_string_in(Format::Base32), "1ASD13XH1F800");
     /// ```
     #[cfg(feature = "std")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn to_string_in(self, format: Format) -> std::string::String {
         let mut buf = [0u8; MAX_STR_LEN];
         self.encode(format, &mut buf).into()

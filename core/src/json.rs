@@ -52,6 +52,7 @@ impl Layout {
 
     /// The canonical JSON descriptor.
     #[cfg(feature = "std")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn to_json(&self) -> std::string::String {
         let mut s = std::string::String::new();
         // Writing into a String cannot fail.

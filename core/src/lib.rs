@@ -30,6 +30,12 @@
 //! - `mask`: `IdMask`, the keyed public-ID mask (FF1 with AES-128/256 over
 //!   the layout's bits, see `docs/SEMANTICS.md`). It needs an allocator
 //!   (`alloc`) but not `std`.
+//! - `serde`: `Serialize`/`Deserialize` for [`Id`] (a decimal string in
+//!   human-readable formats such as JSON, because JavaScript readers lose
+//!   precision above 2^53; read from a string or a number), [`Format`] (its
+//!   name), [`Layout`] (a preset name or JSON descriptor string) and, serialise
+//!   only, [`Parts`]. `#[serde(with = "snowmint::serde::as_number")]` writes an
+//!   `Id` field as a number. Works without `std`.
 //!
 //! # Example
 //!
@@ -44,6 +50,9 @@
 //! # Ok::<(), snowmint::Error>(())
 //! ```
 #![cfg_attr(not(feature = "std"), no_std)]
+// Only docs.rs sets `docsrs` (its nightly rustdoc shows which feature an item
+// needs); the stable builds never do.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
 
@@ -59,6 +68,9 @@ mod layout;
 #[cfg(feature = "mask")]
 mod mask;
 mod names;
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub mod serde;
 #[cfg(feature = "std")]
 mod sync;
 mod text;
@@ -66,13 +78,16 @@ mod time;
 #[cfg(feature = "std")]
 mod value;
 
-/// The README's Rust examples, compiled and run as doctests.
+/// The crate README's Rust examples, compiled and run as doctests (the
+/// workspace README's Rust example is checked to be one of them by
+/// tools/vectors/tests/docs.rs, so the packaged crate needs no file outside it).
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
 pub use clock::Clock;
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use clock::SystemClock;
 pub use error::{
     Arg, ArgProblem, Error, ErrorClass, IdProblem, LayoutProblem, LeaseProblem, OptionProblem,
@@ -84,14 +99,17 @@ pub use generator::{
 pub use id::{Format, Id, MAX_STR_LEN};
 pub use layout::{Field, FieldKind, Layout, Nodes, Parts};
 #[cfg(feature = "mask")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mask")))]
 pub use mask::{IdMask, MASK_MIN_BITS};
 pub use names::{FieldName, MAX_FIELDS, MAX_FIELD_BITS, MAX_NODES, MAX_TIME_END_MS};
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use sync::{Generator, ManualClock};
 
 /// The thread-safe generator's name before 0.2 ([`Generator`]); the pure one
 /// is now [`PureGenerator`], as in every binding.
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 #[deprecated(
     since = "0.2.0",
     note = "renamed to `Generator` (and the pure `Generator` to `PureGenerator`)"
@@ -99,4 +117,5 @@ pub use sync::{Generator, ManualClock};
 pub type SyncGenerator<C = SystemClock> = Generator<C>;
 pub use time::Iso8601;
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use value::{option_key, Value, MAX_SAFE_INTEGER, OPTION_KEYS};

@@ -186,7 +186,7 @@ fn u(v: &Value) -> u64 {
 
 #[test]
 fn vectors() {
-    let v: Value = serde_json::from_str(include_str!("../../vectors/mask.json")).unwrap();
+    let v: Value = serde_json::from_str(include_str!("data/mask.json")).unwrap();
     let cases = v["cases"].as_array().unwrap();
     assert!(cases.len() >= 8);
     let mut pairs_seen = 0;

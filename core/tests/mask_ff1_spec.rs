@@ -180,8 +180,7 @@ fn id_mask_agrees_with_the_spec() {
 
 #[test]
 fn shared_vectors_agree_with_the_spec() {
-    let v: serde_json::Value =
-        serde_json::from_str(include_str!("../../vectors/mask.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(include_str!("data/mask.json")).unwrap();
     for c in v["cases"].as_array().unwrap() {
         let l = Layout::parse(c["layout"].as_str().unwrap()).unwrap();
         let (key, tweak) = (

@@ -1,4 +1,5 @@
-//! Runs every case of every file in `vectors/` against the core.
+//! Runs every case of every file in `vectors/` (linked from `tests/data/`, so
+//! the packaged crate carries them) against the core.
 //!
 //! The files are read with `include_str!`, so these tests need no file system
 //! at run time and would also run on wasm.
@@ -37,7 +38,7 @@ fn nodes_of(layout: &Layout, m: &Value) -> Result<snowmint::Nodes, Error> {
 
 #[test]
 fn layouts() {
-    let v = load(include_str!("../../vectors/layouts.json"));
+    let v = load(include_str!("data/layouts.json"));
     let cases = v["cases"].as_array().unwrap();
     assert!(cases.len() > 30);
     for c in cases {
@@ -86,7 +87,7 @@ fn layouts() {
 
 #[test]
 fn ids() {
-    let v = load(include_str!("../../vectors/ids.json"));
+    let v = load(include_str!("data/ids.json"));
     for c in v["decode"].as_array().unwrap() {
         let l = Layout::parse(c["layout"].as_str().unwrap()).unwrap();
         let id = u(&c["id"]);
@@ -158,7 +159,7 @@ fn ids() {
 
 #[test]
 fn strings() {
-    let v = load(include_str!("../../vectors/strings.json"));
+    let v = load(include_str!("data/strings.json"));
     for c in v["encode"].as_array().unwrap() {
         let id = Id::new(u(&c["id"]));
         for f in Format::ALL {
@@ -192,7 +193,7 @@ fn strings() {
 
 #[test]
 fn generate() {
-    let v = load(include_str!("../../vectors/generate.json"));
+    let v = load(include_str!("data/generate.json"));
     let cases = v["cases"].as_array().unwrap();
     assert!(cases.len() > 20);
     for c in cases {
@@ -233,7 +234,7 @@ fn generate() {
 
 #[test]
 fn codes() {
-    let v = load(include_str!("../../vectors/codes.json"));
+    let v = load(include_str!("data/codes.json"));
     let want: Vec<&str> = v["codes"]
         .as_array()
         .unwrap()

@@ -1,10 +1,11 @@
 //! The prose must not drift from the code: dates and codes in
 //! docs/SEMANTICS.md, and the list in the unknown-preset message, are checked
-//! against the core.
+//! against the core. (Here, not in core/tests: the packaged crate has no docs/
+//! or workspace README, and its tests must pass from the .crate alone.)
 
 use snowmint::{Error, Iso8601, Layout};
 
-const SEMANTICS: &str = include_str!("../../docs/SEMANTICS.md");
+const SEMANTICS: &str = include_str!("../../../docs/SEMANTICS.md");
 
 fn date(ms: u64) -> String {
     Iso8601(ms).to_string()[..10].to_string()
@@ -66,4 +67,25 @@ fn the_unknown_preset_message_lists_every_preset() {
     let err = Layout::preset("nope").unwrap_err();
     let want = format!("unknown preset (known: {})", Layout::PRESETS.join(", "));
     assert!(err.to_string().starts_with(&want), "{err}");
+}
+
+/// The workspace README's Rust example is compiled and run as a doctest of
+/// the crate README (core/README.md, included by core/src/lib.rs), which the
+/// packaged crate carries: it must stay one of that README's examples.
+#[test]
+fn the_workspace_readme_rust_example_is_doctested_by_the_crate_readme() {
+    const ROOT: &str = include_str!("../../../README.md");
+    const CRATE: &str = include_str!("../../../core/README.md");
+    let blocks: Vec<&str> = ROOT
+        .split("```rust\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert!(!blocks.is_empty(), "no ```rust block in README.md");
+    for b in blocks {
+        assert!(
+            CRATE.contains(&format!("```rust\n{b}```")),
+            "this README.md example is not in core/README.md:\n{b}"
+        );
+    }
 }
