@@ -34,12 +34,13 @@ function platformName() {
 }
 
 // The first line of an error, and of each error it wraps (napi-rs's loader
-// chains one per file or package it tried), without napi-rs's advice about npm.
+// chains one per file or package it tried, last first), without napi-rs's
+// advice about npm and its tries of a WASI build (this package has none).
 function reasons(e) {
   const out = []
   for (let c = e; c && out.length < 8; c = c.cause) {
     const line = String(c.message ?? c).split('\n')[0]
-    if (!/^Cannot find native binding/.test(line)) out.push(line)
+    if (!/^Cannot find native binding|wasm32-wasi|\.wasi\.cjs/.test(line)) out.unshift(line)
   }
   return out.join('; ') || String(e)
 }
