@@ -1,7 +1,7 @@
 // The ESM entry point: the same module object as `require('snowmint')`.
 import { createRequire } from 'node:module'
 
-const binding = createRequire(import.meta.url)('./main.js')
+const binding = createRequire(import.meta.url)('./index.js')
 
 export const { Layout, Generator, PureGenerator, decode, compose, idBounds } = binding
 export const { toBase32, fromBase32, toBase62, fromBase62, formatId, parseId } = binding

@@ -87,3 +87,14 @@ stop_stores() {
   for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do eval "${CLEANUPS[$i]}" || true; done
   rm -rf "$RUN_DIR"
 }
+
+# ensure_zig : zig (PyPI's `ziglang`, in .venv) on PATH, for maturin --zig and
+# cargo-zigbuild (napi build -x); and cargo-zigbuild itself in .tools/.
+ensure_zig() {
+  ensure_venv
+  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check "ziglang==0.17.1"
+  local dir
+  dir=$("$ROOT/.venv/bin/python" -c 'import os, ziglang; print(os.path.dirname(ziglang.__file__))')
+  export PATH="$dir:$ROOT/.venv/bin:$PATH"
+  ensure_cargo_tool cargo-zigbuild 0.24.1 cargo-zigbuild --locked
+}

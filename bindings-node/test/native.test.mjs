@@ -56,7 +56,7 @@ test('the internal decoder checks its arguments', () => {
   const d = binding.__decoder(twitter, new Float64Array(8))
   assert.equal(d(135168n), 135168n)
   assert.equal(d('135168'), 135168n)
-  assert.equal(path.basename(fileURLToPath(pkgEntryUrl)), 'main.js')
+  assert.equal(path.basename(fileURLToPath(pkgEntryUrl)), 'index.js')
 })
 
 test('one native call per decode; a layout is parsed and looked up once', () => {
