@@ -195,6 +195,41 @@ impl IdMask {
         })
     }
 
+    /// The bytes of a key or tweak written as hex: an even number of the
+    /// digits `0-9`, `a-f`, `A-F`, nothing else (the empty string is no
+    /// bytes). Every binding that takes a key or tweak as text reads it here.
+    ///
+    /// Fails with `invalid_option` otherwise; the message never repeats the
+    /// text, which may be a key.
+    ///
+    /// ```
+    /// use snowmint::IdMask;
+    /// assert_eq!(IdMask::bytes_from_hex("00ff7A")?, vec![0, 255, 122]);
+    /// assert_eq!(IdMask::bytes_from_hex("0g").unwrap_err().code(), "invalid_option");
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn bytes_from_hex(text: &str) -> Result<Vec<u8>> {
+        const fn digit(c: u8) -> Option<u8> {
+            match c {
+                b'0'..=b'9' => Some(c - b'0'),
+                b'a'..=b'f' => Some(c - b'a' + 10),
+                b'A'..=b'F' => Some(c - b'A' + 10),
+                _ => None,
+            }
+        }
+        let bad = Error::InvalidOption(OptionProblem::MaskHex);
+        let text = text.as_bytes();
+        if text.len() % 2 != 0 {
+            return Err(bad);
+        }
+        text.chunks_exact(2)
+            .map(|pair| match (digit(pair[0]), digit(pair[1])) {
+                (Some(hi), Some(lo)) => Ok((hi << 4) | lo),
+                _ => Err(bad),
+            })
+            .collect()
+    }
+
     /// The layout whose IDs this mask permutes.
     pub const fn layout(&self) -> &Layout {
         &self.layout
