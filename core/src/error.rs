@@ -570,6 +570,10 @@ impl Arg {
             Arg::Nodes => "a map of node field names to integers",
             Arg::Options => "a map of option names to values",
             Arg::Option(name) if name.as_str() == "seed" => "an integer or a decimal string",
+            // A public-ID mask's key and tweak (`IdMask::bytes_from_value`).
+            Arg::Option(name) if matches!(name.as_str(), "key" | "tweak") => {
+                "bytes or a hex string"
+            }
             Arg::Option(_) | Arg::Format => "a string",
         }
     }

@@ -11,9 +11,11 @@ use core::fmt;
 use aes::{Aes128, Aes256};
 use fpe::ff1::{NumeralString, Operations, FF1};
 
-use crate::error::{Error, IdProblem, LayoutProblem, OptionProblem, Result};
+use crate::error::{Arg, ArgProblem, Error, IdProblem, LayoutProblem, OptionProblem, Result};
 use crate::id::Id;
 use crate::layout::Layout;
+use crate::names::FieldName;
+use crate::value::Value;
 
 /// The fewest bits a layout needs to be masked: FF1 needs a domain of at
 /// least 1,000,000 values (radix^minlen >= 10^6), and 2^20 is the first
@@ -228,6 +230,30 @@ impl IdMask {
                 _ => Err(bad),
             })
             .collect()
+    }
+
+    /// A binding's key or tweak argument (`arg` is `"key"` or `"tweak"`)
+    /// that is not a byte string of its language: a string is hex
+    /// ([`bytes_from_hex`](IdMask::bytes_from_hex)), another type is
+    /// `invalid_option` (a `TypeError` where the language has one).
+    ///
+    /// ```
+    /// use snowmint::{ErrorClass, IdMask, Value};
+    /// assert_eq!(IdMask::bytes_from_value(Value::from("0a0B"), "key")?, vec![10, 11]);
+    /// let err = IdMask::bytes_from_value(Value::from(7u64), "tweak").unwrap_err();
+    /// assert_eq!((err.code(), err.class()), ("invalid_option", ErrorClass::Type));
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn bytes_from_value(value: Value, arg: &str) -> Result<Vec<u8>> {
+        match value {
+            Value::Str(text) => IdMask::bytes_from_hex(&text),
+            other => Err(Error::InvalidArgument {
+                arg: Arg::Option(FieldName::lossy(arg)),
+                problem: ArgProblem::WrongType {
+                    given: other.type_name(),
+                },
+            }),
+        }
     }
 
     /// The layout whose IDs this mask permutes.
