@@ -3,6 +3,6 @@ import { createRequire } from 'node:module'
 
 const binding = createRequire(import.meta.url)('./main.js')
 
-export const { Layout, Generator, PureGenerator, decode, compose, idBounds } = binding
+export const { Layout, Generator, PureGenerator, IdMask, decode, compose, idBounds } = binding
 export const { toBase32, fromBase32, toBase62, fromBase62, formatId, parseId } = binding
 export default binding
