@@ -11,10 +11,14 @@ use core::fmt;
 use aes::{Aes128, Aes256};
 use fpe::ff1::{NumeralString, Operations, FF1};
 
-use crate::error::{Arg, ArgProblem, Error, IdProblem, LayoutProblem, OptionProblem, Result};
+#[cfg(feature = "std")]
+use crate::error::{Arg, ArgProblem};
+use crate::error::{Error, IdProblem, LayoutProblem, OptionProblem, Result};
 use crate::id::Id;
 use crate::layout::Layout;
+#[cfg(feature = "std")]
 use crate::names::FieldName;
+#[cfg(feature = "std")]
 use crate::value::Value;
 
 /// The fewest bits a layout needs to be masked: FF1 needs a domain of at
@@ -244,6 +248,9 @@ impl IdMask {
     /// assert_eq!((err.code(), err.class()), ("invalid_option", ErrorClass::Type));
     /// # Ok::<(), snowmint::Error>(())
     /// ```
+    ///
+    /// (With feature `std`, where [`Value`] is.)
+    #[cfg(feature = "std")]
     pub fn bytes_from_value(value: Value, arg: &str) -> Result<Vec<u8>> {
         match value {
             Value::Str(text) => IdMask::bytes_from_hex(&text),
