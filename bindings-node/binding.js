@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.Generator = nativeBinding.Generator
+module.exports.IdMask = nativeBinding.IdMask
 module.exports.Layout = nativeBinding.Layout
 module.exports.PureGenerator = nativeBinding.PureGenerator
 module.exports.formatId = nativeBinding.formatId

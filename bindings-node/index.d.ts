@@ -184,6 +184,26 @@ export declare class Generator {
 }
 
 /**
+ * Public IDs: a keyed, reversible mask over a layout's IDs. `mask(id)` is
+ * the public ID (an ID of the same layout), `unmask(publicId)` gives the ID
+ * back. NIST SP 800-38G FF1 with AES-128 (a 16-byte key) or AES-256 (a
+ * 32-byte key); key and tweak as `Uint8Array`/`Buffer` or hex string. A
+ * key of another length throws `invalid_option`; a public ID outside the
+ * layout's space `invalid_id`. Nothing shows the key.
+ */
+export declare class IdMask {
+  constructor(layout: Layout | string, key: Uint8Array | string, tweak?: Uint8Array | string)
+  /** The public ID of `id` under this key and tweak. */
+  mask(id: IdLike): bigint
+  /** The ID whose public ID is `publicId`. */
+  unmask(publicId: IdLike): bigint
+  /** The layout whose IDs this mask permutes. */
+  get layout(): Layout
+  /** The tweak's bytes (a tweak is not a secret). */
+  get tweak(): Uint8Array
+}
+
+/**
  * A layout: the epoch, the time unit, and the fields of an ID. Make one with
  * `Layout.preset`, `Layout.fromJson` or `Layout.parse`.
  */

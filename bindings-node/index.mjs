@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 
 const binding = createRequire(import.meta.url)('./index.js')
 
-export const { Layout, Generator, PureGenerator, decode, compose, idBounds } = binding
+export const { Layout, Generator, PureGenerator, IdMask, decode, compose, idBounds } = binding
 export const { toBase32, fromBase32, toBase62, fromBase62, formatId, parseId } = binding
 export const { __napiBindingTarget } = binding
 export default binding

@@ -11,7 +11,7 @@
 const binding = require('./binding.js')
 const { partsClass, present } = require('./parts.js')
 
-const { Layout, Generator, PureGenerator, formatId, parseId } = binding
+const { Layout, Generator, PureGenerator, IdMask, formatId, parseId } = binding
 const { toBase32, fromBase32, toBase62, fromBase62 } = binding
 
 // What the native decoder writes: [timestampMs, sequence, ...node values],
@@ -103,7 +103,7 @@ if (typeof Symbol.dispose === 'symbol') {
   Object.defineProperty(Generator.prototype, Symbol.dispose, { value: dispose, writable: true, configurable: true })
 }
 
-module.exports = { Layout, Generator, PureGenerator, decode, compose, idBounds, formatId, parseId }
+module.exports = { Layout, Generator, PureGenerator, IdMask, decode, compose, idBounds, formatId, parseId }
 Object.assign(module.exports, { toBase32, fromBase32, toBase62, fromBase62 })
 // Which artifact binding.js loaded ('native' here): napi-rs's generated
 // loader sets it, and its generated index.d.ts declares it.

@@ -8,6 +8,7 @@ Prints a Markdown table; bench/python/run.sh writes it to bench/out/python.md.
 
 import argparse
 import datetime
+import functools
 import platform
 import statistics
 import sys
@@ -18,6 +19,7 @@ import uuid
 
 import snowmint
 import uuid_utils
+from hashids import Hashids
 from snowflake import SnowflakeGenerator
 from snowflake_id_toolkit import TwitterSnowflakeIDGenerator
 from sonyflake import SonyFlake
@@ -45,6 +47,33 @@ def lease_ab(number, pairs):
     return med(0), med(1), med(2)
 
 
+def mask_rows(number, repeats):
+    """Public IDs: IdMask.mask/unmask (FF1, AES-128 and AES-256) against the
+    hashids package's encode/decode, each per ID of one Twitter ID, and the
+    URL round trip (mask + base62, base62 + unmask) against hashids'. Every
+    call goes through functools.partial, so each pays the same overhead."""
+    tw_id = 1541815603606036480
+    hid = Hashids(salt="orders", min_length=11)
+    hid_text = hid.encode(tw_id)
+    assert hid.decode(hid_text) == (tw_id,)
+    rows = []
+    for name, key in (("AES-128", bytes(range(16))), ("AES-256", bytes(range(32)))):
+        m = snowmint.IdMask("twitter", key, b"orders")
+        pub = m.mask(tw_id)
+        text = snowmint.to_base62(pub)
+        rows.append((f"IdMask.mask(id) {name}", per_call_ns(functools.partial(m.mask, tw_id), number, repeats)))
+        rows.append((f"IdMask.unmask(public) {name}", per_call_ns(functools.partial(m.unmask, pub), number, repeats)))
+        if name == "AES-128":
+            out = lambda i, m=m: snowmint.to_base62(m.mask(i))
+            back = lambda t, m=m: m.unmask(snowmint.from_base62(t))
+            assert back(out(tw_id)) == tw_id
+            rows.append(("to_base62(IdMask.mask(id)) AES-128", per_call_ns(functools.partial(out, tw_id), number, repeats)))
+            rows.append(("IdMask.unmask(from_base62(s)) AES-128", per_call_ns(functools.partial(back, text), number, repeats)))
+    rows.append(("hashids Hashids.encode(id)", per_call_ns(functools.partial(hid.encode, tw_id), number, repeats)))
+    rows.append(("hashids Hashids.decode(s)", per_call_ns(functools.partial(hid.decode, hid_text), number, repeats)))
+    return rows
+
+
 def per_call_ns(f, number, repeats):
     times = timeit.repeat(f, number=number, repeat=repeats)
     return statistics.median(times) / number * 1e9
@@ -69,10 +98,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="fewer calls (a smoke test)")
+    ap.add_argument("--mask-only", action="store_true", help="only the public-ID table (IdMask vs hashids)")
     args = ap.parse_args()
     r = args.repeats
     n = 20_000 if args.quick else 200_000
     secs = 0.2 if args.quick else 1.0
+    if args.mask_only:
+        print(f"Python {platform.python_version()}, {platform.machine()}, "
+              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, median of {r} repeats.")
+        mask_table(n, r)
+        return
 
     uncapped = snowmint.Generator("mastodon")  # 16-bit sequence per ms: never waits here
     borrow = snowmint.Generator("twitter", datacenter=2, worker=2, sequence_exhausted="borrow:1000")
@@ -147,6 +182,23 @@ def main():
     out.append(f"| `next_id()` with a file lease held <= 1.05x without (18-bit sequence, alternated, median ratio) "
                f"| {lease_ratio:.3f}x ({leased_ns:.1f} vs {plain_ns:.1f} ns) | {'yes' if lease_ratio <= 1.05 else 'no'} |")
     print("\n".join(out))
+
+    mask_table(n, r)
+
+
+def mask_table(n, r):
+    print("public IDs:", file=sys.stderr)
+    masks = mask_rows(n // 4, r)
+    for name, v in masks:
+        print(f"  {name:45s} {v:10.1f} ns", file=sys.stderr)
+    mv = dict(masks)
+    enc = mv["hashids Hashids.encode(id)"]
+    dec = mv["hashids Hashids.decode(s)"]
+    table = ["", "| public IDs, Twitter layout, tweak 'orders' | ns per ID | vs hashids encode | vs hashids decode |",
+             "| --- | ---: | ---: | ---: |"]
+    for name, v in masks:
+        table.append(f"| `{name}` | {v:.1f} | {v / enc:.2f}x | {v / dec:.2f}x |")
+    print("\n".join(table))
 
 
 if __name__ == "__main__":

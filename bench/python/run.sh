@@ -18,7 +18,7 @@ rm -rf "$DIST"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$DIST"/snowmint-*.whl
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-  "snowflake-id==1.0.2" "sonyflake-py==1.3.0" "snowflake-id-toolkit==0.6.0" "uuid-utils==1.2.0" \
+  "snowflake-id==1.0.2" "sonyflake-py==1.3.0" "snowflake-id-toolkit==0.6.0" "uuid-utils==1.2.0" "hashids==1.3.1" \
   "typing-extensions>=4.12"  # snowflake-id-toolkit imports it without declaring it
 
 mkdir -p bench/out

@@ -209,6 +209,15 @@ typedef struct snowmint_generator snowmint_generator;
 typedef struct snowmint_layout snowmint_layout;
 
 /**
+ * A public-ID mask: NIST SP 800-38G FF1 with AES-128 (a 16-byte key) or
+ * AES-256 (a 32-byte key) over a layout's bits. `snowmint_mask_mask` maps
+ * an ID to its public ID (an ID of the same layout), `snowmint_mask_unmask`
+ * maps it back. Immutable: share one pointer between threads freely. It
+ * keeps its own copy of the key; nothing the library returns shows it.
+ */
+typedef struct snowmint_mask snowmint_mask;
+
+/**
  * The pure generator: a state machine that is handed the time, for tests,
  * simulations and your own clock. Not thread-safe (use one per thread, or
  * lock); it shares state with nothing.
@@ -692,6 +701,53 @@ enum snowmint_status snowmint_pure_generator_reserve_until(struct snowmint_pure_
  * Frees a pure generator. NULL does nothing.
  */
 void snowmint_pure_generator_free(struct snowmint_pure_generator *generator);
+
+/**
+ * A mask for `layout` with the `key_len` bytes of `key` (16: AES-128, 32:
+ * AES-256; another length is `SNOWMINT_STATUS_INVALID_OPTION`) and the
+ * `tweak_len` bytes of `tweak` (NULL when 0; a tweak per table or tenant
+ * gives the same ID unrelated public IDs). A layout of fewer than 20 bits is
+ * `SNOWMINT_STATUS_INVALID_LAYOUT`. The layout may be freed afterwards.
+ * Free the mask with `snowmint_mask_free`.
+ */
+enum snowmint_status snowmint_mask_new(const struct snowmint_layout *layout,
+                                       const uint8_t *key,
+                                       size_t key_len,
+                                       const uint8_t *tweak,
+                                       size_t tweak_len,
+                                       const struct snowmint_mask **out);
+
+/**
+ * As `snowmint_mask_new`, with the key and tweak as NUL-terminated hex
+ * strings (an even number of 0-9, a-f, A-F; other text is
+ * `SNOWMINT_STATUS_INVALID_OPTION`); `tweak` NULL or "" is no tweak.
+ */
+enum snowmint_status snowmint_mask_new_hex(const struct snowmint_layout *layout,
+                                           const char *key_hex,
+                                           const char *tweak_hex,
+                                           const struct snowmint_mask **out);
+
+/**
+ * Writes the public ID of `id` into `*out`. `SNOWMINT_STATUS_INVALID_ID`
+ * when `id` has bits set above the layout's width.
+ */
+enum snowmint_status snowmint_mask_mask(const struct snowmint_mask *mask,
+                                        uint64_t id,
+                                        uint64_t *out);
+
+/**
+ * Writes the ID whose public ID is `public_id` into `*out`.
+ * `SNOWMINT_STATUS_INVALID_ID` when `public_id` has bits set above the
+ * layout's width.
+ */
+enum snowmint_status snowmint_mask_unmask(const struct snowmint_mask *mask,
+                                          uint64_t public_id,
+                                          uint64_t *out);
+
+/**
+ * Frees a mask. NULL does nothing. No other thread may be using it.
+ */
+void snowmint_mask_free(const struct snowmint_mask *mask);
 
 /**
  * The message of the last call that failed on this thread, with its values

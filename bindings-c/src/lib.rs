@@ -25,10 +25,12 @@ mod id;
 
 mod generator;
 
+mod mask;
+
 mod status;
 
 mod ffi;
-pub use {generator::*, id::*, layout::*, status::*};
+pub use {generator::*, id::*, layout::*, mask::*, status::*};
 
 /// The most node fields a layout has (the size of `snowmint_parts.nodes`).
 pub const SNOWMINT_MAX_NODES: usize = 6;

@@ -364,11 +364,73 @@ static void generators(void) {
   snowmint_layout_free(l);
 }
 
+static void masks(void) {
+  const snowmint_layout *l = NULL;
+  CHECK_OK(snowmint_layout_preset("twitter", &l), "twitter");
+  static const uint8_t key[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                                  17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
+  const snowmint_mask *m = NULL;
+  /* NULL pointers, bad keys: nothing written. */
+  CHECK_CODE(snowmint_mask_new(NULL, key, 16, NULL, 0, &m), NULL_ARG, "NULL layout");
+  CHECK_CODE(snowmint_mask_new(l, NULL, 16, NULL, 0, &m), NULL_ARG, "NULL key");
+  CHECK_CODE(snowmint_mask_new(l, key, 16, NULL, 3, &m), NULL_ARG, "NULL tweak of 3 bytes");
+  CHECK_CODE(snowmint_mask_new(l, key, 16, NULL, 0, NULL), NULL_ARG, "NULL out");
+  for (size_t len = 0; len <= 32; len++) {
+    if (len == 16 || len == 32) continue;
+    CHECK_CODE(snowmint_mask_new(l, key, len, NULL, 0, &m), "invalid_option", "key of %zu bytes", len);
+  }
+  CHECK(m == NULL, "no mask written on error");
+  CHECK_CODE(snowmint_mask_new_hex(l, NULL, NULL, &m), NULL_ARG, "NULL hex key");
+  CHECK_CODE(snowmint_mask_new_hex(l, "0g", NULL, &m), "invalid_option", "bad hex");
+  CHECK_CODE(snowmint_mask_new_hex(l, "00112233445566778899aabbccddeeff", "abc", &m), "invalid_option",
+             "odd tweak");
+  /* The message never shows the key. */
+  CHECK_CODE(snowmint_mask_new_hex(l, "00112233445566778899aabbccddeeZZ", NULL, &m), "invalid_option", "x");
+  char msg[512];
+  size_t n = 0;
+  CHECK_OK(snowmint_last_error_message(msg, sizeof msg, &n), "message");
+  CHECK(strstr(msg, "00112233") == NULL, "message shows the key: %s", msg);
+  CHECK(m == NULL, "no mask written on error");
+
+  /* The same mask from bytes and from hex; round trips; other tweak, other IDs. */
+  const snowmint_mask *a = NULL, *b = NULL, *t = NULL;
+  CHECK_OK(snowmint_mask_new(l, key, 16, (const uint8_t *)"t", 1, &a), "bytes");
+  CHECK_OK(snowmint_mask_new_hex(l, "0102030405060708090A0b0c0d0e0f10", "74", &b), "hex");
+  CHECK_OK(snowmint_mask_new(l, key, 32, NULL, 0, &t), "AES-256");
+  snowmint_layout_free(l); /* the masks keep their own copy */
+  uint64_t down = 0, prev = 0;
+  for (uint64_t id = 1000; id < 3000; id++) {
+    uint64_t p1 = 0, p2 = 0, p3 = 0, back = 0;
+    CHECK_OK(snowmint_mask_mask(a, id, &p1), "mask");
+    CHECK_OK(snowmint_mask_mask(b, id, &p2), "mask");
+    CHECK_OK(snowmint_mask_mask(t, id, &p3), "mask");
+    CHECK(p1 == p2 && p1 != p3 && p1 < (UINT64_C(1) << 63), "%" PRIu64, id);
+    CHECK_OK(snowmint_mask_unmask(a, p1, &back), "unmask");
+    CHECK(back == id, "round trip %" PRIu64, id);
+    if (id > 1000 && p1 < prev) down++;
+    prev = p1;
+  }
+  CHECK(down > 800 && down < 1200, "%" PRIu64 " of 1999 consecutive pairs decrease", down);
+  uint64_t out = 7;
+  CHECK_CODE(snowmint_mask_mask(NULL, 1, &out), NULL_ARG, "NULL mask");
+  CHECK_CODE(snowmint_mask_mask(a, 1, NULL), NULL_ARG, "NULL out");
+  CHECK_CODE(snowmint_mask_unmask(NULL, 1, &out), NULL_ARG, "NULL mask");
+  CHECK_CODE(snowmint_mask_unmask(a, 1, NULL), NULL_ARG, "NULL out");
+  CHECK_CODE(snowmint_mask_mask(a, UINT64_C(1) << 63, &out), "invalid_id", "above 63 bits");
+  CHECK_CODE(snowmint_mask_unmask(a, UINT64_MAX, &out), "invalid_id", "above 63 bits");
+  CHECK(out == 7, "output untouched on error");
+  snowmint_mask_free(a);
+  snowmint_mask_free(b);
+  snowmint_mask_free(t);
+  snowmint_mask_free(NULL);
+}
+
 int main(void) {
   version();
   statuses();
   layouts();
   ids();
   generators();
+  masks();
   return finish("test_api");
 }

@@ -51,6 +51,18 @@ int main() {
   EXPECT(snowmint::format_id(1541815603606036480ULL, SNOWMINT_FORMAT_BASE32) == "1ASD13XH1F800");
   EXPECT(snowmint::parse_id("1asd13xh1f800", SNOWMINT_FORMAT_BASE32) == 1541815603606036480ULL);
 
+  // Public IDs: vectors/mask.json's "twitter, AES-128, tweak 'orders'" case, from bytes and hex.
+  {
+    std::vector<uint8_t> key(16);
+    for (size_t i = 0; i < key.size(); i++) key[i] = static_cast<uint8_t>(i);
+    snowmint::id_mask m(twitter, key, {'o', 'r', 'd', 'e', 'r', 's'});
+    auto h = snowmint::id_mask::from_hex(twitter, "000102030405060708090a0b0c0d0e0f", "6f7264657273");
+    uint64_t pub = m.mask(3074457345618258602ULL);
+    EXPECT(snowmint::format_id(pub, SNOWMINT_FORMAT_BASE62) == "9fYFas3V3Oz");
+    EXPECT(h.mask(3074457345618258602ULL) == pub && m.unmask(pub) == 3074457345618258602ULL);
+    EXPECT(code_of([&] { snowmint::id_mask bad(twitter, std::string_view("short")); }) == "invalid_option");
+    EXPECT(code_of([&] { m.unmask(UINT64_MAX); }) == "invalid_id");
+  }
   // Errors carry the status and the code.
   EXPECT(code_of([] { snowmint::layout::preset("nope"); }) == "unknown_preset");
   EXPECT(code_of([] { snowmint::layout::parse("{\"epoch_ms\":0}"); }) == "invalid_layout");

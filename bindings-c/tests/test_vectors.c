@@ -436,6 +436,89 @@ static void codes(void) {
   cJSON_Delete(root);
 }
 
+/* Hex to bytes (independent of the library's hex reader); returns the count. */
+static size_t unhex(const char *hex, uint8_t *out, size_t cap) {
+  size_t n = strlen(hex) / 2;
+  if (n > cap) {
+    fprintf(stderr, "test data: hex too long\n");
+    exit(2);
+  }
+  for (size_t i = 0; i < n; i++) {
+    unsigned int b = 0;
+    if (sscanf(hex + 2 * i, "%2x", &b) != 1) {
+      fprintf(stderr, "test data: bad hex %s\n", hex);
+      exit(2);
+    }
+    out[i] = (uint8_t)b;
+  }
+  return n;
+}
+
+/* mask.json: every pair through a mask made from bytes and one made from hex,
+ * and every error case. */
+static void masks(void) {
+  cJSON *root = load("mask.json");
+  const cJSON *c;
+  cJSON_ArrayForEach(c, get(root, "cases")) {
+    const char *name = str(c, "name");
+    snowmint_status st;
+    const snowmint_layout *l = layout_of(str(c, "layout"), &st);
+    CHECK_OK(st, "%s: layout", name);
+    uint8_t key[64], tweak[64];
+    size_t key_len = unhex(str(c, "key"), key, sizeof key);
+    size_t tweak_len = unhex(str(c, "tweak"), tweak, sizeof tweak);
+    const snowmint_mask *m[2] = {NULL, NULL};
+    CHECK_OK(snowmint_mask_new(l, key, key_len, tweak_len ? tweak : NULL, tweak_len, &m[0]), "%s: new", name);
+    CHECK_OK(snowmint_mask_new_hex(l, str(c, "key"), str(c, "tweak"), &m[1]), "%s: new_hex", name);
+    snowmint_layout_free(l);
+    const cJSON *p;
+    cJSON_ArrayForEach(p, get(c, "pairs")) {
+      uint64_t id = num_of(p, "id"), pub = num_of(p, "public");
+      for (int k = 0; k < 2; k++) {
+        uint64_t got = 0, back = 0;
+        CHECK_OK(snowmint_mask_mask(m[k], id, &got), "%s: mask %" PRIu64, name, id);
+        CHECK(got == pub, "%s: mask %" PRIu64 " = %" PRIu64, name, id, got);
+        CHECK_OK(snowmint_mask_unmask(m[k], pub, &back), "%s: unmask", name);
+        CHECK(back == id, "%s: unmask %" PRIu64 " = %" PRIu64, name, pub, back);
+      }
+      char buf[SNOWMINT_ID_STR_SIZE];
+      size_t n = 0;
+      CHECK_OK(snowmint_format_id(pub, SNOWMINT_FORMAT_BASE32, buf, sizeof buf, &n), "%s: base32", name);
+      CHECK(strcmp(buf, str(p, "base32")) == 0, "%s: base32 %s", name, buf);
+      CHECK_OK(snowmint_format_id(pub, SNOWMINT_FORMAT_BASE62, buf, sizeof buf, &n), "%s: base62", name);
+      CHECK(strcmp(buf, str(p, "base62")) == 0, "%s: base62 %s", name, buf);
+    }
+    snowmint_mask_free(m[0]);
+    snowmint_mask_free(m[1]);
+  }
+  cJSON_ArrayForEach(c, get(root, "errors")) {
+    const char *name = str(c, "name"), *op = str(c, "op"), *code = str(c, "error");
+    snowmint_status st;
+    const snowmint_layout *l = layout_of(str(c, "layout"), &st);
+    CHECK_OK(st, "%s: layout", name);
+    uint8_t key[64], tweak[64];
+    size_t key_len = unhex(str(c, "key"), key, sizeof key);
+    size_t tweak_len = unhex(str(c, "tweak"), tweak, sizeof tweak);
+    const snowmint_mask *m = NULL;
+    st = snowmint_mask_new(l, key, key_len, tweak, tweak_len, &m);
+    if (strcmp(op, "new") == 0) {
+      CHECK_CODE(st, code, "%s", name);
+      CHECK(m == NULL, "%s: no mask written", name);
+      CHECK_CODE(snowmint_mask_new_hex(l, str(c, "key"), str(c, "tweak"), &m), code, "%s (hex)", name);
+    } else {
+      CHECK_OK(st, "%s: new", name);
+      uint64_t out = 12345;
+      uint64_t v = num_of(c, "value");
+      st = strcmp(op, "mask") == 0 ? snowmint_mask_mask(m, v, &out) : snowmint_mask_unmask(m, v, &out);
+      CHECK_CODE(st, code, "%s", name);
+      CHECK(out == 12345, "%s: output untouched", name);
+    }
+    snowmint_mask_free(m);
+    snowmint_layout_free(l);
+  }
+  cJSON_Delete(root);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s VECTORS_DIR\n", argv[0]);
@@ -447,5 +530,6 @@ int main(int argc, char **argv) {
   strings();
   generate();
   codes();
+  masks();
   return finish("test_vectors");
 }

@@ -13,8 +13,10 @@
 //! decoded here). `fast.rs` is the one bypass of napi-rs, and says what it buys.
 
 mod fast;
+mod mask;
 
 pub use fast::decoder;
+pub use mask::IdMask;
 
 use std::sync::Arc;
 

@@ -9,6 +9,7 @@ mod convert;
 mod errors;
 mod generator;
 mod layout;
+mod mask;
 
 use pyo3::prelude::*;
 
@@ -28,6 +29,8 @@ mod _snowmint {
     use crate::generator::{Generator, PureGenerator};
     #[pymodule_export]
     use crate::layout::{Field, Layout, Parts};
+    #[pymodule_export]
+    use crate::mask::IdMask;
 
     /// Splits an ID (int or decimal str) into its parts under `layout` (a Layout,
     /// a preset name or a JSON descriptor; default "twitter").

@@ -6,18 +6,21 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from conftest import ROOT
 
 
-def quickstart_blocks():
+def quickstart_blocks(marker="quickstart:python"):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    m = re.search(r"<!-- quickstart:python:start -->(.*?)<!-- quickstart:python:end -->", readme, re.S)
-    assert m, "README.md has no python quickstart markers"
+    m = re.search(rf"<!-- {marker}:start -->(.*?)<!-- {marker}:end -->", readme, re.S)
+    assert m, f"README.md has no {marker} markers"
     return re.findall(r"```python\n(.*?)```", m.group(1), re.S)
 
 
-def test_readme_quickstart_runs(tmp_path):
-    blocks = quickstart_blocks()
+@pytest.mark.parametrize("marker", ["quickstart:python", "public-ids:python"])
+def test_readme_quickstart_runs(tmp_path, marker):
+    blocks = quickstart_blocks(marker)
     assert blocks, "the python quickstart has no ```python block"
     for i, code in enumerate(blocks):
         script = tmp_path / f"quickstart_{i}.py"

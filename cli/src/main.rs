@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Map, Value};
-use snowmint::{Error, Format, Generator, Id, Iso8601, Layout};
+use snowmint::{Error, Format, Generator, Id, IdMask, Iso8601, Layout};
 use snowmint_lease::ops::{self, OpsError};
 use snowmint_lease::{AnyGenerator, LeaseError, SlotRecord, SlotState};
 
@@ -119,6 +119,20 @@ enum Command {
         #[arg(value_name = "ID")]
         ids: Vec<String>,
     },
+    /// Public IDs: mask IDs into public IDs (a keyed permutation of the
+    /// layout's IDs, NIST FF1 with AES; docs/SEMANTICS.md "Public IDs").
+    ///
+    /// The key (16 or 32 bytes, as hex) comes from --key-file or the
+    /// SNOWMINT_MASK_KEY environment variable, never from an argument.
+    /// With --json, one object per ID: id, public (decimal strings) and, with
+    /// --format base32/base62, public_base32/public_base62.
+    Mask(MaskArgs),
+    /// Public IDs: unmask public IDs back into IDs (the inverse of `mask`,
+    /// with the same key, tweak and layout).
+    ///
+    /// With --json, one object per ID: id, public (decimal strings) and, with
+    /// --format base32/base62, id_base32/id_base62.
+    Unmask(MaskArgs),
     /// Print a shell completion script, e.g. `snowmint completions bash > /etc/bash_completion.d/snowmint`.
     Completions {
         /// The shell.
@@ -200,6 +214,55 @@ struct LayoutArg {
     /// '{"epoch_ms":1288834974657,"fields":[["timestamp",41],["worker",10],["sequence",12]]}'.
     #[arg(long)]
     layout: Option<String>,
+}
+
+/// The arguments of `mask` and `unmask`.
+#[derive(Args)]
+struct MaskArgs {
+    #[command(flatten)]
+    layout: LayoutArg,
+    /// A file holding the key as hex (32 or 64 hex digits: AES-128 or
+    /// AES-256; surrounding whitespace is ignored), e.g. made by
+    /// `openssl rand -hex 16`. Without it, the SNOWMINT_MASK_KEY environment
+    /// variable holds the hex key.
+    #[arg(long, value_name = "PATH")]
+    key_file: Option<std::path::PathBuf>,
+    /// The tweak, as hex (not a secret: e.g. one per table or tenant, so the
+    /// same ID has unrelated public IDs in different places). Default: none.
+    #[arg(long, value_name = "HEX", default_value = "")]
+    tweak: String,
+    /// The form the input IDs are written in.
+    #[arg(long = "from", value_enum, default_value_t = FormatArg::Decimal)]
+    from: FormatArg,
+    /// Output form.
+    #[arg(long, value_enum, default_value_t = FormatArg::Decimal)]
+    format: FormatArg,
+    /// The IDs; none or `-` reads them from stdin (whitespace-separated).
+    #[arg(value_name = "ID")]
+    ids: Vec<String>,
+}
+
+/// The environment variable that holds the mask key (hex) when there is no
+/// --key-file.
+const MASK_KEY_VAR: &str = "SNOWMINT_MASK_KEY";
+
+impl MaskArgs {
+    /// The mask of these arguments: the key from the file or the environment.
+    fn resolve(&self) -> Result<IdMask, Failure> {
+        let layout = self.layout.resolve()?;
+        let hex = match &self.key_file {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| Failure::Io(format!("--key-file {}: {e}", path.display())))?,
+            None => std::env::var(MASK_KEY_VAR).map_err(|_| {
+                Failure::Io(format!(
+                    "no key: give --key-file PATH or set {MASK_KEY_VAR} (hex) [invalid_option]"
+                ))
+            })?,
+        };
+        let key = IdMask::bytes_from_hex(hex.trim())?;
+        let tweak = IdMask::bytes_from_hex(&self.tweak)?;
+        Ok(IdMask::new(layout, &key, &tweak)?)
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -546,6 +609,46 @@ fn write_ids(
     Ok(())
 }
 
+/// `mask` (`forward`) or `unmask`: each input ID's line, or its error line.
+fn mask_ids(
+    args: &MaskArgs,
+    forward: bool,
+    style: &Style,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let mask = args.resolve()?;
+    each_input(&args.ids, style, out, |s, out| {
+        let input = Id::parse(s, args.from.into())?;
+        let output = if forward {
+            mask.mask(input)?
+        } else {
+            mask.unmask(input)?
+        };
+        if style.json {
+            let (id, public) = if forward {
+                (input, output)
+            } else {
+                (output, input)
+            };
+            let mut m = Map::new();
+            m.insert("id".into(), json!(id.get().to_string()));
+            m.insert("public".into(), json!(public.get().to_string()));
+            if !matches!(args.format, FormatArg::Decimal) {
+                let name = format_name(args.format);
+                let key = if forward { "public_" } else { "id_" };
+                m.insert(
+                    format!("{key}{name}"),
+                    json!(encode(output.get(), args.format.into())),
+                );
+            }
+            writeln!(out, "{}", Value::Object(m))?;
+        } else {
+            writeln!(out, "{}", encode(output.get(), args.format.into()))?;
+        }
+        Ok(())
+    })
+}
+
 /// The number of decimal digits of `n`.
 fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
@@ -700,6 +803,8 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
                 Ok(())
             })?;
         }
+        Command::Mask(args) => mask_ids(&args, true, &style, out)?,
+        Command::Unmask(args) => mask_ids(&args, false, &style, out)?,
         Command::Layout { layout } => {
             let l = layout.resolve()?;
             if json {

@@ -260,6 +260,9 @@ pub enum OptionProblem {
     LeaseNotHere,
     /// A public-ID mask key that is not 16 or 32 bytes (AES-128 or AES-256).
     MaskKey,
+    /// A public-ID mask key or tweak given as text that is not hex (an even
+    /// number of the digits 0-9, a-f, A-F).
+    MaskHex,
 }
 
 /// Why an ID was refused.
@@ -567,6 +570,10 @@ impl Arg {
             Arg::Nodes => "a map of node field names to integers",
             Arg::Options => "a map of option names to values",
             Arg::Option(name) if name.as_str() == "seed" => "an integer or a decimal string",
+            // A public-ID mask's key and tweak (`IdMask::bytes_from_value`).
+            Arg::Option(name) if matches!(name.as_str(), "key" | "tweak") => {
+                "bytes or a hex string"
+            }
             Arg::Option(_) | Arg::Format => "a string",
         }
     }
@@ -637,6 +644,9 @@ impl OptionProblem {
             OptionProblem::LeaseUrl => "the lease URL is not acceptable",
             OptionProblem::MaskKey => {
                 "the mask key must be 16 or 32 bytes (AES-128 or AES-256)"
+            }
+            OptionProblem::MaskHex => {
+                "a mask key or tweak given as text must be hex: an even number of 0-9, a-f, A-F"
             }
             OptionProblem::LeaseNotHere => {
                 "lease is an option of the system-clock Generator of the Python, Node, C and CLI packages; not of PureGenerator or the WebAssembly package"

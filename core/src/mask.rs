@@ -11,9 +11,15 @@ use core::fmt;
 use aes::{Aes128, Aes256};
 use fpe::ff1::{NumeralString, Operations, FF1};
 
+#[cfg(feature = "std")]
+use crate::error::{Arg, ArgProblem};
 use crate::error::{Error, IdProblem, LayoutProblem, OptionProblem, Result};
 use crate::id::Id;
 use crate::layout::Layout;
+#[cfg(feature = "std")]
+use crate::names::FieldName;
+#[cfg(feature = "std")]
+use crate::value::Value;
 
 /// The fewest bits a layout needs to be masked: FF1 needs a domain of at
 /// least 1,000,000 values (radix^minlen >= 10^6), and 2^20 is the first
@@ -193,6 +199,68 @@ impl IdMask {
             cipher,
             tweak: tweak.to_vec(),
         })
+    }
+
+    /// The bytes of a key or tweak written as hex: an even number of the
+    /// digits `0-9`, `a-f`, `A-F`, nothing else (the empty string is no
+    /// bytes). Every binding that takes a key or tweak as text reads it here.
+    ///
+    /// Fails with `invalid_option` otherwise; the message never repeats the
+    /// text, which may be a key.
+    ///
+    /// ```
+    /// use snowmint::IdMask;
+    /// assert_eq!(IdMask::bytes_from_hex("00ff7A")?, vec![0, 255, 122]);
+    /// assert_eq!(IdMask::bytes_from_hex("0g").unwrap_err().code(), "invalid_option");
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    pub fn bytes_from_hex(text: &str) -> Result<Vec<u8>> {
+        const fn digit(c: u8) -> Option<u8> {
+            match c {
+                b'0'..=b'9' => Some(c - b'0'),
+                b'a'..=b'f' => Some(c - b'a' + 10),
+                b'A'..=b'F' => Some(c - b'A' + 10),
+                _ => None,
+            }
+        }
+        let bad = Error::InvalidOption(OptionProblem::MaskHex);
+        let text = text.as_bytes();
+        if text.len() % 2 != 0 {
+            return Err(bad);
+        }
+        text.chunks_exact(2)
+            .map(|pair| match (digit(pair[0]), digit(pair[1])) {
+                (Some(hi), Some(lo)) => Ok((hi << 4) | lo),
+                _ => Err(bad),
+            })
+            .collect()
+    }
+
+    /// A binding's key or tweak argument (`arg` is `"key"` or `"tweak"`)
+    /// that is not a byte string of its language: a string is hex
+    /// ([`bytes_from_hex`](IdMask::bytes_from_hex)), another type is
+    /// `invalid_option` (a `TypeError` where the language has one).
+    ///
+    /// ```
+    /// use snowmint::{ErrorClass, IdMask, Value};
+    /// assert_eq!(IdMask::bytes_from_value(Value::from("0a0B"), "key")?, vec![10, 11]);
+    /// let err = IdMask::bytes_from_value(Value::from(7u64), "tweak").unwrap_err();
+    /// assert_eq!((err.code(), err.class()), ("invalid_option", ErrorClass::Type));
+    /// # Ok::<(), snowmint::Error>(())
+    /// ```
+    ///
+    /// (With feature `std`, where [`Value`] is.)
+    #[cfg(feature = "std")]
+    pub fn bytes_from_value(value: Value, arg: &str) -> Result<Vec<u8>> {
+        match value {
+            Value::Str(text) => IdMask::bytes_from_hex(&text),
+            other => Err(Error::InvalidArgument {
+                arg: Arg::Option(FieldName::lossy(arg)),
+                problem: ArgProblem::WrongType {
+                    given: other.type_name(),
+                },
+            }),
+        }
     }
 
     /// The layout whose IDs this mask permutes.

@@ -42,6 +42,28 @@ fn errors() {
 }
 
 #[test]
+fn hex_keys_and_tweaks() {
+    assert_eq!(IdMask::bytes_from_hex("").unwrap(), Vec::<u8>::new());
+    assert_eq!(
+        IdMask::bytes_from_hex("000102ABcdEF").unwrap(),
+        vec![0, 1, 2, 0xab, 0xcd, 0xef]
+    );
+    let secret = "0123456789abcdef0123456789abcdeX";
+    for bad in ["0", "abc", "0g", "zz", " 00", "00 ", "0x00", "é0", secret] {
+        let err = IdMask::bytes_from_hex(bad).unwrap_err();
+        assert_eq!(err.code(), "invalid_option", "{bad:?}");
+        assert!(!err.to_string().contains("0123456789abcdef"), "{err}");
+    }
+    // The same mask from bytes and from hex.
+    let twitter = Layout::preset("twitter").unwrap();
+    let key = IdMask::bytes_from_hex("30313233343536373839616263646566").unwrap();
+    assert_eq!(key, KEY16);
+    let a = IdMask::new(twitter, &KEY16, b"t").unwrap();
+    let b = IdMask::new(twitter, &key, &IdMask::bytes_from_hex("74").unwrap()).unwrap();
+    assert_eq!(a.mask(12345u64).unwrap(), b.mask(12345u64).unwrap());
+}
+
+#[test]
 fn shareable_between_threads() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<IdMask>();

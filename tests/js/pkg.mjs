@@ -61,3 +61,8 @@ export const EXPORTS = [
   'toBase32',
   'toBase62',
 ]
+
+/** Names only the native package exports: `IdMask` (public IDs) needs a
+ * secret key, and a key does not belong in a page, so the WebAssembly
+ * package leaves it out. */
+export const NATIVE_ONLY = ['IdMask']

@@ -351,6 +351,31 @@ class PureGenerator:
     def nodes(self) -> Dict[str, int]:
         """The node values by field name."""
 
+class IdMask:
+    """Public IDs: a keyed, reversible mask over a layout's IDs (NIST SP 800-38G FF1 with
+    AES-128 for a 16-byte key, AES-256 for a 32-byte key). ``mask(id)`` is the public ID, an
+    ID of the same layout; ``unmask(public)`` gives the ID back. ``key`` and ``tweak`` as bytes
+    or hex str; a key of another length raises ``InvalidOptionError``, a layout of fewer than
+    20 bits ``InvalidLayoutError``. The repr never shows the key."""
+
+    def __init__(
+        self,
+        layout: _LayoutLike,
+        key: Union[bytes, bytearray, str],
+        tweak: Union[bytes, bytearray, str] = b"",
+    ) -> None: ...
+    def mask(self, id: _IdLike) -> int:
+        """The public ID of ``id``; ``InvalidIdError`` when it has bits above the layout's width."""
+    def unmask(self, public: _IdLike) -> int:
+        """The ID whose public ID is ``public``; ``InvalidIdError`` when it has bits above the
+        layout's width."""
+    @property
+    def layout(self) -> Layout:
+        """The layout whose IDs this mask permutes."""
+    @property
+    def tweak(self) -> bytes:
+        """The tweak's bytes (a tweak is not a secret)."""
+
 def decode(id: _IdLike, layout: _LayoutLike = "twitter") -> Parts:
     """Splits an ID into its parts under ``layout``."""
 
