@@ -113,7 +113,18 @@ function fallback(wasm) {
       configurable: true,
     })
   }
-  return { ...wasm, Generator, Layout }
+  // IdMask needs the addon: the WebAssembly package leaves it out (README, "Public IDs").
+  class IdMask {
+    constructor() {
+      const error = new Error(
+        `invalid option: IdMask needs the native addon; this process runs snowmint's WebAssembly fallback ` +
+          `(${platformName()}), which has no IdMask [invalid_option]`,
+      )
+      error.code = 'invalid_option'
+      throw error
+    }
+  }
+  return { ...wasm, Generator, Layout, IdMask }
 }
 
 module.exports = { ...api }

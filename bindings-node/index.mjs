@@ -5,5 +5,5 @@ const binding = createRequire(import.meta.url)('./index.js')
 
 export const { Layout, Generator, PureGenerator, IdMask, decode, compose, idBounds } = binding
 export const { toBase32, fromBase32, toBase62, fromBase62, formatId, parseId } = binding
-export const { __napiBindingTarget } = binding
+export const { __backend } = binding
 export default binding

@@ -105,6 +105,3 @@ if (typeof Symbol.dispose === 'symbol') {
 
 module.exports = { Layout, Generator, PureGenerator, IdMask, decode, compose, idBounds, formatId, parseId }
 Object.assign(module.exports, { toBase32, fromBase32, toBase62, fromBase62 })
-// Which artifact binding.js loaded ('native' here): napi-rs's generated
-// loader sets it, and its generated index.d.ts declares it.
-module.exports.__napiBindingTarget = binding.__napiBindingTarget

@@ -149,3 +149,7 @@ export interface Generator {
   toJSON(): GeneratorJSON
 }
 
+/** Which core this process runs: `'native'` (the addon of this platform's package) or `'wasm'`
+ * (the WebAssembly fallback, where no addon loads or with `SNOWMINT_FORCE_WASM=1`: no leases, no
+ * `IdMask`; see the README's "Packages and platforms"). */
+export declare const __backend: 'native' | 'wasm'

@@ -163,9 +163,10 @@ test('Parts: date and nodes are getters of a per-layout prototype, the bigint is
   assert.equal(pkg.decode('175928847299117063', Object.freeze(Layout.preset('discord'))).id, id)
 })
 
-test('__napiBindingTarget, declared by the generated index.d.ts, is the loaded artifact in CJS and ESM', async () => {
-  assert.equal(pkg.__napiBindingTarget, 'native')
+test('__backend, declared in index.d.ts, names the loaded core in CJS and ESM', async () => {
+  assert.equal(pkg.__backend, 'native')
+  assert.equal(pkg.__napiBindingTarget, undefined)
   const esm = await import(new URL('index.mjs', pkgEntryUrl).href)
-  assert.equal(esm.__napiBindingTarget, 'native')
-  assert.equal(esm.default.__napiBindingTarget, 'native')
+  assert.equal(esm.__backend, 'native')
+  assert.equal(esm.default.__backend, 'native')
 })
