@@ -1,7 +1,7 @@
 // A TypeScript consumer: type-checked with `tsc --noEmit` against index.d.ts.
 import {
   Layout, Generator, PureGenerator, decode, compose, idBounds, toBase32, fromBase32,
-  toBase62, fromBase62, formatId, parseId, __napiBindingTarget as snowmintTarget,
+  toBase62, fromBase62, formatId, parseId, __backend as snowmintBackend,
 } from 'snowmint'
 import type { Field, GeneratorJSON, GeneratorOptions, IdLike, LayoutJSON, LeaseInfo, Parts, PartsJSON } from 'snowmint'
 
@@ -44,5 +44,5 @@ const bits: number = lj.fields[0][1]
 const gj: GeneratorJSON = g.toJSON()
 const leaseJson: LeaseInfo | null = gj.lease
 const text: string = String(layout) + parts.toString() + layout.toString()
-const target: 'native' | 'wasm32-wasi' | 'wasm32-wasip1' = snowmintTarget
-void [pid, bits, leaseJson, text, target]
+const backend: 'native' | 'wasm' = snowmintBackend
+void [pid, bits, leaseJson, text, backend]
