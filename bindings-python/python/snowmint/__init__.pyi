@@ -351,6 +351,7 @@ class PureGenerator:
     def nodes(self) -> Dict[str, int]:
         """The node values by field name."""
 
+@final
 class IdMask:
     """Public IDs: a keyed, reversible mask over a layout's IDs (NIST SP 800-38G FF1 with
     AES-128 for a 16-byte key, AES-256 for a 32-byte key). ``mask(id)`` is the public ID, an
@@ -358,12 +359,12 @@ class IdMask:
     or hex str; a key of another length raises ``InvalidOptionError``, a layout of fewer than
     20 bits ``InvalidLayoutError``. The repr never shows the key."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         layout: _LayoutLike,
         key: Union[bytes, bytearray, str],
         tweak: Union[bytes, bytearray, str] = b"",
-    ) -> None: ...
+    ) -> IdMask: ...
     def mask(self, id: _IdLike) -> int:
         """The public ID of ``id``; ``InvalidIdError`` when it has bits above the layout's width."""
     def unmask(self, public: _IdLike) -> int:
@@ -409,6 +410,7 @@ __all__ = [
     "ERROR_CODES",
     "Field",
     "Generator",
+    "IdMask",
     "InvalidIdError",
     "InvalidIdTypeError",
     "InvalidLayoutError",
