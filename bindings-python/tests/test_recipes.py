@@ -105,8 +105,19 @@ WRITER_START = """
 """
 
 
-def check_rows(rows):
-    """rows: (id, source, seq) ORDER BY id."""
+def check_rows(database, table):
+    """The table's id column is a bigint, and its rows (id, source, seq) read
+    back ORDER BY id are every writer's, each in its insertion order."""
+    import psycopg
+
+    with psycopg.connect(database) as conn:
+        column = conn.execute(
+            "SELECT data_type FROM information_schema.columns"
+            " WHERE table_name = %s AND column_name = 'id'",
+            (table,),
+        ).fetchone()
+        assert column == ("bigint",)
+        rows = conn.execute(f"SELECT id, source, seq FROM {table} ORDER BY id").fetchall()
     assert len(rows) == ROWS
     ids = [r[0] for r in rows]
     assert len(set(ids)) == ROWS
@@ -135,8 +146,6 @@ def project_env(tmp_path, **extra):
 
 
 def test_django_recipe(tmp_path, database):
-    import psycopg
-
     write_project(tmp_path, ["myapp/ids.py", "myapp/models.py"])
     u = urlsplit(database)
     (tmp_path / "settings.py").write_text(
@@ -175,18 +184,10 @@ def test_django_recipe(tmp_path, database):
     print(worker)
     """)
 
-    with psycopg.connect(database) as conn:
-        column = conn.execute(
-            "SELECT data_type FROM information_schema.columns"
-            " WHERE table_name = 'myapp_event' AND column_name = 'id'"
-        ).fetchone()
-        assert column == ("bigint",)
-        check_rows(conn.execute("SELECT id, source, seq FROM myapp_event ORDER BY id").fetchall())
+    check_rows(database, "myapp_event")
 
 
 def test_sqlalchemy_recipe(tmp_path, database):
-    import psycopg
-
     write_project(tmp_path, ["myapp/ids.py", "myapp/tables.py"])
     url = database.replace("postgres://", "postgresql+psycopg://", 1)
     env = project_env(tmp_path, RECIPE_DATABASE_URL=url)
@@ -215,10 +216,4 @@ def test_sqlalchemy_recipe(tmp_path, database):
     print(worker)
     """)
 
-    with psycopg.connect(database) as conn:
-        column = conn.execute(
-            "SELECT data_type FROM information_schema.columns"
-            " WHERE table_name = 'event' AND column_name = 'id'"
-        ).fetchone()
-        assert column == ("bigint",)
-        check_rows(conn.execute("SELECT id, source, seq FROM event ORDER BY id").fetchall())
+    check_rows(database, "event")
