@@ -5,7 +5,8 @@
 //! `echo WORDS | snowmint ...`) is a command; the comment lines right under it
 //! are its output (`snowmint: error:` lines on stderr, with exit status 1,
 //! the others on stdout, all of them in order; `...` matches any text); a
-//! comment after a blank line is prose. `/tmp/ids` becomes a fresh directory.
+//! comment after a blank line is prose. `/tmp/ids` becomes a fresh directory,
+//! and `/tmp/orders.key` a file holding the mask key the README names.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -86,8 +87,13 @@ fn matches(pattern: &str, text: &str) -> bool {
     rest.is_empty()
 }
 
+/// The key the README's mask example says its output is for.
+const README_MASK_KEY: &str = "000102030405060708090a0b0c0d0e0f";
+
 fn check(line: &str, expected: &[String], dir: &str) {
-    let line = line.replace("/tmp/ids", dir);
+    let line = line
+        .replace("/tmp/orders.key", &format!("{dir}.key"))
+        .replace("/tmp/ids", dir);
     let out = run(&line);
     let stdout = String::from_utf8(out.stdout).unwrap();
     let stderr = String::from_utf8(out.stderr).unwrap();
@@ -129,6 +135,11 @@ fn the_readme_commands_print_what_the_readme_shows() {
         .unwrap();
     let dir = std::env::temp_dir().join(format!("snowmint-readme-{}", std::process::id()));
     let dir = dir.to_str().unwrap().to_string();
+    assert!(
+        section.contains(&format!("for the key {README_MASK_KEY}")),
+        "the mask example names another key"
+    );
+    std::fs::write(format!("{dir}.key"), format!("{README_MASK_KEY}\n")).unwrap();
     // (command, its output lines)
     let mut commands: Vec<(String, Vec<String>)> = Vec::new();
     let mut after_command = false;
@@ -153,6 +164,7 @@ fn the_readme_commands_print_what_the_readme_shows() {
     // The lease commands above ran on a directory of their own.
     assert!(std::path::Path::new(&dir).is_dir());
     std::fs::remove_dir_all(&dir).ok();
+    std::fs::remove_file(format!("{dir}.key")).ok();
 }
 
 #[test]
