@@ -74,6 +74,16 @@ if (api === null) {
   throw error
 }
 
+// The error for a feature only the addon has, in the core's message form and code.
+function needsAddon(what, lacks) {
+  const error = new Error(
+    `invalid option: ${what} needs the native addon; this process runs snowmint's WebAssembly fallback ` +
+      `(${platformName()}), which has ${lacks} [invalid_option]`,
+  )
+  error.code = 'invalid_option'
+  return error
+}
+
 // The WebAssembly package's API, with the addon Generator's members it lacks.
 function fallback(wasm) {
   const { Layout, compose, decode } = wasm
@@ -81,12 +91,7 @@ function fallback(wasm) {
   class Generator extends wasm.Generator {
     constructor(layout, nodes, options) {
       if (options != null && typeof options === 'object' && options.lease != null) {
-        const error = new Error(
-          `invalid option: lease needs the native addon; this process runs snowmint's WebAssembly fallback ` +
-            `(${platformName()}), which has no lease stores [invalid_option]`,
-        )
-        error.code = 'invalid_option'
-        throw error
+        throw needsAddon('lease', 'no lease stores')
       }
       super(layout, nodes, options)
       this[NODES] = nodes
@@ -116,12 +121,7 @@ function fallback(wasm) {
   // IdMask needs the addon: the WebAssembly package leaves it out (README, "Public IDs").
   class IdMask {
     constructor() {
-      const error = new Error(
-        `invalid option: IdMask needs the native addon; this process runs snowmint's WebAssembly fallback ` +
-          `(${platformName()}), which has no IdMask [invalid_option]`,
-      )
-      error.code = 'invalid_option'
-      throw error
+      throw needsAddon('IdMask', 'no IdMask')
     }
   }
   return { ...wasm, Generator, Layout, IdMask }
