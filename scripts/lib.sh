@@ -11,7 +11,9 @@ TOOLS="$ROOT/.tools"
 export PATH="$TOOLS/bin:$HOME/.cargo/bin:$PATH"
 export CARGO_TERM_COLOR=never
 
-say() { printf '\n==> %s\n' "$*"; }
+# A step's heading, with the seconds since the script started (the step
+# before it took the difference): where a slow run spends its time.
+say() { printf '\n==> [%ss] %s\n' "$SECONDS" "$*"; }
 
 # ensure_cargo_tool BINARY VERSION CRATE [extra cargo install args...]
 # Installs CRATE@VERSION into .tools/ unless BINARY --version already says VERSION.
