@@ -1,14 +1,16 @@
 # Shared helpers for the scripts/test-* parts. Source it; do not run it.
 #
-# Tools are installed into the repository's ignored folders (.tools/ for cargo
-# binaries, .venv/ for Python, node_modules/ beside each package.json) unless
-# the machine already has the right version on PATH.
+# Tools are installed into the repository's ignored folders (.venv/ for Python,
+# node_modules/ beside each package.json) and, for the pinned cargo tools, into
+# one folder per crate and version under $SNOWMINT_TOOLS (default
+# ~/.cache/snowmint/tools), shared by every checkout on the machine, unless the
+# machine already has the right version on PATH.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 export ROOT
-TOOLS="$ROOT/.tools"
-export PATH="$TOOLS/bin:$HOME/.cargo/bin:$PATH"
+TOOLS="${SNOWMINT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/snowmint/tools}"
+export PATH="$HOME/.cargo/bin:$PATH"
 export CARGO_TERM_COLOR=never
 
 # A step's heading, with the seconds since the script started (the step
@@ -16,15 +18,26 @@ export CARGO_TERM_COLOR=never
 say() { printf '\n==> [%ss] %s\n' "$SECONDS" "$*"; }
 
 # ensure_cargo_tool BINARY VERSION CRATE [extra cargo install args...]
-# Installs CRATE@VERSION into .tools/ unless BINARY --version already says VERSION.
+# Puts CRATE@VERSION's BINARY first on PATH: the one on PATH if its --version
+# says VERSION, else $TOOLS/CRATE-VERSION/bin, installed there by cargo install
+# unless an earlier run (of any checkout) did.
 ensure_cargo_tool() {
   local bin=$1 version=$2 crate=$3
   shift 3
+  local dir="$TOOLS/$crate-$version"
+  if [ -x "$dir/bin/$bin" ]; then
+    export PATH="$dir/bin:$PATH"
+  fi
   if command -v "$bin" >/dev/null 2>&1 && "$bin" --version 2>/dev/null | grep -qF "$version"; then
     return 0
   fi
-  say "installing $crate $version into .tools/ (cargo install)"
-  cargo install --quiet --root "$TOOLS" "$crate" --version "$version" "$@"
+  say "installing $crate $version into $dir (cargo install)"
+  # Into a temporary root first: an interrupted install leaves no half folder behind.
+  rm -rf "$dir.partial"
+  cargo install --quiet --root "$dir.partial" "$crate" --version "$version" "$@"
+  rm -rf "$dir"
+  mv "$dir.partial" "$dir"
+  export PATH="$dir/bin:$PATH"
 }
 
 # ensure_apt PACKAGE... : installs Debian packages that are missing (needs root).
@@ -35,16 +48,30 @@ ensure_apt() {
   done
   ((${#missing[@]})) || return 0
   say "installing Debian packages: ${missing[*]}"
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  # Refresh the package lists once per run (a fresh machine has none).
-  if [ -z "${SNOWMINT_APT_UPDATED:-}" ]; then
-    $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
-    export SNOWMINT_APT_UPDATED=1
-  fi
+  apt_update_once
   # Another apt run (a package manager, a parallel test) holds the lock for a while: wait for it.
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+  DEBIAN_FRONTEND=noninteractive $(as_root) apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
     --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# as_root : prints "sudo" unless this is root already.
+as_root() { [ "$(id -u)" -eq 0 ] || echo sudo; }
+
+# apt_update_once : refreshes the package lists once per script (a fresh
+# machine has none).
+apt_update_once() {
+  [ -z "${SNOWMINT_APT_UPDATED:-}" ] || return 0
+  $(as_root) apt-get -o DPkg::Lock::Timeout=600 update -qq
+  export SNOWMINT_APT_UPDATED=1
+}
+
+# ensure_arm64_dpkg : dpkg and apt take arm64 packages too (multiarch), with
+# their package lists.
+ensure_arm64_dpkg() {
+  dpkg --print-foreign-architectures | grep -qx arm64 && return 0
+  $(as_root) dpkg --add-architecture arm64
+  unset SNOWMINT_APT_UPDATED # the arm64 package lists are new
+  apt_update_once
 }
 
 # ensure_rust_target TRIPLE
@@ -91,7 +118,7 @@ stop_stores() {
 }
 
 # ensure_zig : zig (PyPI's `ziglang`, in .venv) on PATH, for maturin --zig and
-# cargo-zigbuild (napi build -x); and cargo-zigbuild itself in .tools/.
+# cargo-zigbuild (napi build -x); and cargo-zigbuild itself (ensure_cargo_tool).
 ensure_zig() {
   ensure_venv
   "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check "ziglang==0.17.1"
