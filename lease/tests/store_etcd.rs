@@ -392,6 +392,11 @@ fn server_cut_off_then_back() {
     common::store_down(&base(), &ns("down"));
 }
 
+#[test]
+fn cut_off_past_the_ttl_while_another_takes_the_slot() {
+    common::cut_off_past_ttl(&base(), &ns("cutttl"));
+}
+
 /// The member of `SNOWMINT_TEST_ETCD_RESTART_URL`, restarted with its data
 /// by `SNOWMINT_TEST_ETCD_RESTART_CMD`.
 #[test]

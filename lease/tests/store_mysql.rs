@@ -94,6 +94,12 @@ fn server_cut_off_then_back() {
 }
 
 #[test]
+fn cut_off_past_the_ttl_while_another_takes_the_slot() {
+    let db = db();
+    common::cut_off_past_ttl(&db.url, &sql::unique_ns("cutttl"));
+}
+
+#[test]
 fn hwm_survives_a_server_restart() {
     sql::restart("SNOWMINT_TEST_MYSQL");
 }

@@ -579,6 +579,12 @@ fn server_cut_off_then_back() {
     common::store_down(&server_url(), &ns.0);
 }
 
+#[test]
+fn cut_off_past_the_ttl_while_another_takes_the_slot() {
+    let ns = Ns::new("cutttl");
+    common::cut_off_past_ttl(&server_url(), &ns.0);
+}
+
 /// Holder A is stopped (SIGSTOP) past its TTL on the only free slot; B takes
 /// the slot and issues; A, continued, never issues above its last confirmed
 /// reservation and stops; B's IDs are all above A's.

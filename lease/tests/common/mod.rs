@@ -679,3 +679,151 @@ pub fn store_down(base: &str, ns: &str) {
         assert!(all.insert(id), "duplicate ID {id}");
     }
 }
+
+/// A holder cut off from the store for longer than its TTL, while the store
+/// itself stays up for others: A (through a TCP proxy) holds slot 7, the only
+/// free one; the proxy cuts A off; A stops at the end of its reservation (its
+/// last confirmed hwm); once A's claim has expired, B (connected directly)
+/// claims slot 7 and issues; then A's route comes back. A must learn that the
+/// slot is gone and issue nothing more, and every ID of B is above every ID
+/// of A.
+pub fn cut_off_past_ttl(base: &str, ns: &str) {
+    const TTL_MS: u64 = 1500;
+    let store = LeaseUrl::parse(&format!("{base}?namespace={ns}"))
+        .unwrap()
+        .open_store()
+        .unwrap();
+    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
+    // Every slot but 7 is held by this test, for longer than it runs.
+    let fillers: Vec<_> = (0..32)
+        .filter(|&s| s != 7)
+        .map(|slot| {
+            let req = ClaimRequest {
+                prefer: Some(slot),
+                ttl_ms: 60_000,
+                window_ms: 1_000,
+            };
+            let c = store
+                .claim(&space, &req)
+                .unwrap_or_else(|e| panic!("filler claim: {e:?}"));
+            assert_eq!(c.holder.slot, slot);
+            c
+        })
+        .collect();
+    let (proxy, purl) = Proxy::for_url(base);
+    let params =
+        format!("namespace={ns}&ttl_ms={TTL_MS}&renew_ms=200&window_ms=500&timeout_ms=300");
+    let mut a = Probe::spawn(
+        &format!("{purl}?{params}"),
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--run-ms",
+            "9000",
+            "--interval-ms",
+            "1",
+        ],
+    );
+    a.wait_for(20, |l| ids(l).len() >= 100);
+    assert_eq!(value(&a.lines(), "slot"), Some(7), "{:?}", a.tail());
+    // Lines from here on are A's after the cut (an earlier run of errors, a
+    // renewal late on a loaded machine that A got over, is allowed).
+    let at_cut = a.lines().len();
+    let cut = Instant::now();
+    proxy.cut();
+    a.wait_for(10, |l| {
+        l[at_cut..]
+            .iter()
+            .any(|x| x.starts_with("error_reserved_end "))
+    });
+    // Past A's TTL, counted from the cut (A's last renewal was before it).
+    let expired = Duration::from_millis(TTL_MS + 700);
+    std::thread::sleep(expired.saturating_sub(cut.elapsed()));
+
+    let dir = temp_dir(&format!("cut-ttl-{}", std::process::id()));
+    let go = dir.join("go");
+    let go_arg = go.display().to_string();
+    // B asks again while A's claim is still live: etcd grants whole seconds
+    // (2 s here), the other stores expire at the TTL.
+    let b = loop {
+        let mut b = Probe::spawn(
+            &format!("{base}?{params}"),
+            &[
+                "--fixed",
+                "datacenter=1",
+                "--count",
+                "100",
+                "--interval-ms",
+                "1",
+                "--hold-until-file",
+                &go_arg,
+            ],
+        );
+        b.wait_for(20, |l| l.iter().any(|x| x.starts_with("hwm ")));
+        if value(&b.lines(), "slot").is_some() {
+            break b;
+        }
+        let out = b.finish(10);
+        assert!(errors(&out)[0].contains("all 32 slots are held"), "{out:?}");
+        assert!(
+            cut.elapsed() < Duration::from_secs(6),
+            "A's slot never came free"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(value(&b.lines(), "slot"), Some(7), "{:?}", b.lines());
+    assert!(
+        cut.elapsed() < Duration::from_millis(7500),
+        "B took {:?} after the cut: A's run (9 s) ends before the restore",
+        cut.elapsed()
+    );
+
+    // A's route comes back while B holds the slot; A runs on to its end.
+    proxy.restore();
+    let a_out = a.finish(20);
+    std::fs::write(&go, "").unwrap();
+    let b_out = b.finish(20);
+
+    let a_ids = ids(&a_out);
+    // A's first error after the cut: its reservation ran out. Nothing after
+    // it: cut off, then lost.
+    let first_error = at_cut
+        + a_out[at_cut..]
+            .iter()
+            .position(|l| l.starts_with("error "))
+            .unwrap();
+    let stopped = &a_out[first_error..];
+    assert!(
+        stopped[0].starts_with("error lease_expired "),
+        "{stopped:?}"
+    );
+    assert!(
+        ids(stopped).is_empty(),
+        "A issued again after its reservation ran out: {stopped:?}"
+    );
+    let a_hwm = value(stopped, "error_hwm").unwrap();
+    let a_max = *a_ids.iter().max().unwrap();
+    assert!(
+        time_of(a_max) <= a_hwm,
+        "A issued at {} ms, above its confirmed hwm {a_hwm}",
+        time_of(a_max)
+    );
+    // A knows it lost the slot: its reservation ends at the epoch or before
+    // (nothing can be issued), not at the last hwm it had.
+    let a_end = value(&a_out, "reserved_end").unwrap();
+    assert!(
+        a_end <= twitter().epoch_ms(),
+        "A's reservation still ends at {a_end} after the restore: {stopped:?}"
+    );
+    assert!(errors(&b_out).is_empty(), "{b_out:?}");
+    let b_ids = ids(&b_out);
+    assert_eq!(b_ids.len(), 100);
+    let b_min = *b_ids.iter().min().unwrap();
+    assert!(b_min > a_max, "B issued {b_min} <= A's {a_max}");
+    let all: HashSet<u64> = a_ids.iter().chain(&b_ids).copied().collect();
+    assert_eq!(all.len(), a_ids.len() + b_ids.len());
+    for c in &fillers {
+        store.release(&space, &c.holder, 0).unwrap();
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
