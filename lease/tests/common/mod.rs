@@ -745,9 +745,13 @@ pub fn cut_off_past_ttl(base: &str, ns: &str) {
     let go_arg = go.display().to_string();
     // B asks again while A's claim is still live: etcd grants whole seconds
     // (2 s here), the other stores expire at the TTL.
+    // B's reservation is long enough for its 100 IDs without a renewal (a
+    // late renewal on a loaded machine would stop it early, rightly).
+    let b_params =
+        format!("namespace={ns}&ttl_ms=3000&renew_ms=300&window_ms=3000&timeout_ms=1000");
     let b = loop {
         let mut b = Probe::spawn(
-            &format!("{base}?{params}"),
+            &format!("{base}?{b_params}"),
             &[
                 "--fixed",
                 "datacenter=1",
