@@ -440,30 +440,19 @@ fn paused_holder_is_replaced_and_stops() {
     let dir = temp_dir("etcd-paused");
     let go = dir.join("go");
     let go_arg = go.display().to_string();
-    let b = loop {
-        let mut b = Probe::spawn(
-            &u,
-            &[
-                "--fixed",
-                "datacenter=1",
-                "--count",
-                "50",
-                "--hold-until-file",
-                &go_arg,
-            ],
-        );
-        b.wait_for(20, |l| l.iter().any(|x| x.starts_with("hwm ")));
-        if value(&b.lines(), "slot").is_some() {
-            break b;
-        }
-        let out = b.finish(10);
-        assert!(errors(&out)[0].contains("all 32 slots are held"), "{out:?}");
-        assert!(
-            stopped.elapsed() < Duration::from_secs(15),
-            "A's slot never freed"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let b = spawn_once_a_slot_is_free(
+        &u,
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--count",
+            "50",
+            "--hold-until-file",
+            &go_arg,
+        ],
+        stopped,
+        Duration::from_secs(15),
+    );
     assert!(stopped.elapsed() >= Duration::from_millis(1500));
     assert_eq!(value(&b.lines(), "slot"), Some(slot));
 

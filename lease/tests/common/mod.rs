@@ -680,6 +680,27 @@ pub fn store_down(base: &str, ns: &str) {
     }
 }
 
+/// A probe that got a slot: spawned again every 200 ms while the store says
+/// all 32 are held (a claim not yet expired), until `since` is `bound` old.
+pub fn spawn_once_a_slot_is_free(
+    url: &str,
+    args: &[&str],
+    since: Instant,
+    bound: Duration,
+) -> Probe {
+    loop {
+        let mut p = Probe::spawn(url, args);
+        p.wait_for(20, |l| l.iter().any(|x| x.starts_with("hwm ")));
+        if value(&p.lines(), "slot").is_some() {
+            return p;
+        }
+        let out = p.finish(10);
+        assert!(errors(&out)[0].contains("all 32 slots are held"), "{out:?}");
+        assert!(since.elapsed() < bound, "the held slot never came free");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// A holder cut off from the store for longer than its TTL, while the store
 /// itself stays up for others: A (through a TCP proxy) holds slot 7, the only
 /// free one; the proxy cuts A off; A stops at the end of its reservation (its
@@ -749,32 +770,21 @@ pub fn cut_off_past_ttl(base: &str, ns: &str) {
     // late renewal on a loaded machine would stop it early, rightly).
     let b_params =
         format!("namespace={ns}&ttl_ms=3000&renew_ms=300&window_ms=3000&timeout_ms=1000");
-    let b = loop {
-        let mut b = Probe::spawn(
-            &format!("{base}?{b_params}"),
-            &[
-                "--fixed",
-                "datacenter=1",
-                "--count",
-                "100",
-                "--interval-ms",
-                "1",
-                "--hold-until-file",
-                &go_arg,
-            ],
-        );
-        b.wait_for(20, |l| l.iter().any(|x| x.starts_with("hwm ")));
-        if value(&b.lines(), "slot").is_some() {
-            break b;
-        }
-        let out = b.finish(10);
-        assert!(errors(&out)[0].contains("all 32 slots are held"), "{out:?}");
-        assert!(
-            cut.elapsed() < Duration::from_secs(6),
-            "A's slot never came free"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let b = spawn_once_a_slot_is_free(
+        &format!("{base}?{b_params}"),
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--count",
+            "100",
+            "--interval-ms",
+            "1",
+            "--hold-until-file",
+            &go_arg,
+        ],
+        cut,
+        Duration::from_secs(6),
+    );
     assert_eq!(value(&b.lines(), "slot"), Some(7), "{:?}", b.lines());
     assert!(
         cut.elapsed() < Duration::from_millis(7500),
