@@ -74,7 +74,7 @@ pub mod serde;
 #[cfg(feature = "std")]
 mod sync;
 mod text;
-mod time;
+pub mod time;
 #[cfg(feature = "std")]
 mod value;
 
@@ -106,15 +106,6 @@ pub use names::{FieldName, MAX_FIELDS, MAX_FIELD_BITS, MAX_NODES, MAX_TIME_END_M
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use sync::{Generator, ManualClock};
 
-/// The thread-safe generator's name before 0.2 ([`Generator`]); the pure one
-/// is now [`PureGenerator`], as in every binding.
-#[cfg(feature = "std")]
-#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-#[deprecated(
-    since = "0.2.0",
-    note = "renamed to `Generator` (and the pure `Generator` to `PureGenerator`)"
-)]
-pub type SyncGenerator<C = SystemClock> = Generator<C>;
 pub use time::Iso8601;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
