@@ -130,6 +130,40 @@ pub(crate) const OWN: [(S, &CStr, &CStr); 7] = [
     (S::UnknownError, c"unknown_error", c"an error this version of the C library does not know"),
 ];
 
+/// Every status value, in ascending order: `Ok`, the core's, then the C
+/// interface's own. Built from the two tables above, so a status added to
+/// either is here too.
+const ALL: [S; CORE.len() + OWN.len()] = {
+    let mut all = [S::Ok; CORE.len() + OWN.len()];
+    let mut i = 0;
+    while i < CORE.len() {
+        all[i + 1] = CORE[i];
+        i += 1;
+    }
+    let mut j = 1;
+    while j < OWN.len() {
+        all[CORE.len() + j] = OWN[j].0;
+        j += 1;
+    }
+    assert!(OWN[0].0 as usize == S::Ok as usize, "OWN starts with Ok");
+    let mut k = 1;
+    while k < all.len() {
+        assert!(
+            (all[k - 1] as usize) < all[k] as usize,
+            "ascending, no repeats"
+        );
+        k += 1;
+    }
+    all
+};
+
+/// Every status this version of the library can return, in ascending order.
+/// For Rust code that drives the C interface (the fuzz target checks each
+/// status against it); not part of the C header.
+pub fn all_statuses() -> &'static [snowmint_status] {
+    &ALL
+}
+
 impl From<Error> for snowmint_status {
     /// The one mapping from core errors to statuses (the message, with its
     /// values, is kept for `snowmint_last_error_message`).

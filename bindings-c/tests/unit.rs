@@ -102,3 +102,12 @@ fn unknown_values_have_no_code() {
         assert_eq!(code(s), "unknown_status");
     }
 }
+
+#[test]
+fn all_statuses_lists_exactly_the_known_values() {
+    let all: Vec<c_int> = all_statuses().iter().map(|&s| s as c_int).collect();
+    for n in -1..=300 {
+        assert_eq!(all.contains(&n), code(n) != "unknown_status", "status {n}");
+    }
+    assert_eq!(all.len(), 1 + Error::ALL_CODES.len() + OWN.len() - 1);
+}
