@@ -144,32 +144,26 @@ fn unreachable(what: &str, e: impl std::fmt::Display) -> StoreError {
     StoreError::Unreachable(format!("{what}: {e}"))
 }
 
-/// Seconds since 1970 of an HTTP date (`Mon, 23 Nov 2026 22:58:37 GMT`).
+/// Seconds since 1970 of an HTTP date (`Mon, 23 Nov 2026 22:58:37 GMT`,
+/// RFC 9110's IMF-fixdate, the form etcd sends).
 fn parse_http_date(s: &str) -> Option<i64> {
     let mut it = s.split_whitespace().skip(1);
-    let day: i64 = it.next()?.parse().ok()?;
+    let day = it.next()?.parse().ok()?;
     let month_name = it.next()?;
     let month = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ]
     .iter()
-    .position(|m| *m == month_name)? as i64
+    .position(|m| *m == month_name)? as u32
         + 1;
-    let year: i64 = it.next()?.parse().ok()?;
-    let mut hms = it.next()?.split(':').map(|x| x.parse::<i64>().ok());
+    let year = it.next()?.parse().ok()?;
+    let mut hms = it.next()?.split(':').map(|x| x.parse::<u8>().ok());
     let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
-    if it.next()? != "GMT" {
+    if it.next()? != "GMT" || h > 23 || m > 59 || sec > 60 {
         return None;
     }
-    // Days from civil (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + h * 3600 + m * 60 + sec)
+    let days = snowmint::time::days_from_civil(year, month, day)?;
+    Some(days * 86_400 + i64::from(h) * 3600 + i64::from(m) * 60 + i64::from(sec))
 }
 
 impl EtcdStore {
