@@ -1,0 +1,112 @@
+//! `generate`: mint IDs on this machine's clock, with node values given or
+//! leased from a store, all at once or on request.
+
+use std::io::{self, BufRead, Write};
+
+use serde_json::{json, Map, Value};
+use snowmint::Generator;
+use snowmint_lease::AnyGenerator;
+
+use crate::args::{FormatArg, GenerateArgs};
+use crate::output::{encode, id_json, Failure};
+
+/// Runs `generate`: builds the generator (and takes its lease), writes the
+/// IDs, then closes it (releasing the lease).
+pub(crate) fn generate(
+    args: GenerateArgs,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let GenerateArgs {
+        layout,
+        nodes,
+        count,
+        format,
+        clock_backwards,
+        sequence_exhausted,
+        sequence_start,
+        resume_after,
+        lease,
+        print_lease,
+        on_demand,
+    } = args;
+    let layout = layout.resolve()?;
+    // The maps every language hands the core (options by their core keys).
+    let nodes = snowmint::Value::Map(nodes.into_iter().map(|(k, v)| (k, v.into())).collect());
+    let text = |o: Option<String>| o.map_or(snowmint::Value::Absent, snowmint::Value::from);
+    let options = snowmint::Value::Map(vec![
+        ("clock_backwards".into(), text(clock_backwards)),
+        ("sequence_exhausted".into(), text(sequence_exhausted)),
+        ("sequence_start".into(), text(sequence_start)),
+        (
+            "resume_after".into(),
+            resume_after.map_or(snowmint::Value::Absent, snowmint::Value::from),
+        ),
+        ("lease".into(), text(lease)),
+    ]);
+    let generator = AnyGenerator::from_values(layout, &nodes, &options)?;
+    if print_lease {
+        eprintln!("{}", lease_json(&generator)?);
+    }
+    if on_demand {
+        for line in io::stdin().lock().lines() {
+            let line = line?;
+            let n = match line.trim() {
+                "" => 1,
+                t => t.parse().map_err(|_| {
+                    Failure::Io(format!(
+                        "--on-demand: '{t}' is not a count of IDs [invalid_option]"
+                    ))
+                })?,
+            };
+            write_ids(&generator, n, format, json, out)?;
+            out.flush()?;
+        }
+    } else {
+        write_ids(&generator, count, format, json, out)?;
+    }
+    out.flush()?;
+    generator.close()?;
+    Ok(())
+}
+
+/// What `--print-lease` writes: the node values in use and the lease.
+fn lease_json(generator: &AnyGenerator) -> Result<Value, Failure> {
+    let cfg = generator.config();
+    let names = cfg.layout().nodes().map(|f| f.name().to_string());
+    let nodes: Map<String, Value> = names
+        .zip(cfg.nodes().values().iter().map(|v| json!(v)))
+        .collect();
+    let lease = match generator.lease() {
+        Some(info) => {
+            serde_json::from_str(&info.to_json()).map_err(|e| Failure::Io(e.to_string()))?
+        }
+        None => Value::Null,
+    };
+    Ok(json!({"nodes": nodes, "lease": lease}))
+}
+
+/// Writes `count` new IDs, one per line, minted in batches.
+fn write_ids(
+    generator: &AnyGenerator,
+    count: u64,
+    format: FormatArg,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    let mut batch = vec![0u64; Generator::<snowmint::SystemClock>::check_batch(count)?.min(65_536)];
+    let mut left = count as usize;
+    while left > 0 {
+        let chunk = &mut batch[..left.min(65_536)];
+        generator.next_ids(chunk)?;
+        for &id in chunk.iter() {
+            if json {
+                writeln!(out, "{}", id_json(id, format))?;
+            } else {
+                writeln!(out, "{}", encode(id, format.into()))?;
+            }
+        }
+        left -= chunk.len();
+    }
+    Ok(())
+}

@@ -1,0 +1,165 @@
+//! `lease init`, `lease list` and `lease release`: operating a lease store
+//! (the work is `snowmint_lease::ops`; here only its output).
+
+use std::io::Write;
+
+use serde_json::{json, Value};
+use snowmint_lease::ops::{self, Listing, Released};
+use snowmint_lease::{SlotRecord, SlotState};
+
+use crate::args::LeaseCommand;
+use crate::output::{date, Failure};
+
+/// Runs one `lease` subcommand.
+pub(crate) fn lease(
+    command: LeaseCommand,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<(), Failure> {
+    match command {
+        LeaseCommand::Init { store } => {
+            let name = ops::init(&store)?;
+            if json {
+                writeln!(out, "{}", json!({"store": name, "ready": true}))?;
+            } else {
+                writeln!(out, "{name}: ready")?;
+            }
+        }
+        LeaseCommand::List { store } => {
+            let l = ops::list(&store)?;
+            if json {
+                list_json(&l, out)?;
+            } else {
+                list_text(&l, out)?;
+            }
+        }
+        LeaseCommand::Release {
+            store,
+            space,
+            slot,
+            force,
+        } => {
+            let r = ops::release(&store, space.as_deref(), slot, force)?;
+            released(&r, json, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// One slot as `list --json` (and `release --json`'s `before`) write it.
+fn slot_json(space: &str, r: &SlotRecord) -> Value {
+    json!({
+        "type": "slot",
+        "space": space,
+        "slot": r.slot,
+        "state": r.state.name(),
+        // A free slot's record may keep its last holder's token: not shown.
+        "holder": if r.state == SlotState::Free || r.token.is_empty() { Value::Null } else { json!(r.token) },
+        "claim": r.counter,
+        "expires_ms": r.expires_ms,
+        "expires": r.expires_ms.map(date),
+        "hwm_ms": r.hwm_ms,
+        "reserved_until": date(r.hwm_ms),
+    })
+}
+
+/// `list --json`: a "space" object, then one "slot" object per slot.
+fn list_json(l: &Listing, out: &mut impl Write) -> Result<(), Failure> {
+    for s in &l.spaces {
+        let v = json!({
+            "type": "space",
+            "store": l.store,
+            "space": s.key,
+            "namespace": s.namespace,
+            "leased": s.leased,
+            "slots": s.slots,
+            "now_ms": l.now_ms,
+            "text": s.text,
+        });
+        writeln!(out, "{v}")?;
+        for r in &s.records {
+            writeln!(out, "{}", slot_json(&s.key, r))?;
+        }
+    }
+    Ok(())
+}
+
+/// `list`: each space's heading, then a table of its slots.
+fn list_text(l: &Listing, out: &mut impl Write) -> Result<(), Failure> {
+    writeln!(out, "store {}  (store clock {})", l.store, date(l.now_ms))?;
+    if l.spaces.is_empty() {
+        writeln!(out, "no slot spaces")?;
+    }
+    for s in &l.spaces {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "space {}  namespace {}  leased {}  {} slots, {} claimed at some time",
+            s.key,
+            s.namespace.as_deref().unwrap_or("(none)"),
+            s.leased,
+            s.slots.map_or("?".to_string(), |n| n.to_string()),
+            s.records.len()
+        )?;
+        writeln!(
+            out,
+            "{:>6}  {:<7}  {:>6}  {:<8}  {:<24}  reserved until (hwm)",
+            "slot", "state", "claim", "holder", "expires"
+        )?;
+        for r in &s.records {
+            let holder = if r.state == SlotState::Free || r.token.is_empty() {
+                "-".to_string()
+            } else {
+                r.token.chars().take(8).collect()
+            };
+            let expires = match (r.state, r.expires_ms) {
+                (SlotState::Free, _) => "-".to_string(),
+                (_, Some(ms)) => date(ms),
+                (_, None) => "while the process lives".to_string(),
+            };
+            writeln!(
+                out,
+                "{:>6}  {:<7}  {:>6}  {:<8}  {:<24}  {}",
+                r.slot,
+                r.state.name(),
+                r.counter,
+                holder,
+                expires,
+                date(r.hwm_ms)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `release`: what was freed, or that the slot was free already.
+fn released(r: &Released, json: bool, out: &mut impl Write) -> Result<(), Failure> {
+    if json {
+        let v = json!({
+            "store": r.store,
+            "space": r.space,
+            "slot": r.slot,
+            "released": r.before.is_some(),
+            "before": r.before.as_ref().map(|b| slot_json(&r.space, b)),
+        });
+        writeln!(out, "{v}")?;
+        return Ok(());
+    }
+    match &r.before {
+        Some(b) => writeln!(
+            out,
+            "slot {} of {} released (was {}, claim {}); hwm kept: reserved until {}",
+            r.slot,
+            r.space,
+            b.state.name(),
+            b.counter,
+            date(b.hwm_ms)
+        )?,
+        None => writeln!(
+            out,
+            "slot {} of {} is free: nothing to release",
+            r.slot, r.space
+        )?,
+    }
+    Ok(())
+}
