@@ -164,11 +164,11 @@ pub fn parse_rfc3339(s: &str) -> Option<i64> {
             return None;
         }
         // The first three digits, as milliseconds (`.1` is 100 ms).
-        let mut frac = 0;
-        for i in start..start + 3 {
-            let d = if i < at { b[i] - b'0' } else { 0 };
-            frac = frac * 10 + u32::from(d);
-        }
+        let frac = b[start..at]
+            .iter()
+            .chain(b"000")
+            .take(3)
+            .fold(0, |n, d| n * 10 + u32::from(d - b'0'));
         if sec < 60 {
             ms += i64::from(frac);
         }
