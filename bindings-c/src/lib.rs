@@ -12,6 +12,10 @@
 //!   `SNOWMINT_STATUS_PANIC` and never unwinds into C.
 //!
 //! This crate converts types and maps errors; every rule lives in the core.
+// Its types are printed by the host language (repr, inspect, the C header's
+// accessors), not by Rust's Debug: the workspace's missing_debug_implementations
+// does not apply.
+#![allow(missing_debug_implementations)]
 #![deny(missing_docs)]
 #![allow(clippy::missing_safety_doc)]
 

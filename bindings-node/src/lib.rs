@@ -11,6 +11,10 @@
 //! crate; `main.js` is the hand-written entry point, which adds `decode` (its
 //! `Parts` objects are built in JavaScript by `parts.js`, from numbers the core
 //! decoded here). `fast.rs` is the one bypass of napi-rs, and says what it buys.
+// Its types are printed by the host language (repr, inspect, the C header's
+// accessors), not by Rust's Debug: the workspace's missing_debug_implementations
+// does not apply.
+#![allow(missing_debug_implementations)]
 
 mod fast;
 mod mask;

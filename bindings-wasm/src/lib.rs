@@ -12,6 +12,10 @@
 //!
 //! std's clock panics on `wasm32-unknown-unknown`, so `Generator` runs on
 //! [`DateClock`] (`Date.now()`).
+// Its types are printed by the host language (repr, inspect, the C header's
+// accessors), not by Rust's Debug: the workspace's missing_debug_implementations
+// does not apply.
+#![allow(missing_debug_implementations)]
 
 use js_sys::{Array, Float64Array, Object, Reflect, Symbol};
 use snowmint::{Arg, Clock, ErrorClass, Format, Id, Next, OptionProblem, Value};
