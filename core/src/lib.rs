@@ -15,6 +15,9 @@
 //! - [`Id`] and [`Format`]: decimal, Crockford base32 and base62 string forms.
 //! - `IdMask` (`mask`): public IDs, a keyed permutation of a layout's IDs
 //!   that hides their order and time.
+//! - [`time`]: dates: [`Iso8601`] (Unix ms as RFC 3339 UTC), RFC 3339 parsing
+//!   and the calendar arithmetic, for the CLI, the lease stores and the C
+//!   binding.
 //! - [`Error`]: one error type whose [`code`](Error::code) is the contract
 //!   shared by the Python, Node, C and WebAssembly bindings.
 //!

@@ -47,13 +47,13 @@ impl fmt::Display for Iso8601 {
 }
 
 /// Whether `year` has a 29 February in the proleptic Gregorian calendar.
-pub const fn is_leap_year(year: i64) -> bool {
+const fn is_leap_year(year: i64) -> bool {
     year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
 }
 
 /// The number of days of `month` (1 to 12) in `year`; 0 for a month that
 /// does not exist.
-pub const fn days_in_month(year: i64, month: u32) -> u32 {
+const fn days_in_month(year: i64, month: u32) -> u32 {
     match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,
