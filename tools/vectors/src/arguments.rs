@@ -2,7 +2,7 @@
 //! the core) and what the core makes of them.
 
 use serde_json::{json, Value};
-use snowmint::{Id, Next, PureGenerator};
+use snowmint::{Id, Layout, Next, Nodes, PureGenerator};
 
 use crate::layout_of;
 
@@ -72,56 +72,80 @@ impl Arg {
     }
 }
 
-/// The contents of `vectors/arguments.json`.
-pub(crate) fn arguments() -> Value {
-    use Arg::*;
-    let twitter = layout_of("twitter");
-    let t = 1700000000000u64;
-    let nodes = |d: Arg, w: Arg| Map(vec![("datacenter", d), ("worker", w)]);
-    let numbers = || {
-        vec![
-            Int(0),
-            Int(7),
-            Int(-1),
-            Int(u64::MAX as i128),
-            Int(u64::MAX as i128 + 1),
-            Big(false),
-            Big(true),
-            Float(7.0),
-            Float(-0.0),
-            Float(1.5),
-            Float(-1.0),
-            Float(9007199254740991.0),
-            Float(9007199254740992.0),
-            Float(f64::NAN),
-            Float(f64::INFINITY),
-            Str("7"),
-            Bool(true),
-            Absent,
-            Other,
-        ]
-    };
-    let mut cases = Vec::new();
-    let mut push = |what: &str, arg: &Arg, r: snowmint::Result<Value>| {
-        let mut case = json!({"arg": what, "value": arg.json()});
-        match r {
-            Ok(v) => case["expect"] = v,
-            Err(e) => {
-                case["error"] = json!(e.code());
-                case["class"] = json!(match e.class() {
-                    snowmint::ErrorClass::Type => "type",
-                    snowmint::ErrorClass::Range => "range",
-                    snowmint::ErrorClass::Value => "value",
-                });
-            }
-        }
-        cases.push(case);
-    };
-    let ok_nodes = twitter
-        .nodes_from_pairs([("datacenter", 1), ("worker", 1)])
-        .unwrap();
-    let id_text = |id: Id| json!(id.to_string());
+/// The time every case runs at (2023-11-14T22:13:20Z).
+const T: u64 = 1700000000000;
 
+/// The layout every case runs under (but `layout`'s own).
+fn twitter() -> Layout {
+    layout_of("twitter")
+}
+
+/// Datacenter 1, worker 1: the node values of every case but `node`'s and `nodes`'.
+fn ok_nodes() -> Nodes {
+    twitter()
+        .nodes_from_pairs([("datacenter", 1), ("worker", 1)])
+        .unwrap()
+}
+
+/// A node map of twitter's two fields.
+fn nodes(d: Arg, w: Arg) -> Arg {
+    Arg::Map(vec![("datacenter", d), ("worker", w)])
+}
+
+/// An ID as the vectors write it: its decimal string.
+fn id_text(id: Id) -> Value {
+    json!(id.to_string())
+}
+
+/// One case: where the argument goes, the argument, and what the core made
+/// of it (a value, or an error with its code and class).
+fn case(what: &str, arg: &Arg, r: snowmint::Result<Value>) -> Value {
+    let mut case = json!({"arg": what, "value": arg.json()});
+    match r {
+        Ok(v) => case["expect"] = v,
+        Err(e) => {
+            case["error"] = json!(e.code());
+            case["class"] = json!(match e.class() {
+                snowmint::ErrorClass::Type => "type",
+                snowmint::ErrorClass::Range => "range",
+                snowmint::ErrorClass::Value => "value",
+            });
+        }
+    }
+    case
+}
+
+/// Numbers in every form a language may hand over.
+fn numbers() -> Vec<Arg> {
+    use Arg::*;
+    vec![
+        Int(0),
+        Int(7),
+        Int(-1),
+        Int(u64::MAX as i128),
+        Int(u64::MAX as i128 + 1),
+        Big(false),
+        Big(true),
+        Float(7.0),
+        Float(-0.0),
+        Float(1.5),
+        Float(-1.0),
+        Float(9007199254740991.0),
+        Float(9007199254740992.0),
+        Float(f64::NAN),
+        Float(f64::INFINITY),
+        Str("7"),
+        Bool(true),
+        Absent,
+        Other,
+    ]
+}
+
+/// IDs, and numbers as times, sequences, node values and counts.
+fn number_cases() -> Vec<Value> {
+    use Arg::*;
+    let twitter = twitter();
+    let mut cases = Vec::new();
     let mut ids = numbers();
     ids.extend([
         Str(""),
@@ -131,33 +155,40 @@ pub(crate) fn arguments() -> Value {
         Str("18446744073709551615"),
     ]);
     for a in &ids {
-        push("id", a, a.value().to_id().map(id_text));
+        cases.push(case("id", a, a.value().to_id().map(id_text)));
     }
     for a in &numbers() {
         let r = a.value().to_time_ms().and_then(|ms| twitter.id_bounds(ms));
-        push(
+        cases.push(case(
             "time",
             a,
             r.map(|(lo, hi)| json!([lo.to_string(), hi.to_string()])),
-        );
+        ));
         let r = a
             .value()
             .to_sequence()
-            .and_then(|s| twitter.compose(t, s, &ok_nodes));
-        push("sequence", a, r.map(id_text));
+            .and_then(|s| twitter.compose(T, s, &ok_nodes()));
+        cases.push(case("sequence", a, r.map(id_text)));
         let r = nodes(Int(1), a.clone())
             .value()
             .to_nodes(&twitter)
-            .and_then(|n| twitter.compose(t, 0, &n));
-        push("node", a, r.map(id_text));
+            .and_then(|n| twitter.compose(T, 0, &n));
+        cases.push(case("node", a, r.map(id_text)));
         if !matches!(a, Int(v) if *v > 1000) && !matches!(a, Float(f) if *f > 1000.0) {
             let r = a.value().to_count();
-            push("count", a, r.map(|n| json!(n)));
+            cases.push(case("count", a, r.map(|n| json!(n))));
         }
     }
     for a in [Int(0), Int(1 << 32 | 1), Float(4294967297.0)] {
-        push("count", &a, a.value().to_count().map(|n| json!(n)));
+        cases.push(case("count", &a, a.value().to_count().map(|n| json!(n))));
     }
+    cases
+}
+
+/// Layouts by preset name, descriptor, and what is neither.
+fn layout_cases() -> Vec<Value> {
+    use Arg::*;
+    let mut cases = Vec::new();
     let layouts = [
         Str("mastodon"),
         Str("{\"epoch_ms\":0,\"fields\":[[\"timestamp\",48],[\"sequence\",16]]}"),
@@ -169,13 +200,21 @@ pub(crate) fn arguments() -> Value {
         Map(vec![]),
     ];
     for a in &layouts {
-        let r = a.value().to_layout().and_then(|l| l.id_bounds(t));
-        push(
+        let r = a.value().to_layout().and_then(|l| l.id_bounds(T));
+        cases.push(case(
             "layout",
             a,
             r.map(|(lo, hi)| json!([lo.to_string(), hi.to_string()])),
-        );
+        ));
     }
+    cases
+}
+
+/// Maps of node values.
+fn node_map_cases() -> Vec<Value> {
+    use Arg::*;
+    let twitter = twitter();
+    let mut cases = Vec::new();
     let node_maps = [
         nodes(Int(1), Int(2)),
         nodes(Float(1.0), Int(31)),
@@ -195,9 +234,17 @@ pub(crate) fn arguments() -> Value {
         let r = a
             .value()
             .to_nodes(&twitter)
-            .and_then(|n| twitter.compose(t, 0, &n));
-        push("nodes", a, r.map(id_text));
+            .and_then(|n| twitter.compose(T, 0, &n));
+        cases.push(case("nodes", a, r.map(id_text)));
     }
+    cases
+}
+
+/// Maps of generator options (either spelling of their keys).
+fn option_cases() -> Vec<Value> {
+    use Arg::*;
+    let twitter = twitter();
+    let mut cases = Vec::new();
     let option_maps = [
         Map(vec![]),
         Map(vec![("sequence_start", Str("zero"))]),
@@ -236,14 +283,21 @@ pub(crate) fn arguments() -> Value {
     for a in &option_maps {
         // The first ID of a pure generator with these options at `t`.
         let r = a.value().to_options().and_then(|o| {
-            let mut g = PureGenerator::new(twitter, ok_nodes, o)?;
-            match g.next(t)? {
+            let mut g = PureGenerator::new(twitter, ok_nodes(), o)?;
+            match g.next(T)? {
                 Next::Id(id) => Ok(id_text(id)),
                 Next::RetryAt(at) => Ok(json!({"retry_at": at})),
             }
         });
-        push("options", a, r);
+        cases.push(case("options", a, r));
     }
+    cases
+}
+
+/// Format names.
+fn format_cases() -> Vec<Value> {
+    use Arg::*;
+    let mut cases = Vec::new();
     for a in [
         Str("decimal"),
         Str("base32"),
@@ -256,8 +310,21 @@ pub(crate) fn arguments() -> Value {
         let r = a.value().to_format().map(|f| {
             json!(Id::new(1541815603606036480).encode(f, &mut [0; snowmint::MAX_STR_LEN]))
         });
-        push("format", &a, r);
+        cases.push(case("format", &a, r));
     }
+    cases
+}
+
+/// The contents of `vectors/arguments.json`.
+pub(crate) fn arguments() -> Value {
+    let cases = [
+        number_cases(),
+        layout_cases(),
+        node_map_cases(),
+        option_cases(),
+        format_cases(),
+    ]
+    .concat();
     json!({
         "_comment": "How every binding converts a loosely typed argument (docs/SEMANTICS.md, \"Arguments\"). \
             `value` is the argument as the caller's language has it: {\"int\": decimal text of any size} \
