@@ -5,15 +5,16 @@ use snowmint::Format;
 
 use crate::layout_of;
 
+/// Bytes as lowercase hex, as the vectors write keys and tweaks.
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// The public-ID mask: FF1 (radix 2) with AES-128/256 over each layout's
-/// bits. The expected outputs come from the core (the `fpe` crate's FF1);
-/// core/tests/mask_ff1_spec.rs checks them against an independent
-/// implementation of SP 800-38G that passes NIST's samples.
-/// The contents of `vectors/mask.json`.
+/// The contents of `vectors/mask.json`: the public-ID mask, FF1 (radix 2)
+/// with AES-128/256 over each layout's bits. The expected outputs come from
+/// the core (the `fpe` crate's FF1); core/tests/mask_ff1_spec.rs checks them
+/// against an independent implementation of SP 800-38G that passes NIST's
+/// samples.
 pub(crate) fn mask() -> Value {
     use snowmint::IdMask;
     let key16: Vec<u8> = (0u8..16).collect();
