@@ -33,6 +33,128 @@ fn layout_info(l: &Layout) -> Value {
     })
 }
 
+/// Custom layouts the core accepts: (case name, descriptor).
+const VALID: &[(&str, &str)] = &[
+    (
+        "game server layout that fits: 41 ms + 12 server + 10 sequence",
+        r#"{"epoch_ms":1700000000000,"time_unit_ms":1,"fields":[["timestamp",41],["server",12],["sequence",10]]}"#,
+    ),
+    (
+        "spaces, key order, default unit",
+        r#" { "fields" : [ ["timestamp", 44], ["region", 4], ["sequence", 16] ], "epoch_ms" : 1600000000000 } "#,
+    ),
+    (
+        "64 bits: IDs outgrow BIGINT before the time field ends",
+        r#"{"epoch_ms":1600000000000,"fields":[["timestamp",44],["shard",8],["sequence",12]]}"#,
+    ),
+    (
+        "1 second units, sequence before node",
+        r#"{"epoch_ms":1600000000000,"time_unit_ms":1000,"fields":[["timestamp",32],["sequence",20],["node",11]]}"#,
+    ),
+    (
+        "tiny: 30 bits, always a JS safe integer",
+        r#"{"epoch_ms":1700000000000,"time_unit_ms":60000,"fields":[["timestamp",20],["sequence",6],["node",4]]}"#,
+    ),
+    ("preset name as a JSON string", r#""sonyflake""#),
+    (
+        "many node fields",
+        r#"{"epoch_ms":0,"fields":[["timestamp",43],["a",1],["b",1],["c",1],["d",1],["e",1],["f",1],["sequence",14]]}"#,
+    ),
+];
+
+/// Descriptors and names the core refuses: (case name, descriptor).
+const INVALID: &[(&str, &str)] = &[
+    (
+        "the seed article's 37 + 20 + 16 = 73 bits",
+        r#"{"epoch_ms":0,"fields":[["timestamp",37],["server",20],["sequence",16]]}"#,
+    ),
+    (
+        "65 bits",
+        r#"{"epoch_ms":0,"fields":[["timestamp",42],["worker",11],["sequence",12]]}"#,
+    ),
+    (
+        "zero-width sequence",
+        r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",10],["sequence",0]]}"#,
+    ),
+    (
+        "zero-width time",
+        r#"{"epoch_ms":0,"fields":[["timestamp",0],["sequence",12]]}"#,
+    ),
+    (
+        "zero-width node",
+        r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",0],["sequence",12]]}"#,
+    ),
+    (
+        "duplicate field",
+        r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",5],["worker",5],["sequence",12]]}"#,
+    ),
+    (
+        "no timestamp",
+        r#"{"epoch_ms":0,"fields":[["worker",10],["sequence",12]]}"#,
+    ),
+    (
+        "timestamp not first",
+        r#"{"epoch_ms":0,"fields":[["sequence",12],["timestamp",41]]}"#,
+    ),
+    (
+        "no sequence",
+        r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",10]]}"#,
+    ),
+    (
+        "time unit 0",
+        r#"{"epoch_ms":0,"time_unit_ms":0,"fields":[["timestamp",41],["sequence",12]]}"#,
+    ),
+    (
+        "nine fields",
+        r#"{"epoch_ms":0,"fields":[["timestamp",40],["a",1],["b",1],["c",1],["d",1],["e",1],["f",1],["g",1],["sequence",12]]}"#,
+    ),
+    (
+        "upper-case name",
+        r#"{"epoch_ms":0,"fields":[["timestamp",41],["Worker",10],["sequence",12]]}"#,
+    ),
+    (
+        "name starting with a digit",
+        r#"{"epoch_ms":0,"fields":[["timestamp",41],["1worker",10],["sequence",12]]}"#,
+    ),
+    (
+        "a node field wider than 53 bits",
+        r#"{"epoch_ms":0,"fields":[["timestamp",8],["node",54],["sequence",2]]}"#,
+    ),
+    (
+        "time range past 2^53 ms",
+        r#"{"epoch_ms":0,"time_unit_ms":1000,"fields":[["timestamp",44],["sequence",12]]}"#,
+    ),
+    ("not JSON", "{epoch_ms: 0}"),
+    (
+        "trailing comma",
+        r#"{"epoch_ms":0,"fields":[["timestamp",41],["sequence",12]],}"#,
+    ),
+    (
+        "negative epoch",
+        r#"{"epoch_ms":-1,"fields":[["timestamp",41],["sequence",12]]}"#,
+    ),
+    (
+        "fractional epoch",
+        r#"{"epoch_ms":1.5,"fields":[["timestamp",41],["sequence",12]]}"#,
+    ),
+    (
+        "unknown key",
+        r#"{"epoch_ms":0,"name":"x","fields":[["timestamp",41],["sequence",12]]}"#,
+    ),
+    ("missing fields", r#"{"epoch_ms":0}"#),
+    (
+        "missing epoch",
+        r#"{"fields":[["timestamp",41],["sequence",12]]}"#,
+    ),
+    (
+        "trailing garbage",
+        r#"{"epoch_ms":0,"fields":[["timestamp",41],["sequence",12]]} x"#,
+    ),
+    ("empty", ""),
+    ("unknown preset", "snowflake"),
+    ("unknown preset as JSON string", r#""nope""#),
+];
+
 /// The contents of `vectors/layouts.json`.
 pub(crate) fn layouts() -> Value {
     let mut cases = Vec::new();
@@ -42,128 +164,10 @@ pub(crate) fn layouts() -> Value {
             json!({"name": format!("preset {name}"), "layout": name, "expect": layout_info(&l)}),
         );
     }
-    let valid = [
-        (
-            "game server layout that fits: 41 ms + 12 server + 10 sequence",
-            r#"{"epoch_ms":1700000000000,"time_unit_ms":1,"fields":[["timestamp",41],["server",12],["sequence",10]]}"#,
-        ),
-        (
-            "spaces, key order, default unit",
-            r#" { "fields" : [ ["timestamp", 44], ["region", 4], ["sequence", 16] ], "epoch_ms" : 1600000000000 } "#,
-        ),
-        (
-            "64 bits: IDs outgrow BIGINT before the time field ends",
-            r#"{"epoch_ms":1600000000000,"fields":[["timestamp",44],["shard",8],["sequence",12]]}"#,
-        ),
-        (
-            "1 second units, sequence before node",
-            r#"{"epoch_ms":1600000000000,"time_unit_ms":1000,"fields":[["timestamp",32],["sequence",20],["node",11]]}"#,
-        ),
-        (
-            "tiny: 30 bits, always a JS safe integer",
-            r#"{"epoch_ms":1700000000000,"time_unit_ms":60000,"fields":[["timestamp",20],["sequence",6],["node",4]]}"#,
-        ),
-        ("preset name as a JSON string", r#""sonyflake""#),
-        (
-            "many node fields",
-            r#"{"epoch_ms":0,"fields":[["timestamp",43],["a",1],["b",1],["c",1],["d",1],["e",1],["f",1],["sequence",14]]}"#,
-        ),
-    ];
-    for (name, desc) in valid {
+    for &(name, desc) in VALID {
         cases.push(json!({"name": name, "layout": desc, "expect": layout_info(&layout_of(desc))}));
     }
-    let invalid: &[(&str, &str)] = &[
-        (
-            "the seed article's 37 + 20 + 16 = 73 bits",
-            r#"{"epoch_ms":0,"fields":[["timestamp",37],["server",20],["sequence",16]]}"#,
-        ),
-        (
-            "65 bits",
-            r#"{"epoch_ms":0,"fields":[["timestamp",42],["worker",11],["sequence",12]]}"#,
-        ),
-        (
-            "zero-width sequence",
-            r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",10],["sequence",0]]}"#,
-        ),
-        (
-            "zero-width time",
-            r#"{"epoch_ms":0,"fields":[["timestamp",0],["sequence",12]]}"#,
-        ),
-        (
-            "zero-width node",
-            r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",0],["sequence",12]]}"#,
-        ),
-        (
-            "duplicate field",
-            r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",5],["worker",5],["sequence",12]]}"#,
-        ),
-        (
-            "no timestamp",
-            r#"{"epoch_ms":0,"fields":[["worker",10],["sequence",12]]}"#,
-        ),
-        (
-            "timestamp not first",
-            r#"{"epoch_ms":0,"fields":[["sequence",12],["timestamp",41]]}"#,
-        ),
-        (
-            "no sequence",
-            r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",10]]}"#,
-        ),
-        (
-            "time unit 0",
-            r#"{"epoch_ms":0,"time_unit_ms":0,"fields":[["timestamp",41],["sequence",12]]}"#,
-        ),
-        (
-            "nine fields",
-            r#"{"epoch_ms":0,"fields":[["timestamp",40],["a",1],["b",1],["c",1],["d",1],["e",1],["f",1],["g",1],["sequence",12]]}"#,
-        ),
-        (
-            "upper-case name",
-            r#"{"epoch_ms":0,"fields":[["timestamp",41],["Worker",10],["sequence",12]]}"#,
-        ),
-        (
-            "name starting with a digit",
-            r#"{"epoch_ms":0,"fields":[["timestamp",41],["1worker",10],["sequence",12]]}"#,
-        ),
-        (
-            "a node field wider than 53 bits",
-            r#"{"epoch_ms":0,"fields":[["timestamp",8],["node",54],["sequence",2]]}"#,
-        ),
-        (
-            "time range past 2^53 ms",
-            r#"{"epoch_ms":0,"time_unit_ms":1000,"fields":[["timestamp",44],["sequence",12]]}"#,
-        ),
-        ("not JSON", "{epoch_ms: 0}"),
-        (
-            "trailing comma",
-            r#"{"epoch_ms":0,"fields":[["timestamp",41],["sequence",12]],}"#,
-        ),
-        (
-            "negative epoch",
-            r#"{"epoch_ms":-1,"fields":[["timestamp",41],["sequence",12]]}"#,
-        ),
-        (
-            "fractional epoch",
-            r#"{"epoch_ms":1.5,"fields":[["timestamp",41],["sequence",12]]}"#,
-        ),
-        (
-            "unknown key",
-            r#"{"epoch_ms":0,"name":"x","fields":[["timestamp",41],["sequence",12]]}"#,
-        ),
-        ("missing fields", r#"{"epoch_ms":0}"#),
-        (
-            "missing epoch",
-            r#"{"fields":[["timestamp",41],["sequence",12]]}"#,
-        ),
-        (
-            "trailing garbage",
-            r#"{"epoch_ms":0,"fields":[["timestamp",41],["sequence",12]]} x"#,
-        ),
-        ("empty", ""),
-        ("unknown preset", "snowflake"),
-        ("unknown preset as JSON string", r#""nope""#),
-    ];
-    for (name, desc) in invalid {
+    for &(name, desc) in INVALID {
         let err = Layout::parse(desc).expect_err(name);
         cases.push(json!({"name": name, "layout": desc, "error": err.code()}));
     }
