@@ -1,7 +1,7 @@
 //! `vectors/mask.json`: public IDs (FF1 over each layout's bits).
 
 use serde_json::{json, Value};
-use snowmint::Format;
+use snowmint::{Format, IdMask};
 
 use crate::layout_of;
 
@@ -16,7 +16,6 @@ fn hex(bytes: &[u8]) -> String {
 /// against an independent implementation of SP 800-38G that passes NIST's
 /// samples.
 pub(crate) fn mask() -> Value {
-    use snowmint::IdMask;
     let key16: Vec<u8> = (0u8..16).collect();
     let key32: Vec<u8> = (0u8..32)
         .map(|i| i.wrapping_mul(37).wrapping_add(11))
@@ -82,106 +81,59 @@ pub(crate) fn mask() -> Value {
         ),
         ("20 bits, AES-256, tweak 'x'", twenty, &key32, b"x"),
     ];
-    let mut cases = Vec::new();
-    for (name, spec, key, tweak) in plan {
-        let l = layout_of(spec);
-        let m = IdMask::new(l, key, tweak).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let max = l.max_id().get();
-        let mut ids = vec![0, 1, 2, 3, max - 1, max, max >> 1, (max >> 1) + 1];
-        // Consecutive IDs from the middle of the space, and a spread.
-        let mid = max / 3;
-        ids.extend(mid..mid + 4);
-        let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ max;
-        for _ in 0..4 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            ids.push(x & max);
-        }
-        let pairs: Vec<Value> = ids
-            .iter()
-            .map(|&id| {
-                let p = m.mask(id).unwrap();
-                assert_eq!(m.unmask(p).unwrap(), id, "{name}");
-                json!({
-                    "id": id.to_string(),
-                    "public": p.get().to_string(),
-                    "base32": p.to_string_in(Format::Base32),
-                    "base62": p.to_string_in(Format::Base62),
-                })
-            })
-            .collect();
-        cases.push(json!({
-            "name": name,
-            "layout": spec,
-            "key": hex(key),
-            "tweak": hex(tweak),
-            "pairs": pairs,
-        }));
-    }
+    let cases: Vec<Value> = plan
+        .iter()
+        .map(|&(name, spec, key, tweak)| mask_case(name, spec, key, tweak))
+        .collect();
     let nineteen =
         r#"{"epoch_ms":1700000000000,"fields":[["timestamp",10],["sequence",5],["node",4]]}"#;
-    let mut errors = Vec::new();
-    let mut err = |name: &str, spec: &str, key: &[u8], op: &str, value: Option<u64>| {
-        let l = layout_of(spec);
-        let r = IdMask::new(l, key, b"");
-        let code = match (op, value) {
-            ("new", None) => r.map(|_| ()).unwrap_err().code(),
-            ("mask", Some(v)) => r.unwrap().mask(v).unwrap_err().code(),
-            ("unmask", Some(v)) => r.unwrap().unmask(v).unwrap_err().code(),
-            _ => unreachable!(),
-        };
-        let mut case = json!({"name": name, "layout": spec, "key": hex(key), "tweak": "", "op": op, "error": code});
-        if let Some(v) = value {
-            case["value"] = json!(v.to_string());
-        }
-        errors.push(case);
-    };
-    err("key of 0 bytes", "twitter", &[], "new", None);
-    err("key of 15 bytes", "twitter", &key16[..15], "new", None);
-    err(
-        "key of 24 bytes (AES-192 is not offered)",
-        "twitter",
-        &key32[..24],
-        "new",
-        None,
-    );
-    err("key of 33 bytes", "twitter", &[7; 33], "new", None);
-    err(
-        "19-bit layout (below FF1's 10^6 values)",
-        nineteen,
-        &key16,
-        "new",
-        None,
-    );
-    err(
-        "mask: an ID above the layout's 63 bits",
-        "twitter",
-        &key16,
-        "mask",
-        Some(1 << 63),
-    );
-    err(
-        "unmask: a public ID above the layout's 63 bits",
-        "twitter",
-        &key16,
-        "unmask",
-        Some(u64::MAX),
-    );
-    err(
-        "mask: an ID above 20 bits",
-        twenty,
-        &key32,
-        "mask",
-        Some(1 << 20),
-    );
-    err(
-        "unmask: a public ID above 20 bits",
-        twenty,
-        &key32,
-        "unmask",
-        Some(1 << 20),
-    );
+    let errors = vec![
+        error_case("key of 0 bytes", "twitter", &[], "new", None),
+        error_case("key of 15 bytes", "twitter", &key16[..15], "new", None),
+        error_case(
+            "key of 24 bytes (AES-192 is not offered)",
+            "twitter",
+            &key32[..24],
+            "new",
+            None,
+        ),
+        error_case("key of 33 bytes", "twitter", &[7; 33], "new", None),
+        error_case(
+            "19-bit layout (below FF1's 10^6 values)",
+            nineteen,
+            &key16,
+            "new",
+            None,
+        ),
+        error_case(
+            "mask: an ID above the layout's 63 bits",
+            "twitter",
+            &key16,
+            "mask",
+            Some(1 << 63),
+        ),
+        error_case(
+            "unmask: a public ID above the layout's 63 bits",
+            "twitter",
+            &key16,
+            "unmask",
+            Some(u64::MAX),
+        ),
+        error_case(
+            "mask: an ID above 20 bits",
+            twenty,
+            &key32,
+            "mask",
+            Some(1 << 20),
+        ),
+        error_case(
+            "unmask: a public ID above 20 bits",
+            twenty,
+            &key32,
+            "unmask",
+            Some(1 << 20),
+        ),
+    ];
     json!({
         "_comment": "Public IDs: NIST SP 800-38G FF1 with AES-128 (16-byte key) or AES-256 (32-byte key), \
             radix 2, over the layout's total_bits bits, most significant bit first (NUM_2 of the numeral \
@@ -192,4 +144,60 @@ pub(crate) fn mask() -> Value {
         "cases": cases,
         "errors": errors,
     })
+}
+
+/// One key, tweak and layout: IDs across the layout's space and their public IDs.
+fn mask_case(name: &str, spec: &str, key: &[u8], tweak: &[u8]) -> Value {
+    let l = layout_of(spec);
+    let m = IdMask::new(l, key, tweak).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let max = l.max_id().get();
+    let mut ids = vec![0, 1, 2, 3, max - 1, max, max >> 1, (max >> 1) + 1];
+    // Consecutive IDs from the middle of the space, and a spread.
+    let mid = max / 3;
+    ids.extend(mid..mid + 4);
+    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ max;
+    for _ in 0..4 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        ids.push(x & max);
+    }
+    let pairs: Vec<Value> = ids
+        .iter()
+        .map(|&id| {
+            let p = m.mask(id).unwrap();
+            assert_eq!(m.unmask(p).unwrap(), id, "{name}");
+            json!({
+                "id": id.to_string(),
+                "public": p.get().to_string(),
+                "base32": p.to_string_in(Format::Base32),
+                "base62": p.to_string_in(Format::Base62),
+            })
+        })
+        .collect();
+    json!({
+        "name": name,
+        "layout": spec,
+        "key": hex(key),
+        "tweak": hex(tweak),
+        "pairs": pairs,
+    })
+}
+
+/// One refused use of the mask: `op` is `new` (the constructor fails), or
+/// `mask`/`unmask` of `value` (the call fails).
+fn error_case(name: &str, spec: &str, key: &[u8], op: &str, value: Option<u64>) -> Value {
+    let l = layout_of(spec);
+    let r = IdMask::new(l, key, b"");
+    let code = match (op, value) {
+        ("new", None) => r.map(|_| ()).unwrap_err().code(),
+        ("mask", Some(v)) => r.unwrap().mask(v).unwrap_err().code(),
+        ("unmask", Some(v)) => r.unwrap().unmask(v).unwrap_err().code(),
+        _ => unreachable!(),
+    };
+    let mut case = json!({"name": name, "layout": spec, "key": hex(key), "tweak": "", "op": op, "error": code});
+    if let Some(v) = value {
+        case["value"] = json!(v.to_string());
+    }
+    case
 }
