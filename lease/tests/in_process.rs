@@ -389,16 +389,19 @@ fn a_planted_temporary_link_is_not_written_through() {
     // Renewals and the release write the state file again.
     let renewals = g.info().renewals;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while g.info().renewals < renewals + 3 {
+    let untouched = || std::fs::read_to_string(&victim).unwrap() == "another user's file\n";
+    while g.info().renewals < renewals + 3 && untouched() {
         assert!(std::time::Instant::now() < deadline, "no renewals");
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
-    g.next_id().unwrap();
-    g.close().unwrap();
     assert_eq!(
         std::fs::read_to_string(&victim).unwrap(),
-        "another user's file\n"
+        "another user's file\n",
+        "written through a planted link"
     );
+    g.next_id().unwrap();
+    g.close().unwrap();
+    assert!(untouched());
     assert!(std::fs::symlink_metadata(sdir.join("0.state"))
         .unwrap()
         .file_type()
