@@ -283,7 +283,7 @@ fn refusal(out: &(Option<i32>, Vec<String>)) -> String {
 
 /// The fallback default directory is created 0700, and refused when another
 /// user could have prepared it: a link in its place, owned by another user
-/// (as root: chowned to nobody), or writable by others (0777).
+/// (as root: chowned to nobody), or writable by others (0777) or its group.
 #[test]
 fn the_fallback_directory_is_private() {
     use std::os::unix::fs::MetadataExt;
@@ -296,16 +296,18 @@ fn the_fallback_directory_is_private() {
     assert!(m.is_dir());
     assert_eq!(m.mode() & 0o7777, 0o700);
 
-    // 0777: another user could replace its state files.
-    set_mode(&fallback, 0o777);
-    let e = refusal(&default_dir_probe(&dir, ""));
-    assert!(
-        e.contains(&format!(
-            "the default directory {} may be written by its group or others (mode 777): refused",
-            fallback.display()
-        )),
-        "{e}"
-    );
+    // 0770 or 0777: another user could replace its state files.
+    for mode in [0o770, 0o777] {
+        set_mode(&fallback, mode);
+        let e = refusal(&default_dir_probe(&dir, ""));
+        assert!(
+            e.contains(&format!(
+                "the default directory {} may be written by its group or others (mode {mode:o}): refused",
+                fallback.display()
+            )),
+            "{e}"
+        );
+    }
     set_mode(&fallback, 0o700);
 
     // A link planted in its place, to a directory of the planter's.
