@@ -370,3 +370,56 @@ fn the_default_directory_on_tmpfs_is_refused() {
     assert_eq!(out.0, Some(0), "{out:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A FUSE mount (bindfs of a local directory) unmounted when dropped.
+struct FuseMount(PathBuf);
+
+impl FuseMount {
+    /// `src` mounted on `mnt`, or `None` if bindfs or FUSE is missing here.
+    fn bind(src: &Path, mnt: &Path) -> Option<FuseMount> {
+        let ok = Command::new("timeout")
+            .args(["10", "bindfs", "--no-allow-other"])
+            .arg(src)
+            .arg(mnt)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| FuseMount(mnt.to_path_buf()))
+    }
+}
+
+impl Drop for FuseMount {
+    fn drop(&mut self) {
+        let _ = Command::new("timeout")
+            .args(["10", "umount"])
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A store directory on FUSE (here bindfs; sshfs, GlusterFS, s3fs report the
+/// same type) is refused, naming the filesystem, unless the URL accepts it
+/// with `allow_fs=fuse`.
+#[test]
+fn a_fuse_directory_is_refused_by_name() {
+    let dir = temp_dir("fuse");
+    let (src, mnt) = (dir.join("src"), dir.join("mnt"));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let Some(mount) = FuseMount::bind(&src, &mnt) else {
+        eprintln!("bindfs or FUSE is not available here: not tried (apt-get install bindfs)");
+        return;
+    };
+    let args = ["--fixed", "datacenter=1", "--count", "3"];
+    let url = format!("file:{}?namespace=fuse", mnt.display());
+    let e = refusal(&Probe::spawn(&url, &args).finish_status(20));
+    assert!(
+        e.contains("is on fuse, a network, cluster or FUSE filesystem"),
+        "{e}"
+    );
+    assert!(e.contains("allow_fs=fuse in the URL accepts it"), "{e}");
+    let out = Probe::spawn(&format!("{url}&allow_fs=fuse"), &args).finish_status(20);
+    assert_eq!(out.0, Some(0), "{out:?}");
+    assert_eq!(ids(&out.1).len(), 3);
+    drop(mount);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
