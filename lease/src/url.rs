@@ -461,6 +461,14 @@ mod tests {
             LeaseUrl::parse("file:/x").unwrap().settings,
             Settings::default()
         );
+        assert_eq!(
+            LeaseUrl::parse("file?allow_fs=tmpfs")
+                .unwrap()
+                .settings
+                .allow_fs
+                .as_deref(),
+            Some("tmpfs")
+        );
         // max_skew_ms 0: the clocks must agree to the millisecond; allowed.
         assert_eq!(
             LeaseUrl::parse("file:/x?max_skew_ms=0")
@@ -493,6 +501,9 @@ mod tests {
         assert!(err("file:/x?namespace=").contains("namespace ''"));
         assert!(err("file://otherhost/x").contains("local directory"));
         assert!(err("file:/x%zz").contains("percent escape"));
+        #[cfg(feature = "redis")]
+        assert!(err("redis://h?allow_fs=nfs").contains("only a file: URL takes it"));
+        assert!(err("file:/x?allow_fs=").contains("allow_fs names a filesystem"));
         let e = LeaseUrl::parse("nope:x").unwrap_err();
         assert_eq!(e.kind.class(), snowmint::ErrorClass::Value);
         assert!(

@@ -517,3 +517,24 @@ fn a_renewal_behind_the_hwm_reports_the_clock() {
     g.close().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Temporary files a writer left behind (it died between creating and
+/// renaming one) are removed by a later claim once ten minutes old; a fresh
+/// one (a write under way) is left alone.
+#[test]
+fn stale_temporary_files_are_swept_at_claim() {
+    let dir = temp_dir("sweep");
+    let url = LeaseUrl::parse(&format!("file:{}?namespace=sweep", dir.display())).unwrap();
+    open_at(&url, None).unwrap().close().unwrap();
+    let sdir = space_dir(&dir);
+    let (stale, fresh) = (sdir.join(".0.state.ab.tmp"), sdir.join(".0.state.cd.tmp"));
+    std::fs::write(&fresh, "x").unwrap();
+    let f = std::fs::File::create(&stale).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
+    drop(f);
+    open_at(&url, None).unwrap().close().unwrap();
+    assert!(!stale.exists());
+    assert!(fresh.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -355,6 +355,28 @@ pub(super) fn write_durably(dir: &Path, path: &Path, text: &str) -> Result<(), S
         .map_err(|e| io_err("cannot sync", dir, e))
 }
 
+/// Removes temporary files left in `sdir` by a writer that died between
+/// creating and renaming one (any `*.tmp` older than ten minutes: a write
+/// takes milliseconds). Best effort: errors are ignored.
+pub(super) fn sweep_temporaries(sdir: &Path) {
+    let Ok(entries) = fs::read_dir(sdir) else {
+        return;
+    };
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
+    for entry in entries.flatten() {
+        let stale = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.ends_with(".tmp"))
+            && fs::symlink_metadata(entry.path())
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t < old);
+        if stale {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

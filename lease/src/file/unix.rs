@@ -281,6 +281,7 @@ impl Store for FileStore {
 
     fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
         let sdir = self.open_space(space)?;
+        guard::sweep_temporaries(&sdir);
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let now = system_ms();
         let slots = space.slots();
