@@ -244,7 +244,8 @@ pub(super) fn private_dir(dir: &Path) -> Result<(), StoreError> {
     };
     Err(StoreError::Unreachable(format!(
         "the default directory {} {why}: refused (another user could lower its hwm); \
-         remove it, or name a directory (file:/path)",
+         if it is yours, make it private (chmod 700: its hwm values are worth keeping), \
+         else remove it, or name a directory (file:/path)",
         dir.display()
     )))
 }
