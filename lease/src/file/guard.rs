@@ -122,6 +122,8 @@ pub(super) fn linux_magic(magic: u32) -> (Option<&'static str>, FsClass) {
     target_os = "openbsd",
     target_os = "dragonfly"
 ))]
+// c_char is i8 or u8 depending on the target.
+#[allow(clippy::unnecessary_cast)]
 fn fs_of(path: &CString) -> io::Result<(String, FsClass)> {
     // SAFETY: a valid C string and a zeroed out-struct statfs fills.
     let mut buf: libc::statfs = unsafe { std::mem::zeroed() };
@@ -139,6 +141,7 @@ fn fs_of(path: &CString) -> io::Result<(String, FsClass)> {
 }
 
 #[cfg(target_os = "netbsd")]
+#[allow(clippy::unnecessary_cast)]
 fn fs_of(path: &CString) -> io::Result<(String, FsClass)> {
     // SAFETY: a valid C string and a zeroed out-struct statvfs fills.
     let mut buf: libc::statvfs = unsafe { std::mem::zeroed() };

@@ -16,6 +16,7 @@ pub struct FileStore {
     dir: PathBuf,
 }
 
+#[cfg_attr(all(unix, test), allow(dead_code))]
 impl FileStore {
     /// A store in `dir` (every call fails on this system).
     pub fn new(dir: impl Into<PathBuf>) -> FileStore {
@@ -79,5 +80,38 @@ impl Store for FileStore {
     ) -> Result<crate::store::SlotRelease, StoreError> {
         crate::store::check_space_key(space_key)?;
         Err(self.unavailable())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_call_fails_naming_the_reason() {
+        let store = FileStore::new("C:/ids");
+        let space = SlotSpace::new(
+            snowmint::Layout::preset("twitter").unwrap(),
+            &[("datacenter", 1)],
+            None,
+        )
+        .unwrap();
+        let req = ClaimRequest {
+            prefer: None,
+            ttl_ms: 1000,
+            window_ms: 1000,
+        };
+        let e = store.claim(&space, &req).unwrap_err();
+        assert_eq!(
+            e,
+            StoreError::Unreachable(
+                "the file store needs a Unix system (flock): file:C:/ids cannot be used here; \
+                 use a network store (postgres, mysql, redis, etcd)"
+                    .into()
+            )
+        );
+        assert_eq!(store.now_ms().unwrap_err(), e);
+        assert_eq!(store.init().unwrap_err(), e);
+        assert!(store.release_slot("../x", 0, false).is_err());
     }
 }
