@@ -17,7 +17,7 @@ use crate::store::{
     SlotState, SpaceRecord, Store, StoreError,
 };
 
-/// The embedded store (Linux and macOS): see the module documentation.
+/// The embedded store (Unix): see the module documentation.
 #[derive(Debug)]
 pub struct FileStore {
     dir: PathBuf,
@@ -59,7 +59,7 @@ impl FileStore {
     }
 
     /// Creates the store directory if it is missing (the default one 0700)
-    /// and refuses it if it is unsafe (see [`guard`]).
+    /// and refuses it if it is unsafe (see the guard module).
     fn prepare_dir(&self) -> Result<fs::Metadata, StoreError> {
         if self.default_dir {
             guard::private_dir(&self.dir)?;
@@ -393,7 +393,7 @@ impl Store for FileStore {
     }
 
     /// Creates the directory if it is missing (the default one 0700), and
-    /// checks that it is safe (see [`guard`]) and can be read.
+    /// checks that it is safe (see the guard module) and can be read.
     fn init(&self) -> Result<(), StoreError> {
         self.prepare_dir()?;
         guard::check_filesystem(&self.dir, self.allow_fs.as_deref(), self.default_dir)?;
