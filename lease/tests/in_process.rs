@@ -463,8 +463,15 @@ fn a_renewal_behind_the_hwm_reports_the_clock() {
     .unwrap();
     let g = open_at(&url, None).unwrap();
     g.next_id().unwrap();
-    let path = space_dir(&dir).join(format!("{}.state", g.slot()));
+    let sdir = space_dir(&dir);
+    let path = sdir.join(format!("{}.state", g.slot()));
     let rewrite = |hwm: u64| {
+        // Under space.lock, as the store's own writes: a renewal between our
+        // read and our rename would otherwise overwrite the planted hwm.
+        let lock = std::fs::File::open(sdir.join("space.lock")).unwrap();
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a descriptor we own; closing it unlocks.
+        assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
         let text = std::fs::read_to_string(&path).unwrap();
         let text: String = text
             .lines()
