@@ -22,7 +22,7 @@ impl LeaseUrl {
 pub(crate) fn open(url: &StoreUrl, settings: &Settings) -> Result<Arc<dyn Store>, LeaseError> {
     let _ = settings;
     Ok(match url {
-        StoreUrl::File(dir) => Arc::new(FileStore::new(dir)),
+        StoreUrl::File(dir) => Arc::new(FileStore::from_url(dir, settings)),
         #[cfg(feature = "postgres")]
         StoreUrl::Postgres(u) => Arc::new(crate::sql::SqlStore::postgres(u, settings.timeout_ms)?),
         #[cfg(feature = "mysql")]

@@ -107,6 +107,11 @@ pub struct Settings {
     /// The largest difference between the local clock and the store's clock
     /// accepted at claim. Default 5,000.
     pub max_skew_ms: u64,
+    /// The file store only: the one filesystem it accepts although it would
+    /// refuse it (`allow_fs=nfs`, `allow_fs=tmpfs`: the name its refusal
+    /// gives). A network filesystem's locks may not exclude other holders;
+    /// use it only for one whose locks you know do. Default: none.
+    pub allow_fs: Option<String>,
     /// The longest any one store call may take before it counts as failed
     /// (`lease_unavailable` at claim, a failed renewal later). Default 5,000.
     pub timeout_ms: u64,
@@ -121,19 +126,21 @@ impl Default for Settings {
             window_ms: 20_000,
             max_skew_ms: 5_000,
             timeout_ms: 5_000,
+            allow_fs: None,
         }
     }
 }
 
 impl Settings {
     /// The keys the query accepts.
-    pub const KEYS: [&'static str; 6] = [
+    pub const KEYS: [&'static str; 7] = [
         "namespace",
         "ttl_ms",
         "renew_ms",
         "window_ms",
         "max_skew_ms",
         "timeout_ms",
+        "allow_fs",
     ];
 
     /// Checks the relations between the durations: every one at least 1 ms,
@@ -239,6 +246,14 @@ impl LeaseUrl {
                 "window_ms" => settings.window_ms = number()?,
                 "max_skew_ms" => settings.max_skew_ms = number()?,
                 "timeout_ms" => settings.timeout_ms = number()?,
+                "allow_fs" if store.kind() == "file" && !v.is_empty() => {
+                    settings.allow_fs = Some(decode(v)?)
+                }
+                "allow_fs" => {
+                    return Err(LeaseError::url(
+                        "allow_fs names a filesystem, and only a file: URL takes it",
+                    ))
+                }
                 _ => {
                     return Err(LeaseError::url(format!(
                         "unknown option '{}' (known: {})",
@@ -313,9 +328,11 @@ fn file_path(rest: &str) -> Result<PathBuf, LeaseError> {
 }
 
 /// The per-user default directory of plain `file`: `$XDG_STATE_HOME/snowmint/leases`,
-/// else `~/.local/state/snowmint/leases`, else `/tmp/snowmint-leases-UID`. A state
+/// else `~/.local/state/snowmint/leases`, else `<tmp>/snowmint-leases-UID`. A state
 /// directory, not `$XDG_RUNTIME_DIR`: the high-water marks must survive a reboot
-/// (a clock set back at boot is exactly what they protect against).
+/// (a clock set back at boot is exactly what they protect against). The file
+/// store creates it 0700 and refuses it unless this user owns it, neither group
+/// nor others may write it, and it is not on tmpfs (`allow_fs=tmpfs` overrides).
 pub(crate) fn default_dir() -> Result<PathBuf, LeaseError> {
     let nonempty = |k: &str| {
         std::env::var_os(k)
@@ -328,9 +345,14 @@ pub(crate) fn default_dir() -> Result<PathBuf, LeaseError> {
     if let Some(h) = nonempty("HOME") {
         return Ok(h.join(".local/state/snowmint/leases"));
     }
-    // SAFETY: getuid has no preconditions and cannot fail.
-    let uid = unsafe { libc::getuid() };
-    Ok(std::env::temp_dir().join(format!("snowmint-leases-{uid}")))
+    #[cfg(unix)]
+    // SAFETY: geteuid has no preconditions and cannot fail. The effective
+    // user: the one whose files the store creates and checks.
+    let user = unsafe { libc::geteuid() }.to_string();
+    // Other systems have no file store: the URL parses, its calls fail.
+    #[cfg(not(unix))]
+    let user = std::env::var("USERNAME").unwrap_or_default();
+    Ok(std::env::temp_dir().join(format!("snowmint-leases-{user}")))
 }
 
 /// Percent-decoding (`%2F`); anything else is kept as is.
@@ -432,11 +454,20 @@ mod tests {
                 window_ms: 2000,
                 max_skew_ms: 100,
                 timeout_ms: 50,
+                allow_fs: None,
             }
         );
         assert_eq!(
             LeaseUrl::parse("file:/x").unwrap().settings,
             Settings::default()
+        );
+        assert_eq!(
+            LeaseUrl::parse("file?allow_fs=tmpfs")
+                .unwrap()
+                .settings
+                .allow_fs
+                .as_deref(),
+            Some("tmpfs")
         );
         // max_skew_ms 0: the clocks must agree to the millisecond; allowed.
         assert_eq!(
@@ -470,6 +501,9 @@ mod tests {
         assert!(err("file:/x?namespace=").contains("namespace ''"));
         assert!(err("file://otherhost/x").contains("local directory"));
         assert!(err("file:/x%zz").contains("percent escape"));
+        #[cfg(feature = "redis")]
+        assert!(err("redis://h?allow_fs=nfs").contains("only a file: URL takes it"));
+        assert!(err("file:/x?allow_fs=").contains("allow_fs names a filesystem"));
         let e = LeaseUrl::parse("nope:x").unwrap_err();
         assert_eq!(e.kind.class(), snowmint::ErrorClass::Value);
         assert!(

@@ -143,7 +143,7 @@ fn unusable_directory_is_lease_unavailable() {
     let m = e.to_string();
     assert!(
         m.starts_with(
-            "file:/proc/snowmint-lease-nowhere: cannot create /proc/snowmint-lease-nowhere/v1-"
+            "file:/proc/snowmint-lease-nowhere: cannot create /proc/snowmint-lease-nowhere:"
         ),
         "{m}"
     );
@@ -300,5 +300,248 @@ fn a_forked_child_leaves_the_parents_lease_alone() {
     g.next_id().unwrap();
     assert_eq!(g.info().lost, None);
     g.close().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A holder of `url` (twitter, datacenter 1), trying `prefer` first.
+fn open_at(
+    url: &LeaseUrl,
+    prefer: Option<u64>,
+) -> Result<LeasedGenerator, snowmint_lease::LeaseError> {
+    LeasedGenerator::open_with(
+        url,
+        Layout::preset("twitter").unwrap(),
+        &[("datacenter", 1)],
+        Options::default(),
+        prefer,
+        SystemClock,
+    )
+}
+
+/// The one space directory (`v1-...`) of a store directory.
+fn space_dir(store: &std::path::Path) -> std::path::PathBuf {
+    let mut dirs: Vec<_> = std::fs::read_dir(store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_str().unwrap().starts_with("v1-"))
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Another local user links a state file of their own (hwm 0) in place of a
+/// slot's: the next claim of the slot refuses it instead of starting from
+/// hwm 0 below IDs already issued.
+#[test]
+fn a_linked_state_file_is_refused() {
+    let dir = temp_dir("link");
+    let url = LeaseUrl::parse(&format!("file:{}?namespace=link", dir.display())).unwrap();
+    let g = open_at(&url, Some(0)).unwrap();
+    assert_eq!(g.slot(), 0);
+    g.next_id().unwrap();
+    g.close().unwrap();
+    let state = space_dir(&dir).join("0.state");
+    let planted = dir.join("planted");
+    std::fs::write(
+        &planted,
+        "snowmint lease slot v1\nhwm_ms=0\ncounter=0\ntoken=\n",
+    )
+    .unwrap();
+    std::fs::remove_file(&state).unwrap();
+    std::os::unix::fs::symlink(&planted, &state).unwrap();
+    let e = open_at(&url, Some(0)).expect_err("claimed through a link");
+    assert_eq!(e.code(), "lease_unavailable");
+    assert!(
+        e.to_string()
+            .contains("0.state is a symbolic link: refused (the file store never follows links"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A link planted where the store once wrote its temporary state file (a
+/// fixed `<slot>.state.tmp`) is never written through: temporary files have
+/// fresh names and are created exclusively.
+#[test]
+fn a_planted_temporary_link_is_not_written_through() {
+    let dir = temp_dir("tmplink");
+    let url = LeaseUrl::parse(&format!(
+        "file:{}?namespace=tmplink&renew_ms=20&window_ms=500",
+        dir.display()
+    ))
+    .unwrap();
+    let g = open_at(&url, Some(0)).unwrap();
+    let sdir = space_dir(&dir);
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "another user's file\n").unwrap();
+    std::os::unix::fs::symlink(&victim, sdir.join("0.state.tmp")).unwrap();
+    std::os::unix::fs::symlink(&victim, sdir.join("space.txt.tmp")).unwrap();
+    // Renewals and the release write the state file again.
+    let renewals = g.info().renewals;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let untouched = || std::fs::read_to_string(&victim).unwrap() == "another user's file\n";
+    while g.info().renewals < renewals + 3 && untouched() {
+        assert!(std::time::Instant::now() < deadline, "no renewals");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "another user's file\n",
+        "written through a planted link"
+    );
+    g.next_id().unwrap();
+    g.close().unwrap();
+    assert!(untouched());
+    assert!(std::fs::symlink_metadata(sdir.join("0.state"))
+        .unwrap()
+        .file_type()
+        .is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A store directory every user may write (0777, no sticky bit) is refused;
+/// with the sticky bit it is accepted, but a space directory another user
+/// made in it first is refused.
+#[test]
+fn a_world_writable_store_directory_is_refused() {
+    let dir = temp_dir("0777");
+    let store = dir.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    set_mode(&store, 0o777);
+    let url = LeaseUrl::parse(&format!("file:{}?namespace=ww", store.display())).unwrap();
+    let e = open_at(&url, None).expect_err("a 0777 directory accepted");
+    assert_eq!(e.code(), "lease_unavailable");
+    assert!(
+        e.to_string()
+            .contains("may be written by every user (mode 777, no sticky bit): refused"),
+        "{e}"
+    );
+    set_mode(&store, 0o1777);
+    open_at(&url, None).unwrap().close().unwrap();
+    if is_root() {
+        // As if user nobody had made the space directory before us.
+        let sdir = space_dir(&store);
+        let c = std::ffi::CString::new(sdir.display().to_string()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+        let e = open_at(&url, None).expect_err("another user's space directory accepted");
+        assert_eq!(e.code(), "lease_unavailable");
+        assert!(
+            e.to_string().contains(
+                "belongs to uid 65534, not to this user (0), in a directory every user may write"
+            ),
+            "{e}"
+        );
+    } else {
+        eprintln!("not root: the space directory of another user is not tried");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The host clock steps back (here: the slot's hwm is moved a minute ahead of
+/// it, which is what a renewal sees after a one-minute step back). Renewals
+/// cannot extend the reservation: each fails naming the clock, `last_error`
+/// says so, and hwm is neither lowered nor raised. Once the clock has caught
+/// up (the hwm moved back), renewals are healthy again.
+#[test]
+fn a_renewal_behind_the_hwm_reports_the_clock() {
+    let dir = temp_dir("behind");
+    let url = LeaseUrl::parse(&format!(
+        "file:{}?namespace=behind&renew_ms=20&window_ms=2000",
+        dir.display()
+    ))
+    .unwrap();
+    let g = open_at(&url, None).unwrap();
+    g.next_id().unwrap();
+    let sdir = space_dir(&dir);
+    let path = sdir.join(format!("{}.state", g.slot()));
+    let rewrite = |hwm: u64| {
+        // Under space.lock, as the store's own writes: a renewal between our
+        // read and our rename would otherwise overwrite the planted hwm.
+        let lock = std::fs::File::open(sdir.join("space.lock")).unwrap();
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: flock on a descriptor we own; closing it unlocks.
+        assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let text: String = text
+            .lines()
+            .map(|l| match l.strip_prefix("hwm_ms=") {
+                Some(_) => format!("hwm_ms={hwm}\n"),
+                None => format!("{l}\n"),
+            })
+            .collect();
+        let tmp = path.with_extension("test");
+        std::fs::write(&tmp, text).unwrap();
+        std::fs::rename(&tmp, &path).unwrap();
+    };
+    let stored = || -> u64 {
+        let text = std::fs::read_to_string(&path).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("hwm_ms="))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let ahead = SystemClock.precise_ms() + 60_000;
+    rewrite(ahead);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let why = loop {
+        if let Some(e) = g.info().last_error {
+            break e;
+        }
+        assert!(std::time::Instant::now() < deadline, "no renewal failed");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    assert!(why.starts_with("the host clock ("), "{why}");
+    assert!(why.contains(" ms behind slot "), "{why}");
+    assert!(why.contains("(stepped back?)"), "{why}");
+    // Several renewals later: still reported, hwm untouched.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(g.info().last_error.is_some());
+    assert_eq!(stored(), ahead, "a renewal changed the hwm");
+    assert!(
+        g.info().hwm_ms < ahead,
+        "the holder took an hwm nobody confirmed"
+    );
+    // The clock catches up: renewals extend the reservation again.
+    rewrite(SystemClock.precise_ms());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while g.info().last_error.is_some() {
+        assert!(std::time::Instant::now() < deadline, "never recovered");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    g.next_id().unwrap();
+    g.close().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Temporary files a writer left behind (it died between creating and
+/// renaming one) are removed by a later claim once ten minutes old; a fresh
+/// one (a write under way) is left alone.
+#[test]
+fn stale_temporary_files_are_swept_at_claim() {
+    let dir = temp_dir("sweep");
+    let url = LeaseUrl::parse(&format!("file:{}?namespace=sweep", dir.display())).unwrap();
+    open_at(&url, None).unwrap().close().unwrap();
+    let sdir = space_dir(&dir);
+    let (stale, fresh) = (sdir.join(".0.state.ab.tmp"), sdir.join(".0.state.cd.tmp"));
+    std::fs::write(&fresh, "x").unwrap();
+    let f = std::fs::File::create(&stale).unwrap();
+    f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
+    drop(f);
+    open_at(&url, None).unwrap().close().unwrap();
+    assert!(!stale.exists());
+    assert!(fresh.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }

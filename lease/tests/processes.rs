@@ -248,3 +248,178 @@ fn set_mode(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
+
+/// A probe with no `HOME` and no `XDG_STATE_HOME`, whose temporary directory
+/// is `tmp`: plain `file` leases from `<tmp>/snowmint-leases-UID`. Its exit
+/// code and output.
+fn default_dir_probe(tmp: &Path, query: &str) -> (Option<i32>, Vec<String>) {
+    let mut cmd = Command::new(PROBE);
+    cmd.env_remove("HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env("TMPDIR", tmp);
+    Probe::spawn_cmd(
+        cmd,
+        &format!("file?namespace=dflt{query}"),
+        &["--fixed", "datacenter=1", "--count", "3"],
+    )
+    .finish_status(20)
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
+/// The refusal a probe printed (`error lease_unavailable ...`).
+fn refusal(out: &(Option<i32>, Vec<String>)) -> String {
+    assert_eq!(out.0, Some(2), "{out:?}");
+    let e = errors(&out.1);
+    assert!(
+        e.len() == 1 && e[0].starts_with("lease_unavailable "),
+        "{out:?}"
+    );
+    e[0].to_string()
+}
+
+/// The fallback default directory is created 0700, and refused when another
+/// user could have prepared it: a link in its place, owned by another user
+/// (as root: chowned to nobody), or writable by others (0777) or its group.
+#[test]
+fn the_fallback_directory_is_private() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = temp_dir("fallback");
+    let fallback = dir.join(format!("snowmint-leases-{}", euid()));
+    let out = default_dir_probe(&dir, "");
+    assert_eq!(out.0, Some(0), "{out:?}");
+    assert_eq!(ids(&out.1).len(), 3);
+    let m = std::fs::symlink_metadata(&fallback).unwrap();
+    assert!(m.is_dir());
+    assert_eq!(m.mode() & 0o7777, 0o700);
+
+    // 0770 or 0777: another user could replace its state files.
+    for mode in [0o770, 0o777] {
+        set_mode(&fallback, mode);
+        let e = refusal(&default_dir_probe(&dir, ""));
+        assert!(
+            e.contains(&format!(
+                "the default directory {} may be written by its group or others (mode {mode:o}): refused",
+                fallback.display()
+            )),
+            "{e}"
+        );
+    }
+    set_mode(&fallback, 0o700);
+
+    // A link planted in its place, to a directory of the planter's.
+    let real = dir.join("real");
+    std::fs::rename(&fallback, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &fallback).unwrap();
+    let e = refusal(&default_dir_probe(&dir, ""));
+    assert!(e.contains("is a symbolic link: refused"), "{e}");
+    std::fs::remove_file(&fallback).unwrap();
+    std::fs::rename(&real, &fallback).unwrap();
+
+    // Owned by another user.
+    if euid() == 0 {
+        let c = std::ffi::CString::new(fallback.display().to_string()).unwrap();
+        // SAFETY: a valid C string.
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+        let e = refusal(&default_dir_probe(&dir, ""));
+        assert!(
+            e.contains("belongs to uid 65534, not to this user (0): refused"),
+            "{e}"
+        );
+        assert_eq!(unsafe { libc::chown(c.as_ptr(), 0, 0) }, 0);
+    } else {
+        eprintln!("not root: a fallback directory of another user is not tried");
+    }
+    // Private again: accepted.
+    assert_eq!(default_dir_probe(&dir, "").0, Some(0));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// On tmpfs (wiped at reboot) the default directory is refused unless the
+/// URL says `allow_fs=tmpfs`; a directory the URL names is accepted there.
+#[test]
+fn the_default_directory_on_tmpfs_is_refused() {
+    let shm = Path::new("/dev/shm");
+    let tmpfs = std::process::Command::new("stat")
+        .args(["-f", "-c", "%T", "/dev/shm"])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "tmpfs");
+    if !tmpfs {
+        eprintln!("/dev/shm is not tmpfs here: not tried");
+        return;
+    }
+    let dir = shm.join(format!("snowmint-lease-tmpfs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = refusal(&default_dir_probe(&dir, ""));
+    assert!(
+        e.contains("is on tmpfs, which forgets every hwm at reboot"),
+        "{e}"
+    );
+    assert!(e.contains("add allow_fs=tmpfs to the URL"), "{e}");
+    let out = default_dir_probe(&dir, "&allow_fs=tmpfs");
+    assert_eq!(out.0, Some(0), "{out:?}");
+    // Another filesystem's opt-out does not accept tmpfs.
+    refusal(&default_dir_probe(&dir, "&allow_fs=nfs"));
+    // Named in the URL: the user's choice, accepted.
+    let named = format!("file:{}?namespace=named", dir.join("named").display());
+    let out = Probe::spawn(&named, &["--fixed", "datacenter=1", "--count", "3"]).finish_status(20);
+    assert_eq!(out.0, Some(0), "{out:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A FUSE mount (bindfs of a local directory) unmounted when dropped.
+struct FuseMount(PathBuf);
+
+impl FuseMount {
+    /// `src` mounted on `mnt`, or `None` if bindfs or FUSE is missing here.
+    fn bind(src: &Path, mnt: &Path) -> Option<FuseMount> {
+        let ok = Command::new("timeout")
+            .args(["10", "bindfs", "--no-allow-other"])
+            .arg(src)
+            .arg(mnt)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| FuseMount(mnt.to_path_buf()))
+    }
+}
+
+impl Drop for FuseMount {
+    fn drop(&mut self) {
+        let _ = Command::new("timeout")
+            .args(["10", "umount"])
+            .arg(&self.0)
+            .status();
+    }
+}
+
+/// A store directory on FUSE (here bindfs; sshfs, GlusterFS, s3fs report the
+/// same type) is refused, naming the filesystem, unless the URL accepts it
+/// with `allow_fs=fuse`.
+#[test]
+fn a_fuse_directory_is_refused_by_name() {
+    let dir = temp_dir("fuse");
+    let (src, mnt) = (dir.join("src"), dir.join("mnt"));
+    std::fs::create_dir_all(&src).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let Some(mount) = FuseMount::bind(&src, &mnt) else {
+        eprintln!("bindfs or FUSE is not available here: not tried (apt-get install bindfs)");
+        return;
+    };
+    let args = ["--fixed", "datacenter=1", "--count", "3"];
+    let url = format!("file:{}?namespace=fuse", mnt.display());
+    let e = refusal(&Probe::spawn(&url, &args).finish_status(20));
+    assert!(
+        e.contains("is on fuse, a network, cluster or FUSE filesystem"),
+        "{e}"
+    );
+    assert!(e.contains("allow_fs=fuse in the URL accepts it"), "{e}");
+    let out = Probe::spawn(&format!("{url}&allow_fs=fuse"), &args).finish_status(20);
+    assert_eq!(out.0, Some(0), "{out:?}");
+    assert_eq!(ids(&out.1).len(), 3);
+    drop(mount);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

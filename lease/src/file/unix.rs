@@ -1,35 +1,23 @@
-//! The embedded store: a local directory.
-//!
-//! ```text
-//! DIR/<space key>/space.txt     the space's canonical text (checked on every claim)
-//! DIR/<space key>/space.lock    locked around every read-modify-write of a state file
-//! DIR/<space key>/<slot>.lock   locked with flock(2) for the life of the holder
-//! DIR/<space key>/<slot>.state  hwm_ms, counter, token (replaced atomically)
-//! ```
-//!
-//! The lock is the claim: the OS frees it when the holder's process dies, so
-//! the file store needs no TTL and its claims never expire while the holder
-//! lives. `flock` locks belong to the open file, so two holders in one process
-//! exclude each other too. The state file is written to a temporary file,
-//! fsynced, renamed over the old one, and the directory fsynced, before a call
-//! returns: a reservation counts only once it is on disk.
+//! The file store on Unix: see the parent module for the layout and
+//! [`super::guard`] for what it refuses.
 
 use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::guard::{self, io_err};
+use super::{new_token, system_ms, State};
 use crate::space::SlotSpace;
 use crate::store::{
     check_space_key, is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease,
     SlotState, SpaceRecord, Store, StoreError,
 };
 
-/// The embedded store (Linux and macOS): see the module documentation.
+/// The embedded store (Unix): see the module documentation.
 #[derive(Debug)]
 pub struct FileStore {
     dir: PathBuf,
@@ -40,79 +28,45 @@ pub struct FileStore {
     /// renewal the driver gave up on (timeout) may still be running when the
     /// next one starts, and must not write an older, lower `hwm` after it.
     writing: Mutex<()>,
-}
-
-/// A slot's state: the file store's state file, and the etcd store's state
-/// key (the same text).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct State {
-    pub(crate) hwm_ms: u64,
-    pub(crate) counter: u64,
-    pub(crate) token: String,
-}
-
-impl State {
-    const HEADER: &'static str = "snowmint lease slot v1";
-
-    pub(crate) fn to_text(&self) -> String {
-        format!(
-            "{}\nhwm_ms={}\ncounter={}\ntoken={}\n",
-            Self::HEADER,
-            self.hwm_ms,
-            self.counter,
-            self.token
-        )
-    }
-
-    pub(crate) fn parse(text: &str) -> Option<State> {
-        let mut lines = text.lines();
-        if lines.next()? != Self::HEADER {
-            return None;
-        }
-        let mut field = |name: &str| lines.next()?.strip_prefix(name)?.strip_prefix('=');
-        let hwm_ms = field("hwm_ms")?.parse().ok()?;
-        let counter = field("counter")?.parse().ok()?;
-        let token = field("token")?.to_string();
-        Some(State {
-            hwm_ms,
-            counter,
-            token,
-        })
-    }
-}
-
-fn io_err(what: &str, path: &Path, e: io::Error) -> StoreError {
-    StoreError::Unreachable(format!("{what} {}: {e}", path.display()))
-}
-
-/// A random token: std's OS-seeded hash keys over the time and a counter.
-pub(crate) fn new_token() -> String {
-    use std::collections::hash_map::RandomState;
-    use std::hash::{BuildHasher, Hasher};
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let word = || {
-        let mut h = RandomState::new().build_hasher();
-        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        h.write_u128(
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos()),
-        );
-        h.write_u32(std::process::id());
-        h.finish()
-    };
-    format!("{:016x}{:016x}", word(), word())
+    /// The one filesystem name accepted although the guard would refuse it
+    /// (the URL's `allow_fs`).
+    allow_fs: Option<String>,
+    /// This is the per-user default directory (plain `file`): created 0700
+    /// and checked for owner and mode, refused on a volatile filesystem.
+    default_dir: bool,
 }
 
 impl FileStore {
-    /// A store in `dir` (created on the first claim).
+    /// A store in `dir` (created on the first claim), with the checks of a
+    /// directory the user named.
     pub fn new(dir: impl Into<PathBuf>) -> FileStore {
         FileStore {
             dir: dir.into(),
             held: Mutex::new(HashMap::new()),
             writing: Mutex::new(()),
+            allow_fs: None,
+            default_dir: false,
         }
+    }
+
+    /// The store a `file:` URL names: the default directory's checks if `dir`
+    /// is the per-user default, `allow_fs` from the URL.
+    pub(crate) fn from_url(dir: &Path, settings: &crate::url::Settings) -> FileStore {
+        let mut store = FileStore::new(dir);
+        store.default_dir = crate::url::default_dir().is_ok_and(|d| d == dir);
+        store.allow_fs = settings.allow_fs.clone();
+        store
+    }
+
+    /// Creates the store directory if it is missing (the default one 0700)
+    /// and refuses it if it is unsafe (see the guard module).
+    fn prepare_dir(&self) -> Result<fs::Metadata, StoreError> {
+        if self.default_dir {
+            guard::private_dir(&self.dir)?;
+        } else {
+            fs::create_dir_all(&self.dir).map_err(|e| io_err("cannot create", &self.dir, e))?;
+        }
+        guard::check_store_dir(&self.dir)
     }
 
     /// The directory.
@@ -124,62 +78,59 @@ impl FileStore {
         self.dir.join(space.key())
     }
 
-    /// Creates the space's directory and checks (or writes) its `space.txt`.
+    /// Creates the space's directory, checks it and its filesystem, and
+    /// checks (or writes) its `space.txt`.
     fn open_space(&self, space: &SlotSpace) -> Result<PathBuf, StoreError> {
+        let store = self.prepare_dir()?;
         let sdir = self.space_dir(space);
-        fs::create_dir_all(&sdir).map_err(|e| io_err("cannot create", &sdir, e))?;
+        match fs::create_dir(&sdir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(io_err("cannot create", &sdir, e)),
+        }
+        guard::check_space_dir(&sdir, &store)?;
+        guard::check_filesystem(&sdir, self.allow_fs.as_deref(), self.default_dir)?;
         let txt = sdir.join("space.txt");
-        match fs::read_to_string(&txt) {
-            Ok(t) if t == space.text() => {}
-            Ok(_) => {
+        match guard::read(&txt)? {
+            Some(t) if t == space.text() => {}
+            Some(_) => {
                 return Err(StoreError::BadRecord(format!(
                     "{} describes another slot space than its name says",
                     txt.display()
                 )))
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                // Several claimers may get here at once: each writes its own
-                // temporary file, all with the same text, and renames it.
-                let tmp = sdir.join(format!("space.txt.{}.tmp", new_token()));
-                write_durably(&sdir, &tmp, &txt, space.text())?;
-            }
-            Err(e) => return Err(io_err("cannot read", &txt, e)),
+            // Several claimers may get here at once: each writes its own
+            // temporary file, all with the same text, and renames it.
+            None => guard::write_durably(&sdir, &txt, space.text())?,
         }
         Ok(sdir)
     }
 
     fn read_state(sdir: &Path, slot: u64) -> Result<State, StoreError> {
         let path = sdir.join(format!("{slot}.state"));
-        match fs::read_to_string(&path) {
-            Ok(t) => State::parse(&t).ok_or_else(|| {
+        match guard::read(&path)? {
+            Some(t) => State::parse(&t).ok_or_else(|| {
                 StoreError::BadRecord(format!("{} is not a slot state file", path.display()))
             }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(State::default()),
-            Err(e) => Err(io_err("cannot read", &path, e)),
+            None => Ok(State::default()),
         }
     }
 
     fn write_state(sdir: &Path, slot: u64, state: &State) -> Result<(), StoreError> {
-        // Only the lock's holder writes a slot's state: one temporary name is enough.
-        let tmp = sdir.join(format!("{slot}.state.tmp"));
-        write_durably(
-            sdir,
-            &tmp,
-            &sdir.join(format!("{slot}.state")),
-            &state.to_text(),
-        )
+        guard::write_durably(sdir, &sdir.join(format!("{slot}.state")), &state.to_text())
     }
 
     /// The slot's lock file, locked, or `None` if another holder has it.
     fn try_lock(sdir: &Path, slot: u64) -> Result<Option<File>, StoreError> {
         let path = sdir.join(format!("{slot}.lock"));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| io_err("cannot open", &path, e))?;
+        let file = guard::open(
+            &path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false),
+        )?;
         // SAFETY: flock on a descriptor we own; no memory is involved.
         let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if r == 0 {
@@ -201,15 +152,13 @@ impl FileStore {
     fn lock_space(sdir: &Path) -> Result<File, StoreError> {
         let path = sdir.join("space.lock");
         // Read-only when it exists (a store made read-only still answers).
-        let file = match File::open(&path) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path),
+        let file = match guard::open(&path, OpenOptions::new().read(true)) {
+            Err(_) if !path.exists() => guard::open(
+                &path,
+                OpenOptions::new().write(true).create(true).truncate(false),
+            ),
             r => r,
-        }
-        .map_err(|e| io_err("cannot open", &path, e))?;
+        }?;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
         loop {
             // SAFETY: flock on a descriptor we own.
@@ -236,11 +185,10 @@ impl FileStore {
     /// takes another.
     fn lock_is_held(sdir: &Path, slot: u64) -> Result<bool, StoreError> {
         let path = sdir.join(format!("{slot}.lock"));
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
-            Err(e) => return Err(io_err("cannot open", &path, e)),
-        };
+        if fs::symlink_metadata(&path).is_err_and(|e| e.kind() == io::ErrorKind::NotFound) {
+            return Ok(false);
+        }
+        let file = guard::open(&path, OpenOptions::new().read(true))?;
         // SAFETY: flock on a descriptor we own; closing it unlocks.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0 {
             return Ok(false);
@@ -321,25 +269,6 @@ impl FileStore {
     }
 }
 
-/// Writes `text` to `tmp`, fsyncs it, renames it to `path` and fsyncs `dir`.
-fn write_durably(dir: &Path, tmp: &Path, path: &Path, text: &str) -> Result<(), StoreError> {
-    let mut f = File::create(tmp).map_err(|e| io_err("cannot create", tmp, e))?;
-    f.write_all(text.as_bytes())
-        .and_then(|()| f.sync_all())
-        .map_err(|e| io_err("cannot write", tmp, e))?;
-    drop(f);
-    fs::rename(tmp, path).map_err(|e| io_err("cannot rename into", path, e))?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| io_err("cannot sync", dir, e))
-}
-
-pub(crate) fn system_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 impl Store for FileStore {
     fn describe(&self) -> String {
         format!("file:{}", self.dir.display())
@@ -352,6 +281,7 @@ impl Store for FileStore {
 
     fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
         let sdir = self.open_space(space)?;
+        guard::sweep_temporaries(&sdir);
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let now = system_ms();
         let slots = space.slots();
@@ -420,7 +350,23 @@ impl Store for FileStore {
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let _space = Self::lock_space(&sdir)?;
         let mut state = self.check_holder(&sdir, holder)?;
-        state.hwm_ms = state.hwm_ms.max(system_ms().saturating_add(window_ms));
+        let now = system_ms();
+        // The store's clock is this host's. Behind the slot's hwm by more
+        // than a window, this renewal could confirm nothing new (its hwm
+        // would stay where it is): the clock stepped back, or the slot was
+        // taken with an hwm far ahead. Say so instead of a renewal that looks
+        // healthy; hwm stays, the holder keeps its confirmed reservation and
+        // tries again, and renewals extend it once the clock has caught up.
+        if now.saturating_add(window_ms) < state.hwm_ms {
+            return Err(StoreError::Unreachable(format!(
+                "the host clock ({now} ms) is {} ms behind slot {}'s hwm ({} ms) less the \
+                 window (stepped back?): no renewal extends the reservation until it catches up",
+                state.hwm_ms - window_ms - now,
+                holder.slot,
+                state.hwm_ms
+            )));
+        }
+        state.hwm_ms = state.hwm_ms.max(now.saturating_add(window_ms));
         Self::write_state(&sdir, holder.slot, &state)?;
         Ok(Renewal {
             hwm_ms: state.hwm_ms,
@@ -446,9 +392,11 @@ impl Store for FileStore {
         result
     }
 
-    /// Creates the directory if it is missing and checks that it can be read.
+    /// Creates the directory if it is missing (the default one 0700), and
+    /// checks that it is safe (see the guard module) and can be read.
     fn init(&self) -> Result<(), StoreError> {
-        fs::create_dir_all(&self.dir).map_err(|e| io_err("cannot create", &self.dir, e))?;
+        self.prepare_dir()?;
+        guard::check_filesystem(&self.dir, self.allow_fs.as_deref(), self.default_dir)?;
         fs::read_dir(&self.dir)
             .map(drop)
             .map_err(|e| io_err("cannot read", &self.dir, e))
@@ -475,11 +423,9 @@ impl Store for FileStore {
                 continue;
             }
             let txt = sdir.join("space.txt");
-            let text = match fs::read_to_string(&txt) {
-                Ok(t) => t,
+            let Some(text) = guard::read(&txt)? else {
                 // Being created by a first claim: nothing to show yet.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(io_err("cannot read", &txt, e)),
+                continue;
             };
             let slots = Self::state_slots(&sdir)?
                 .into_iter()
@@ -528,22 +474,5 @@ impl Store for FileStore {
         };
         Self::write_state(&sdir, slot, &state)?;
         Ok(SlotRelease::Released(record))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn state_text_round_trips() {
-        let s = State {
-            hwm_ms: 1_700_000_000_123,
-            counter: 7,
-            token: "ab".into(),
-        };
-        assert_eq!(State::parse(&s.to_text()), Some(s));
-        assert_eq!(State::parse("junk"), None);
-        assert_eq!(State::parse("snowmint lease slot v1\nhwm_ms=x\n"), None);
     }
 }

@@ -1,0 +1,117 @@
+//! The file store on systems other than Unix: not available. Its locks are
+//! `flock(2)` locks whose release when a process dies is the claim's whole
+//! meaning; a native version (`LockFileEx` on a per-slot lock file) is not
+//! written. The type exists so that `file:` URLs parse and name the same
+//! store everywhere; every call fails, which the driver reports as
+//! `lease_unavailable` naming the reason.
+
+use std::path::{Path, PathBuf};
+
+use crate::space::SlotSpace;
+use crate::store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
+
+/// The embedded store, unavailable on this system: every call fails.
+#[derive(Debug)]
+pub struct FileStore {
+    dir: PathBuf,
+}
+
+#[cfg_attr(all(unix, test), allow(dead_code))]
+impl FileStore {
+    /// A store in `dir` (every call fails on this system).
+    pub fn new(dir: impl Into<PathBuf>) -> FileStore {
+        FileStore { dir: dir.into() }
+    }
+
+    /// The store a `file:` URL names (every call fails on this system).
+    pub(crate) fn from_url(dir: &Path, settings: &crate::url::Settings) -> FileStore {
+        let _ = settings;
+        FileStore::new(dir)
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn unavailable(&self) -> StoreError {
+        StoreError::Unreachable(format!(
+            "the file store needs a Unix system (flock): {} cannot be used here; \
+             use a network store (postgres, mysql, redis, etcd)",
+            self.describe()
+        ))
+    }
+}
+
+impl Store for FileStore {
+    fn describe(&self) -> String {
+        format!("file:{}", self.dir.display())
+    }
+
+    fn now_ms(&self) -> Result<u64, StoreError> {
+        Err(self.unavailable())
+    }
+
+    fn claim(&self, _: &SlotSpace, _: &ClaimRequest) -> Result<Claim, StoreError> {
+        Err(self.unavailable())
+    }
+
+    fn renew(&self, _: &SlotSpace, _: &Holder, _: u64, _: u64) -> Result<Renewal, StoreError> {
+        Err(self.unavailable())
+    }
+
+    fn release(&self, _: &SlotSpace, _: &Holder, _: u64) -> Result<(), StoreError> {
+        Err(self.unavailable())
+    }
+
+    fn init(&self) -> Result<(), StoreError> {
+        Err(self.unavailable())
+    }
+
+    fn list(&self) -> Result<(u64, Vec<crate::store::SpaceRecord>), StoreError> {
+        Err(self.unavailable())
+    }
+
+    fn release_slot(
+        &self,
+        space_key: &str,
+        _: u64,
+        _: bool,
+    ) -> Result<crate::store::SlotRelease, StoreError> {
+        crate::store::check_space_key(space_key)?;
+        Err(self.unavailable())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_call_fails_naming_the_reason() {
+        let store = FileStore::new("C:/ids");
+        let space = SlotSpace::new(
+            snowmint::Layout::preset("twitter").unwrap(),
+            &[("datacenter", 1)],
+            None,
+        )
+        .unwrap();
+        let req = ClaimRequest {
+            prefer: None,
+            ttl_ms: 1000,
+            window_ms: 1000,
+        };
+        let e = store.claim(&space, &req).unwrap_err();
+        assert_eq!(
+            e,
+            StoreError::Unreachable(
+                "the file store needs a Unix system (flock): file:C:/ids cannot be used here; \
+                 use a network store (postgres, mysql, redis, etcd)"
+                    .into()
+            )
+        );
+        assert_eq!(store.now_ms().unwrap_err(), e);
+        assert_eq!(store.init().unwrap_err(), e);
+        assert!(store.release_slot("../x", 0, false).is_err());
+    }
+}
