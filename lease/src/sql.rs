@@ -18,10 +18,11 @@
 //! InnoDB): a locking read returns the newest committed version of the row on
 //! both (PostgreSQL re-checks the condition on it; InnoDB's locking reads
 //! bypass the snapshot), and nobody else can change the row until the
-//! transaction commits. A new slot's row is inserted on its own: the primary
-//! key lets one of two racing inserts through, and the other's duplicate-key
-//! error sends it to the next candidate. Requires `SKIP LOCKED`: PostgreSQL
-//! 9.5, MySQL 8.0, MariaDB 10.6 or later.
+//! transaction commits. A new slot's row is inserted in a transaction of its
+//! own: the primary key lets one of two racing inserts through, and the
+//! other's duplicate-key error sends it to the next candidate. Every write is
+//! committed explicitly, whatever the session's autocommit. Requires `SKIP
+//! LOCKED`: PostgreSQL 9.5, MySQL 8.0, MariaDB 10.6 or later.
 //!
 //! Connections are made on the first call (the constructor does no I/O), kept
 //! in a small pool, and dropped after an error. Every call runs on a helper
@@ -177,6 +178,11 @@ impl SqlStore {
             .write_timeout(Some(timeout))
             .tcp_user_timeout_ms(Some(u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX)))
             .init(vec![
+                // Every write is committed explicitly (`Conn::transaction`);
+                // this also keeps plain reads (`list`, a claim's candidates)
+                // out of a snapshot that a server started with
+                // `autocommit=0` would hold open across calls.
+                "SET autocommit = 1".to_string(),
                 // UNIX_TIMESTAMP(NOW(6)) without daylight-saving ambiguity.
                 "SET time_zone = '+00:00'".to_string(),
                 format!("SET SESSION innodb_lock_wait_timeout = {lock_wait_s}"),
@@ -609,7 +615,8 @@ impl Conn {
                     "INSERT INTO snowmint_lease_space (space_key, space_text) VALUES (?, ?)"
                 }
             };
-            match self.query(insert, &[Val::S(key.into()), Val::S(text.into())]) {
+            let params = [Val::S(key.into()), Val::S(text.into())];
+            match self.transaction(|c| c.query(insert, &params), |_| true) {
                 // Another claimer recorded it first: compare with theirs.
                 Ok(_) => {}
                 Err(e) if e.failure == Failure::Duplicate => {}
@@ -628,21 +635,39 @@ impl Conn {
         }
     }
 
-    /// One attempt at an existing slot row: locks it if it is still free or
-    /// expired, and claims it. `None`: taken, or locked by another claimer.
-    fn claim_row(&mut self, key: &str, slot: u64, req: &ClaimRequest) -> DbResult<Option<Claim>> {
+    /// Runs `f` between `BEGIN` and `COMMIT`, or `ROLLBACK` when it fails or
+    /// `keep` says its result changed nothing worth keeping. Every write goes
+    /// through here (or `lock_holder` + `update_and_commit`): a write is
+    /// confirmed to the caller only once its `COMMIT` succeeded, whatever the
+    /// session's autocommit (a MySQL server started with `autocommit=0` would
+    /// otherwise leave it in an open transaction that a dropped connection
+    /// rolls back).
+    fn transaction<T, E: From<DbError>>(
+        &mut self,
+        f: impl FnOnce(&mut Conn) -> Result<T, E>,
+        keep: impl FnOnce(&T) -> bool,
+    ) -> Result<T, E> {
         self.batch("BEGIN")?;
-        let result = self.claim_row_in_transaction(key, slot, req);
+        let result = f(self);
         match &result {
-            Ok(Some(_)) => {
+            Ok(r) if keep(r) => {
                 if let Err(e) = self.batch("COMMIT") {
                     self.rollback();
-                    return Err(e);
+                    return Err(e.into());
                 }
             }
             _ => self.rollback(),
         }
         result
+    }
+
+    /// One attempt at an existing slot row: locks it if it is still free or
+    /// expired, and claims it. `None`: taken, or locked by another claimer.
+    fn claim_row(&mut self, key: &str, slot: u64, req: &ClaimRequest) -> DbResult<Option<Claim>> {
+        self.transaction(
+            |c| c.claim_row_in_transaction(key, slot, req),
+            Option::is_some,
+        )
     }
 
     fn claim_row_in_transaction(
@@ -681,6 +706,18 @@ impl Conn {
     /// One attempt at a slot never used: inserts its row. `None`: a racing
     /// claimer inserted it first.
     fn claim_new(&mut self, key: &str, slot: u64, req: &ClaimRequest) -> DbResult<Option<Claim>> {
+        self.transaction(
+            |c| c.claim_new_in_transaction(key, slot, req),
+            Option::is_some,
+        )
+    }
+
+    fn claim_new_in_transaction(
+        &mut self,
+        key: &str,
+        slot: u64,
+        req: &ClaimRequest,
+    ) -> DbResult<Option<Claim>> {
         let now = self.now()?;
         let claim = new_claim(slot, 0, 0, now, req);
         let r = self.query(
@@ -901,18 +938,10 @@ impl Conn {
         slot: u64,
         force: bool,
     ) -> Result<SlotRelease, StoreError> {
-        self.batch("BEGIN")?;
-        let r = self.release_slot_in_transaction(key, slot, force);
-        match &r {
-            Ok(SlotRelease::Released(_)) => {
-                if let Err(e) = self.batch("COMMIT") {
-                    self.rollback();
-                    return Err(e.into());
-                }
-            }
-            _ => self.rollback(),
-        }
-        r
+        self.transaction(
+            |c| c.release_slot_in_transaction(key, slot, force),
+            |r| matches!(r, SlotRelease::Released(_)),
+        )
     }
 
     fn release_slot_in_transaction(
