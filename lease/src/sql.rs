@@ -170,23 +170,28 @@ impl SqlStore {
         let opts = mysql::Opts::from_url(url)
             .map_err(|e| LeaseError::url(format!("{}: not a MySQL URL: {e}", redact(url))))?;
         let lock_wait_s = timeout.as_millis().div_ceil(1000).max(1);
+        // The read and write timeouts bound every statement on every system;
+        // Linux also drops a connection whose sent data goes unacknowledged
+        // (the option exists only there).
         let opts = mysql::OptsBuilder::from_opts(opts)
             // TCP as the URL says, not the server's socket file.
             .prefer_socket(false)
             .tcp_connect_timeout(Some(timeout))
             .read_timeout(Some(timeout))
-            .write_timeout(Some(timeout))
-            .tcp_user_timeout_ms(Some(u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX)))
-            .init(vec![
-                // Every write is committed explicitly (`Conn::transaction`);
-                // this also keeps plain reads (`list`, a claim's candidates)
-                // out of a snapshot that a server started with
-                // `autocommit=0` would hold open across calls.
-                "SET autocommit = 1".to_string(),
-                // UNIX_TIMESTAMP(NOW(6)) without daylight-saving ambiguity.
-                "SET time_zone = '+00:00'".to_string(),
-                format!("SET SESSION innodb_lock_wait_timeout = {lock_wait_s}"),
-            ]);
+            .write_timeout(Some(timeout));
+        #[cfg(target_os = "linux")]
+        let opts =
+            opts.tcp_user_timeout_ms(Some(u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX)));
+        let opts = opts.init(vec![
+            // Every write is committed explicitly (`Conn::transaction`);
+            // this also keeps plain reads (`list`, a claim's candidates)
+            // out of a snapshot that a server started with
+            // `autocommit=0` would hold open across calls.
+            "SET autocommit = 1".to_string(),
+            // UNIX_TIMESTAMP(NOW(6)) without daylight-saving ambiguity.
+            "SET time_zone = '+00:00'".to_string(),
+            format!("SET SESSION innodb_lock_wait_timeout = {lock_wait_s}"),
+        ]);
         Ok(SqlStore::new(
             Target::Mysql(Box::new(opts.into())),
             url,
