@@ -68,6 +68,11 @@ fn unreachable_server() {
 }
 
 #[test]
+fn calls_are_bounded_on_their_own() {
+    sql::calls_are_bounded_on_their_own(&db());
+}
+
+#[test]
 fn wrong_user_or_password() {
     sql::wrong_credentials(
         &db(),

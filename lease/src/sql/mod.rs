@@ -25,11 +25,16 @@
 //! LOCKED`: PostgreSQL 9.5, MySQL 8.0, MariaDB 10.6 or later.
 //!
 //! Connections are made on the first call (the constructor does no I/O), kept
-//! in a small pool, and dropped after an error. Every call runs on a helper
-//! thread and gives up after `timeout_ms`; below that, the clients' own
-//! timeouts (connect, socket reads and writes for MySQL; connect, TCP user
-//! timeout and server-side statement and lock timeouts for PostgreSQL) end a
-//! stuck call, so an abandoned helper does not live on.
+//! in a small pool, and dropped after an error. A call runs on the caller's
+//! thread, without a thread of its own: every wait inside it is bounded by
+//! `timeout_ms` at the socket or the server (MySQL: connect, socket read and
+//! write timeouts, `innodb_lock_wait_timeout`, and the TCP user timeout on
+//! Linux; PostgreSQL: a client-side timeout on the handshake and on every
+//! statement, plus server-side `statement_timeout` and `lock_timeout`), so
+//! each call returns in bounded time on its own: at most `timeout_ms` per
+//! statement, and a claim stops trying candidates after `timeout_ms`. The
+//! driver bounds how long its caller waits for the whole call, and releases
+//! a claim that comes back after it gave up.
 //!
 //! `transport.rs` is the client layer (options, timeouts, the pool,
 //! statements, transactions, errors); `slots.rs` the lease logic on one
@@ -46,8 +51,7 @@ use crate::store::{
     Claim, ClaimRequest, Holder, Renewal, SlotRelease, SpaceRecord, Store, StoreError,
 };
 use crate::url::redact;
-use slots::Space;
-use transport::{as_u64, Conn, Pool, Target};
+use transport::{as_u64, Pool, Target};
 
 /// The lease store in a PostgreSQL or MySQL/MariaDB database.
 pub struct SqlStore {
@@ -97,28 +101,11 @@ impl Store for SqlStore {
     }
 
     fn now_ms(&self) -> Result<u64, StoreError> {
-        self.pool.call(|c, _| Ok(as_u64(c.now()?)), None)
+        self.pool.call(|c, _| Ok(as_u64(c.now()?)))
     }
 
     fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
-        let space = Space {
-            key: space.key().to_string(),
-            text: space.text().to_string(),
-            slots: space.slots(),
-        };
-        let req = *req;
-        // The undo of a late claim cannot capture: the key travels with the claim.
-        self.pool
-            .call(
-                move |c, deadline| {
-                    let r = c.claim(&space, &req, deadline);
-                    r.map(|claim| (claim, space.key))
-                },
-                Some(|c: &mut Conn, (late, key): (Claim, String)| {
-                    let _ = c.release(&key, &late.holder, late.hwm_ms);
-                }),
-            )
-            .map(|(claim, _)| claim)
+        self.pool.call(|c, deadline| c.claim(space, req, deadline))
     }
 
     fn renew(
@@ -128,32 +115,27 @@ impl Store for SqlStore {
         ttl_ms: u64,
         window_ms: u64,
     ) -> Result<Renewal, StoreError> {
-        let (key, holder) = (space.key().to_string(), holder.clone());
         self.pool
-            .call(move |c, _| c.renew(&key, &holder, ttl_ms, window_ms), None)
+            .call(|c, _| c.renew(space.key(), holder, ttl_ms, window_ms))
     }
 
     fn release(&self, space: &SlotSpace, holder: &Holder, last_ms: u64) -> Result<(), StoreError> {
-        let (key, holder) = (space.key().to_string(), holder.clone());
         self.pool
-            .call(move |c, _| c.release(&key, &holder, last_ms), None)
+            .call(|c, _| c.release(space.key(), holder, last_ms))
     }
 
     /// Creates the tables if they are missing (also when another connection
     /// of this store saw them).
     fn init(&self) -> Result<(), StoreError> {
-        self.pool.call(
-            |c, _| {
-                c.ready = false;
-                c.ensure_schema()?;
-                c.now().map(drop).map_err(StoreError::from)
-            },
-            None,
-        )
+        self.pool.call(|c, _| {
+            c.ready = false;
+            c.ensure_schema()?;
+            c.now().map(drop).map_err(StoreError::from)
+        })
     }
 
     fn list(&self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
-        self.pool.call(|c, _| c.list(), None)
+        self.pool.call(|c, _| c.list())
     }
 
     fn release_slot(
@@ -162,8 +144,7 @@ impl Store for SqlStore {
         slot: u64,
         force: bool,
     ) -> Result<SlotRelease, StoreError> {
-        let key = space_key.to_string();
         self.pool
-            .call(move |c, _| c.release_slot(&key, slot, force), None)
+            .call(|c, _| c.release_slot(space_key, slot, force))
     }
 }

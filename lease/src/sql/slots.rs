@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use super::transport::{as_i64, as_u64, int, Conn, DbResult, Dialect, Failure, Val};
 use crate::file::new_token;
+use crate::space::SlotSpace;
 use crate::store::{
     Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord,
     StoreError,
@@ -198,36 +199,36 @@ impl Conn {
 
     pub(super) fn claim(
         &mut self,
-        space: &Space,
+        space: &SlotSpace,
         req: &ClaimRequest,
         deadline: Instant,
     ) -> Result<Claim, StoreError> {
-        self.check_space(&space.key, &space.text)?;
+        self.check_space(space.key(), space.text())?;
         for _ in 0..CONTENDED_ROUNDS {
             let sql = format!(
                 "SELECT slot, token, expires_ms, hwm_ms, {} FROM snowmint_lease_slot \
                  WHERE space_key = ?",
                 self.now_sql()
             );
-            let rows = self.query(&sql, &[Val::S(space.key.clone())])?;
+            let rows = self.query(&sql, &[Val::S(space.key().into())])?;
             let now = match rows.first() {
                 Some(r) => int(&r[4]),
                 None => self.now()?,
             };
             let mut existing = std::collections::BTreeMap::new();
             for r in &rows {
-                let slot = u64::try_from(int(&r[0])).map_err(|_| bad_row(&space.key))?;
+                let slot = u64::try_from(int(&r[0])).map_err(|_| bad_row(space.key()))?;
                 let free = matches!(&r[1], Val::S(t) if t.is_empty()) || int(&r[2]) <= now;
                 existing.insert(slot, (free, int(&r[3])));
             }
-            let candidates = candidates(&existing, space.slots, req.prefer, now);
+            let candidates = candidates(&existing, space.slots(), req.prefer, now);
             let mut any = false;
             for (slot, is_new) in candidates {
                 any = true;
                 let got = if is_new {
-                    self.claim_new(&space.key, slot, req)
+                    self.claim_new(space.key(), slot, req)
                 } else {
-                    self.claim_row(&space.key, slot, req)
+                    self.claim_row(space.key(), slot, req)
                 };
                 match got {
                     Ok(Some(claim)) => return Ok(claim),
@@ -464,13 +465,6 @@ fn slot_record(
         expires_ms: (state != SlotState::Free).then_some(as_u64(expires)),
         hwm_ms: as_u64(hwm),
     }
-}
-
-/// What a claim needs of a `SlotSpace` (owned: it goes to the helper thread).
-pub(super) struct Space {
-    pub(super) key: String,
-    pub(super) text: String,
-    pub(super) slots: u64,
 }
 
 fn bad_row(key: &str) -> StoreError {

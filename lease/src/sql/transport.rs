@@ -4,7 +4,7 @@
 //! knows nothing of leases (`slots.rs` does).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::error::LeaseError;
@@ -29,7 +29,8 @@ const MAX_IDLE: usize = 2;
 #[derive(Clone)]
 pub(super) enum Target {
     #[cfg(feature = "postgres")]
-    Postgres(Box<postgres::Config>),
+    /// With the bound on each wait (`Pg`).
+    Postgres(Box<tokio_postgres::Config>, Duration),
     #[cfg(feature = "mysql")]
     Mysql(Box<mysql::Opts>),
 }
@@ -37,7 +38,7 @@ pub(super) enum Target {
 /// An open connection.
 enum Db {
     #[cfg(feature = "postgres")]
-    Postgres(Box<postgres::Client>),
+    Postgres(Box<Pg>),
     #[cfg(feature = "mysql")]
     Mysql(Box<mysql::Conn>),
 }
@@ -85,7 +86,7 @@ impl Target {
     /// PostgreSQL options from `url`, with the timeouts of `timeout`.
     #[cfg(feature = "postgres")]
     pub(super) fn postgres(url: &str, timeout: Duration) -> Result<Target, LeaseError> {
-        let mut config: postgres::Config = url
+        let mut config: tokio_postgres::Config = url
             .parse()
             .map_err(|e| LeaseError::url(format!("{}: not a PostgreSQL URL: {e}", redact(url))))?;
         if config.get_connect_timeout().is_none() {
@@ -106,7 +107,7 @@ impl Target {
         if config.get_application_name().is_none() {
             config.application_name("snowmint-lease");
         }
-        Ok(Target::Postgres(Box::new(config)))
+        Ok(Target::Postgres(Box::new(config), timeout))
     }
 
     /// MySQL/MariaDB options from `url`, with the timeouts of `timeout`.
@@ -145,8 +146,8 @@ impl Target {
 pub(super) struct Pool {
     target: Target,
     timeout: Duration,
-    idle: Arc<Mutex<Vec<Conn>>>,
-    opened: Arc<AtomicU64>,
+    idle: Mutex<Vec<Conn>>,
+    opened: AtomicU64,
 }
 
 impl Pool {
@@ -155,8 +156,8 @@ impl Pool {
         Pool {
             target,
             timeout,
-            idle: Arc::new(Mutex::new(Vec::new())),
-            opened: Arc::default(),
+            idle: Mutex::new(Vec::new()),
+            opened: AtomicU64::new(0),
         }
     }
 
@@ -165,97 +166,47 @@ impl Pool {
         self.opened.load(Ordering::Relaxed)
     }
 
-    /// Runs `op` on a pooled (or new) connection on a helper thread, waiting
-    /// at most the timeout. A connection whose call failed as unreachable is
-    /// dropped. If the caller has given up when `op` succeeds, `undo` runs
-    /// (a late claim is released, so it does not hold a slot until its TTL).
-    pub(super) fn call<T: Send + 'static>(
+    /// Runs `op` on a pooled (or new) connection, on the caller's thread.
+    /// No thread of its own: every statement is bounded by the clients'
+    /// timeouts (see `Target`), and the driver bounds how long its caller
+    /// waits. A connection whose call failed as unreachable (a timeout
+    /// included) is dropped, which also rolls back whatever it had not
+    /// committed. `op` gets the call's deadline, for loops of statements.
+    pub(super) fn call<T>(
         &self,
-        op: impl FnOnce(&mut Conn, Instant) -> Result<T, StoreError> + Send + 'static,
-        undo: Option<fn(&mut Conn, T)>,
+        op: impl FnOnce(&mut Conn, Instant) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        struct Slot<T> {
-            result: Option<Result<T, StoreError>>,
-            abandoned: bool,
-        }
-        let shared = Arc::new((
-            Mutex::new(Slot {
-                result: None,
-                abandoned: false,
-            }),
-            Condvar::new(),
-        ));
+        let deadline = Instant::now() + self.timeout;
         let pooled = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let (target, idle, timeout) = (self.target.clone(), Arc::clone(&self.idle), self.timeout);
-        if pooled.is_none() {
-            self.opened.fetch_add(1, Ordering::Relaxed);
-        }
-        let deadline = Instant::now() + timeout;
-        let s = Arc::clone(&shared);
-        std::thread::Builder::new()
-            .name("snowmint-lease-sql".into())
-            .spawn(move || {
-                let mut conn = match pooled.map_or_else(|| connect(&target), Ok) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        let mut slot = s.0.lock().unwrap_or_else(|e| e.into_inner());
-                        slot.result = Some(Err(e));
-                        s.1.notify_all();
-                        return;
-                    }
-                };
-                let result = op(&mut conn, deadline);
-                let keep = !matches!(result, Err(StoreError::Unreachable(_)));
-                let mut slot = s.0.lock().unwrap_or_else(|e| e.into_inner());
-                if slot.abandoned {
-                    drop(slot);
-                    if let (Ok(late), Some(undo)) = (result, undo) {
-                        undo(&mut conn, late);
-                    }
-                    return;
-                }
-                // Back in the pool before the caller sees the result, so that
-                // its next call reuses this connection instead of opening
-                // another (a holder needs one; the pool stays small).
-                if keep {
-                    let mut idle = idle.lock().unwrap_or_else(|e| e.into_inner());
-                    if idle.len() < MAX_IDLE {
-                        idle.push(conn);
-                    }
-                }
-                slot.result = Some(result);
-                s.1.notify_all();
-            })
-            .map_err(|e| StoreError::Unreachable(format!("cannot start a thread: {e}")))?;
-        let (lock, cvar) = &*shared;
-        let slot = lock.lock().unwrap_or_else(|e| e.into_inner());
-        let (mut slot, _) = cvar
-            .wait_timeout_while(slot, timeout, |s| s.result.is_none())
-            .unwrap_or_else(|e| e.into_inner());
-        match slot.result.take() {
-            Some(r) => r,
+        let mut conn = match pooled {
+            Some(c) => c,
             None => {
-                slot.abandoned = true;
-                Err(StoreError::Unreachable(format!(
-                    "no answer within {} ms",
-                    timeout.as_millis()
-                )))
+                self.opened.fetch_add(1, Ordering::Relaxed);
+                connect(&self.target)?
+            }
+        };
+        let result = op(&mut conn, deadline);
+        if !matches!(result, Err(StoreError::Unreachable(_))) {
+            let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+            if idle.len() < MAX_IDLE {
+                idle.push(conn);
             }
         }
+        result
     }
 }
 
-/// Opens a connection (under the client's connect timeout).
+/// Opens a connection, each step bounded by the timeout.
 fn connect(target: &Target) -> Result<Conn, StoreError> {
     match target {
         #[cfg(feature = "postgres")]
-        Target::Postgres(config) => match config.connect(postgres::NoTls) {
-            Ok(client) => Ok(Conn {
-                db: Db::Postgres(Box::new(client)),
+        Target::Postgres(config, timeout) => match Pg::connect(config, *timeout) {
+            Ok(pg) => Ok(Conn {
+                db: Db::Postgres(Box::new(pg)),
                 dialect: Dialect::Postgres,
                 ready: false,
             }),
-            Err(e) => Err(StoreError::Unreachable(pg_error(&e).message)),
+            Err(e) => Err(StoreError::Unreachable(e.message)),
         },
         #[cfg(feature = "mysql")]
         Target::Mysql(opts) => match mysql::Conn::new((**opts).clone()) {
@@ -269,9 +220,71 @@ fn connect(target: &Target) -> Result<Conn, StoreError> {
     }
 }
 
+/// A PostgreSQL connection with a client-side bound on every wait, which the
+/// blocking `postgres` crate lacks (it has a connect timeout for the TCP
+/// connection only, and no read timeout: a stopped server, or a proxy that
+/// holds the connection open without answering, would block a call for
+/// ever). The asynchronous client runs on a single-threaded runtime of its
+/// own, driven on the caller's thread only while a statement is awaited, and
+/// each wait (the whole connection handshake, each statement) is given up
+/// after `timeout`; the connection is then dropped.
 #[cfg(feature = "postgres")]
-fn pg_error(e: &postgres::Error) -> DbError {
-    use postgres::error::SqlState;
+struct Pg {
+    client: tokio_postgres::Client,
+    /// Runs the connection's I/O task (spawned on it) inside `block_on`.
+    runtime: tokio::runtime::Runtime,
+    timeout: Duration,
+}
+
+#[cfg(feature = "postgres")]
+impl Pg {
+    fn connect(config: &tokio_postgres::Config, timeout: Duration) -> DbResult<Pg> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| DbError {
+                failure: Failure::Other,
+                message: format!("cannot start the PostgreSQL client: {e}"),
+            })?;
+        let (client, connection) =
+            bounded(&runtime, timeout, config.connect(tokio_postgres::NoTls))?;
+        // The task ends when the connection closes, or with the runtime.
+        runtime.spawn(connection);
+        Ok(Pg {
+            client,
+            runtime,
+            timeout,
+        })
+    }
+
+    fn run<T>(
+        &self,
+        f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+    ) -> DbResult<T> {
+        bounded(&self.runtime, self.timeout, f)
+    }
+}
+
+/// Runs `f` on `runtime`, giving up after `timeout`.
+#[cfg(feature = "postgres")]
+fn bounded<T>(
+    runtime: &tokio::runtime::Runtime,
+    timeout: Duration,
+    f: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
+) -> DbResult<T> {
+    // The timer is made inside the runtime (it needs the runtime's clock).
+    match runtime.block_on(async { tokio::time::timeout(timeout, f).await }) {
+        Ok(r) => r.map_err(|e| pg_error(&e)),
+        Err(_) => Err(DbError {
+            failure: Failure::Other,
+            message: format!("timed out: no answer within {} ms", timeout.as_millis()),
+        }),
+    }
+}
+
+#[cfg(feature = "postgres")]
+fn pg_error(e: &tokio_postgres::Error) -> DbError {
+    use tokio_postgres::error::SqlState;
     let Some(db) = e.as_db_error() else {
         // The client's text, then its causes ("Connection refused (os error 111)").
         let mut message = e.to_string();
@@ -341,7 +354,12 @@ fn my_error(e: &mysql::Error) -> DbError {
                 ),
             }
         }
-        mysql::Error::IoError(io) => DbError {
+        // A socket read or write timeout is WouldBlock (Unix) or TimedOut
+        // (Windows), reported directly or from the packet decoder.
+        mysql::Error::IoError(io)
+        | mysql::Error::CodecError(
+            mysql::mysql_common::proto::codec::error::PacketCodecError::Io(io),
+        ) => DbError {
             failure: Failure::Other,
             message: match io.kind() {
                 std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
@@ -375,8 +393,8 @@ impl Conn {
     pub(super) fn query(&mut self, sql: &str, params: &[Val]) -> DbResult<Vec<Vec<Val>>> {
         match &mut self.db {
             #[cfg(feature = "postgres")]
-            Db::Postgres(client) => {
-                use postgres::types::{ToSql, Type};
+            Db::Postgres(pg) => {
+                use tokio_postgres::types::{ToSql, Type};
                 let mut text = String::with_capacity(sql.len() + 8);
                 let mut n = 0;
                 for c in sql.chars() {
@@ -394,9 +412,7 @@ impl Conn {
                         Val::S(s) => s as &(dyn ToSql + Sync),
                     })
                     .collect();
-                let rows = client
-                    .query(text.as_str(), &refs)
-                    .map_err(|e| pg_error(&e))?;
+                let rows = pg.run(pg.client.query(text.as_str(), &refs))?;
                 rows.iter()
                     .map(|row| {
                         (0..row.len())
@@ -461,7 +477,7 @@ impl Conn {
     pub(super) fn batch(&mut self, sql: &str) -> DbResult<()> {
         match &mut self.db {
             #[cfg(feature = "postgres")]
-            Db::Postgres(client) => client.batch_execute(sql).map_err(|e| pg_error(&e)),
+            Db::Postgres(pg) => pg.run(pg.client.batch_execute(sql)),
             #[cfg(feature = "mysql")]
             Db::Mysql(conn) => {
                 use mysql::prelude::Queryable;
