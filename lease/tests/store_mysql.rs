@@ -137,14 +137,19 @@ fn record(store: &SqlStore, key: &str, slot: u64) -> Option<snowmint_lease::Slot
 /// or a crashed client would end it: the server rolls back whatever that
 /// connection had not committed. Returns how many were killed.
 fn kill_connections(admin: &mut mysql::Conn, user: &str) -> usize {
-    let ids: Vec<u64> = admin
-        .exec(
-            "SELECT id FROM information_schema.processlist WHERE user = ?",
-            (user,),
-        )
-        .unwrap();
+    let select = "SELECT id FROM information_schema.processlist WHERE user = ?";
+    let ids: Vec<u64> = admin.exec(select, (user,)).unwrap();
     for id in &ids {
         admin.query_drop(format!("KILL CONNECTION {id}")).unwrap();
+    }
+    // Gone (and rolled back) before the test goes on.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !admin.exec::<u64, _, _>(select, (user,)).unwrap().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "{user}'s connections outlived KILL"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
     ids.len()
 }
