@@ -6,15 +6,21 @@
 mod common;
 mod sql;
 
-use snowmint_lease::SqlStore;
+use std::time::{Duration, Instant};
+
+use mysql::prelude::Queryable;
+use snowmint_lease::{ClaimRequest, SlotSpace, SlotState, SqlStore, Store};
 
 fn db() -> sql::Db {
+    db_from("SNOWMINT_TEST_MYSQL_URL")
+}
+
+fn db_from(var: &str) -> sql::Db {
     sql::Db::from_env(
-        "SNOWMINT_TEST_MYSQL_URL",
+        var,
         "mysql",
         |url, timeout_ms| SqlStore::mysql(url, timeout_ms).unwrap(),
         |url, key| {
-            use mysql::prelude::Queryable;
             let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
             c.exec_drop(
                 "UPDATE snowmint_lease_space SET space_text = 'another space' WHERE space_key = ?",
@@ -59,6 +65,11 @@ fn racing_claimers() {
 #[test]
 fn unreachable_server() {
     sql::unreachable(&db());
+}
+
+#[test]
+fn calls_are_bounded_on_their_own() {
+    sql::calls_are_bounded_on_their_own(&db());
 }
 
 #[test]
@@ -113,4 +124,126 @@ fn paused_holder_never_overlaps() {
 fn bad_url_is_invalid_option() {
     let e = SqlStore::mysql("mysql://h:3306/db?no_such_option=1", 1000).unwrap_err();
     assert_eq!(e.code(), "invalid_option", "{e}");
+}
+
+/// The slot record `slot` of space `key` as a fresh connection of `store` sees it.
+fn record(store: &SqlStore, key: &str, slot: u64) -> Option<snowmint_lease::SlotRecord> {
+    let (_, spaces) = store.list().unwrap();
+    let space = spaces.into_iter().find(|s| s.key == key)?;
+    space.slots.into_iter().find(|r| r.slot == slot)
+}
+
+/// Kills every connection of `user` from the server side, as a network cut
+/// or a crashed client would end it: the server rolls back whatever that
+/// connection had not committed. Returns how many were killed.
+fn kill_connections(admin: &mut mysql::Conn, user: &str) -> usize {
+    let select = "SELECT id FROM information_schema.processlist WHERE user = ?";
+    let ids: Vec<u64> = admin.exec(select, (user,)).unwrap();
+    for id in &ids {
+        admin.query_drop(format!("KILL CONNECTION {id}")).unwrap();
+    }
+    // Gone (and rolled back) before the test goes on.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !admin.exec::<u64, _, _>(select, (user,)).unwrap().is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "{user}'s connections outlived KILL"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    ids.len()
+}
+
+/// On a server started with `--autocommit=0` (a default some DBAs set), every
+/// write the store confirms is committed: a claim of a never-used slot is seen
+/// by another connection while it is held, and survives its holder's
+/// connection being killed before any renewal, so a second claimer does not
+/// get the slot at `hwm` 0 and its successor after the TTL starts above the
+/// first holder's reservation. Renewals and releases likewise. (Before the
+/// fix, the claim's INSERT ran outside `BEGIN`/`COMMIT`: the other connection
+/// saw no slot, and the killed connection's claim was rolled back.)
+#[test]
+fn autocommit_off_every_write_is_committed() {
+    let db = db_from("SNOWMINT_TEST_MYSQL_AUTOCOMMIT0_URL");
+    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&db.url).unwrap()).unwrap();
+    let global: i64 = admin
+        .query_first("SELECT @@global.autocommit")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        global, 0,
+        "this test needs a server started with --autocommit=0"
+    );
+    // The holders connect as a user of their own, so that their connections
+    // can be found and killed.
+    let user = format!("snowmint_ac0_{}", std::process::id());
+    admin
+        .query_drop(format!("CREATE USER IF NOT EXISTS '{user}'@'%'"))
+        .unwrap();
+    admin
+        .query_drop(format!("GRANT ALL ON test.* TO '{user}'@'%'"))
+        .unwrap();
+    let holder_url = db.with_userinfo(&user);
+    let observer = db.store();
+
+    let ns = sql::unique_ns("ac0");
+    let space = SlotSpace::new(common::twitter(), &[("datacenter", 1)], Some(&ns)).unwrap();
+    let key = space.key().to_string();
+    let req = |slot| ClaimRequest {
+        prefer: Some(slot),
+        ttl_ms: 3_000,
+        window_ms: 1_000,
+    };
+
+    // A claims slot 3, never used: the INSERT path.
+    let a = SqlStore::mysql(&holder_url, 5_000).unwrap();
+    let claim = a.claim(&space, &req(3)).unwrap();
+    assert_eq!((claim.holder.slot, claim.prev_hwm_ms), (3, 0), "{claim:?}");
+    let seen = record(&observer, &key, 3).expect("another connection sees A's claim");
+    assert_eq!(seen.state, SlotState::Held, "{seen:?}");
+    assert_eq!(seen.token, claim.holder.token);
+    assert_eq!(seen.hwm_ms, claim.hwm_ms);
+
+    // A's connection dies before its first renewal.
+    assert_eq!(kill_connections(&mut admin, &user), 1);
+    let seen = record(&observer, &key, 3).expect("A's claim survives its connection");
+    assert_eq!(seen.state, SlotState::Held, "{seen:?}");
+    // B does not get slot 3 while A's claim lasts.
+    let b = observer.claim(&space, &req(3)).unwrap();
+    assert_ne!(b.holder.slot, 3, "B took A's slot: {b:?}");
+    // After A's TTL, slot 3's next holder starts above A's reservation.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while observer.now_ms().unwrap() <= claim.expires_ms.unwrap() {
+        assert!(
+            Instant::now() < deadline,
+            "the store's clock did not pass A's TTL"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let c = observer.claim(&space, &req(3)).unwrap();
+    assert_eq!((c.holder.slot, c.holder.counter), (3, 2), "{c:?}");
+    assert!(c.prev_hwm_ms >= claim.hwm_ms, "{c:?} {claim:?}");
+
+    // A renewal and a release, each followed by a killed connection.
+    let d = SqlStore::mysql(&holder_url, 5_000).unwrap();
+    let dc = d.claim(&space, &req(9)).unwrap();
+    let r = d.renew(&space, &dc.holder, 3_000, 60_000).unwrap();
+    assert_eq!(kill_connections(&mut admin, &user), 1);
+    let seen = record(&observer, &key, 9).unwrap();
+    assert_eq!(
+        (seen.state, seen.hwm_ms),
+        (SlotState::Held, r.hwm_ms),
+        "{seen:?}"
+    );
+    let d = SqlStore::mysql(&holder_url, 5_000).unwrap();
+    d.release(&space, &dc.holder, r.hwm_ms + 1).unwrap();
+    assert_eq!(kill_connections(&mut admin, &user), 1);
+    let seen = record(&observer, &key, 9).unwrap();
+    assert_eq!(
+        (seen.state, seen.hwm_ms),
+        (SlotState::Free, r.hwm_ms + 1),
+        "{seen:?}"
+    );
+
+    admin.query_drop(format!("DROP USER '{user}'@'%'")).unwrap();
 }

@@ -62,6 +62,11 @@ fn unreachable_server() {
 }
 
 #[test]
+fn calls_are_bounded_on_their_own() {
+    sql::calls_are_bounded_on_their_own(&db());
+}
+
+#[test]
 fn wrong_user() {
     // Local servers trust their users (any password goes): an unknown role fails.
     sql::wrong_credentials(

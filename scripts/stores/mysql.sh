@@ -8,7 +8,9 @@
 # It also starts a dedicated throwaway MariaDB for the restart test (never the
 # shared server) and exports SNOWMINT_TEST_MYSQL_RESTART_URL and
 # SNOWMINT_TEST_MYSQL_RESTART_CMD, a shell command that restarts that server
-# keeping its data.
+# keeping its data; and one started with --autocommit=0 (a server default some
+# DBAs set; the store must commit every write itself), whose connections the
+# test kills: SNOWMINT_TEST_MYSQL_AUTOCOMMIT0_URL.
 
 # A TCP port on 127.0.0.1 nothing listens on (also in postgres.sh; either may
 # be sourced alone).
@@ -58,14 +60,19 @@ start_mysql() {
   mysql_throwaway mysql-restart || return 1
   export SNOWMINT_TEST_MYSQL_RESTART_URL="mysql://root@127.0.0.1:$MYSQL_TW_PORT/test"
   export SNOWMINT_TEST_MYSQL_RESTART_CMD="$MYSQL_TW_RESTART"
+  mysql_throwaway mysql-autocommit0 --autocommit=0 || return 1
+  export SNOWMINT_TEST_MYSQL_AUTOCOMMIT0_URL="mysql://root@127.0.0.1:$MYSQL_TW_PORT/test"
 }
 
-# mysql_throwaway NAME: a throwaway MariaDB with its data in $RUN_DIR/NAME, a
-# database test, stopped by CLEANUPS. Sets MYSQL_TW_PORT and MYSQL_TW_RESTART
+# mysql_throwaway NAME [SERVER_OPTION...]: a throwaway MariaDB with its data in
+# $RUN_DIR/NAME, a database test, stopped by CLEANUPS. Sets MYSQL_TW_PORT and MYSQL_TW_RESTART
 # (a command restarting it with its data: $RUN_DIR/NAME/restart). Not in a
 # subshell: CLEANUPS must see the entry.
 mysql_throwaway() {
-  local name=$1 port
+  local name=$1 port extra=""
+  shift
+  # The extra options as words the start script repeats verbatim.
+  (($#)) && extra=$(printf ' %q' "$@")
   ensure_apt mariadb-server
   local install server admin client
   install=$(mysql_tool mariadb-install-db mysql_install_db) &&
@@ -92,7 +99,7 @@ mysql_throwaway() {
 "$server" --no-defaults --datadir="$dir/data" --socket="$dir/sock" --pid-file="$dir/pid" \\
   --port="$port" --bind-address=127.0.0.1 --user="$user" --log-error="$dir/err.log" \\
   --skip-log-bin --innodb-log-file-size=8M --innodb-flush-log-at-trx-commit=0 --max-connections=300 \\
-  --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci </dev/null >/dev/null 2>&1 &
+  --character-set-server=utf8mb4 --collation-server=utf8mb4_general_ci$extra </dev/null >/dev/null 2>&1 &
 echo \$! >"$dir/server.pid"
 for ((i = 0; i < 600; i++)); do
   "$admin" --no-defaults -h 127.0.0.1 -P "$port" -u root ping >/dev/null 2>&1 && exit 0

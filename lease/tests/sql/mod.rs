@@ -581,3 +581,125 @@ pub fn calls_reuse_one_connection(db: &Db) {
     });
     assert_eq!(opened, vec![1; 8], "connections opened per store");
 }
+
+/// A TCP relay to `upstream` that can freeze: what arrives is then held,
+/// never delivered, while both connections stay open (as a stopped server or
+/// a hung middlebox does: the kernel still acknowledges, so no TCP-level
+/// timeout fires). Thawed on drop, which lets its threads end.
+struct Freezer {
+    port: u16,
+    frozen: Arc<std::sync::atomic::AtomicBool>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Freezer {
+    fn start(upstream: &str) -> Freezer {
+        use std::io::{Read, Write};
+        use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let frozen = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (f, s, upstream) = (Arc::clone(&frozen), Arc::clone(&stop), upstream.to_string());
+        std::thread::spawn(move || {
+            while !s.load(SeqCst) {
+                let Ok((client, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                };
+                client.set_nonblocking(false).unwrap();
+                let Ok(server) = std::net::TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                let pairs = [
+                    (client.try_clone().unwrap(), server.try_clone().unwrap()),
+                    (server, client),
+                ];
+                for (mut from, mut to) in pairs {
+                    let f = Arc::clone(&f);
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 16 * 1024];
+                        while let Ok(n @ 1..) = from.read(&mut buf) {
+                            while f.load(SeqCst) {
+                                std::thread::sleep(Duration::from_millis(20));
+                            }
+                            if to.write_all(&buf[..n]).is_err() {
+                                break;
+                            }
+                        }
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                }
+            }
+        });
+        Freezer { port, frozen, stop }
+    }
+
+    fn freeze(&self, on: bool) {
+        self.frozen.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Freezer {
+    fn drop(&mut self) {
+        self.freeze(false);
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Runs `f` on a thread; panics if it has not returned within `limit`
+/// (a call the store does not bound itself would hang there).
+fn returns_within<T: Send + 'static>(
+    limit: Duration,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> (T, Duration) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let start = Instant::now();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    let r = rx
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("the call did not return within {limit:?} on its own"));
+    (r, start.elapsed())
+}
+
+/// A store call returns in bounded time on its own, without the driver's
+/// timeout around it: against a port that accepts and never answers (the
+/// handshake waits), and against a server that stops answering in the middle
+/// of a session (a statement waits). The store then opens a new connection.
+pub fn calls_are_bounded_on_their_own(db: &Db) {
+    let (scheme, rest) = db.url.split_once("://").unwrap();
+    let (userinfo, hostpath) = rest.rsplit_once('@').unwrap();
+    let (hostport, path) = hostpath.split_once('/').unwrap();
+    let limit = Duration::from_secs(15);
+
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let store = (db.open)(
+        &format!("{scheme}://{userinfo}@127.0.0.1:{port}/{path}"),
+        1000,
+    );
+    let (r, took) = returns_within(limit, move || store.now_ms());
+    assert!(matches!(r, Err(StoreError::Unreachable(_))), "{r:?}");
+    assert!(took < Duration::from_millis(3000), "{took:?}");
+    drop(silent);
+
+    let freezer = Freezer::start(hostport);
+    let url = format!("{scheme}://{userinfo}@127.0.0.1:{}/{path}", freezer.port);
+    let store = Arc::new((db.open)(&url, 1000));
+    store.now_ms().unwrap();
+    freezer.freeze(true);
+    let s = Arc::clone(&store);
+    let (r, took) = returns_within(limit, move || s.now_ms());
+    assert!(
+        matches!(&r, Err(StoreError::Unreachable(m)) if m.contains("timed out")),
+        "{r:?}"
+    );
+    assert!(took < Duration::from_millis(3000), "{took:?}");
+    freezer.freeze(false);
+    // The timed-out connection was dropped: the next call opens another.
+    store.now_ms().unwrap();
+    assert_eq!(store.connections_opened(), 2);
+}

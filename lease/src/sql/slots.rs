@@ -1,0 +1,562 @@
+//! The SQL store's lease logic: the schema, and claim, renew, release and
+//! the operations as statements on one connection (`transport.rs` runs them).
+
+use std::time::Instant;
+
+use super::transport::{as_i64, as_u64, int, Conn, DbResult, Dialect, Failure, Val};
+use crate::file::new_token;
+use crate::space::SlotSpace;
+use crate::store::{
+    Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord,
+    StoreError,
+};
+
+const CONTENDED_ROUNDS: usize = 50;
+
+impl Conn {
+    /// Creates the tables unless they exist (once per connection).
+    pub(super) fn ensure_schema(&mut self) -> DbResult<()> {
+        if self.ready {
+            return Ok(());
+        }
+        if !self.tables_exist()? {
+            for sql in self.schema().1 {
+                if let Err(e) = self.batch(sql) {
+                    self.rollback();
+                    return Err(e);
+                }
+            }
+        }
+        self.ready = true;
+        Ok(())
+    }
+
+    /// Whether both tables exist.
+    pub(super) fn tables_exist(&mut self) -> DbResult<bool> {
+        let rows = self.query(self.schema().0, &[])?;
+        Ok(int(&rows[0][0]) >= 2)
+    }
+
+    /// The query counting the tables that exist, and the statements creating them.
+    fn schema(&self) -> (&'static str, &'static [&'static str]) {
+        match self.dialect {
+            #[cfg(feature = "postgres")]
+            Dialect::Postgres => (
+                "SELECT count(*)::bigint FROM (VALUES (to_regclass('snowmint_lease_space')), \
+                 (to_regclass('snowmint_lease_slot'))) AS t(r) WHERE r IS NOT NULL",
+                // Concurrent CREATE TABLE IF NOT EXISTS can fail on PostgreSQL
+                // (a duplicate in pg_type): one creator at a time.
+                &["BEGIN; SELECT pg_advisory_xact_lock(7237599117005660531); \
+                   CREATE TABLE IF NOT EXISTS snowmint_lease_space (\
+                     space_key VARCHAR(64) PRIMARY KEY, \
+                     space_text TEXT NOT NULL); \
+                   CREATE TABLE IF NOT EXISTS snowmint_lease_slot (\
+                     space_key VARCHAR(64) NOT NULL, \
+                     slot BIGINT NOT NULL, \
+                     token VARCHAR(32) NOT NULL, \
+                     counter BIGINT NOT NULL, \
+                     expires_ms BIGINT NOT NULL, \
+                     hwm_ms BIGINT NOT NULL, \
+                     PRIMARY KEY (space_key, slot)); \
+                   COMMIT"],
+            ),
+            #[cfg(feature = "mysql")]
+            Dialect::Mysql => (
+                "SELECT CAST(COUNT(*) AS SIGNED) FROM information_schema.tables \
+                 WHERE table_schema = DATABASE() \
+                 AND table_name IN ('snowmint_lease_space', 'snowmint_lease_slot')",
+                &[
+                    "CREATE TABLE IF NOT EXISTS snowmint_lease_space (\
+                       space_key VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, \
+                       space_text TEXT NOT NULL) ENGINE=InnoDB",
+                    "CREATE TABLE IF NOT EXISTS snowmint_lease_slot (\
+                       space_key VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, \
+                       slot BIGINT NOT NULL, \
+                       token VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, \
+                       counter BIGINT NOT NULL, \
+                       expires_ms BIGINT NOT NULL, \
+                       hwm_ms BIGINT NOT NULL, \
+                       PRIMARY KEY (space_key, slot)) ENGINE=InnoDB",
+                ],
+            ),
+        }
+    }
+
+    /// Checks (or records) the space's text.
+    pub(super) fn check_space(&mut self, key: &str, text: &str) -> Result<(), StoreError> {
+        self.ensure_schema()?;
+        let select = "SELECT space_text FROM snowmint_lease_space WHERE space_key = ?";
+        let mut rows = self.query(select, &[Val::S(key.into())])?;
+        if rows.is_empty() {
+            let insert = match self.dialect {
+                #[cfg(feature = "postgres")]
+                Dialect::Postgres => {
+                    "INSERT INTO snowmint_lease_space (space_key, space_text) VALUES (?, ?) \
+                     ON CONFLICT (space_key) DO NOTHING"
+                }
+                #[cfg(feature = "mysql")]
+                Dialect::Mysql => {
+                    "INSERT INTO snowmint_lease_space (space_key, space_text) VALUES (?, ?)"
+                }
+            };
+            let params = [Val::S(key.into()), Val::S(text.into())];
+            match self.transaction(|c| c.query(insert, &params), |_| true) {
+                // Another claimer recorded it first: compare with theirs.
+                Ok(_) => {}
+                Err(e) if e.failure == Failure::Duplicate => {}
+                Err(e) => return Err(e.into()),
+            }
+            rows = self.query(select, &[Val::S(key.into())])?;
+        }
+        match rows.first().and_then(|r| r.first()) {
+            Some(Val::S(stored)) if stored == text => Ok(()),
+            Some(_) => Err(StoreError::BadRecord(format!(
+                "snowmint_lease_space row {key} describes another slot space than its key says"
+            ))),
+            None => Err(StoreError::Unreachable(format!(
+                "snowmint_lease_space row {key} vanished after it was written"
+            ))),
+        }
+    }
+
+    /// One attempt at an existing slot row: locks it if it is still free or
+    /// expired, and claims it. `None`: taken, or locked by another claimer.
+    fn claim_row(&mut self, key: &str, slot: u64, req: &ClaimRequest) -> DbResult<Option<Claim>> {
+        self.transaction(
+            |c| c.claim_row_in_transaction(key, slot, req),
+            Option::is_some,
+        )
+    }
+
+    fn claim_row_in_transaction(
+        &mut self,
+        key: &str,
+        slot: u64,
+        req: &ClaimRequest,
+    ) -> DbResult<Option<Claim>> {
+        let now = self.now_sql();
+        let sql = format!(
+            "SELECT counter, hwm_ms, {now} FROM snowmint_lease_slot \
+             WHERE space_key = ? AND slot = ? AND (token = '' OR expires_ms <= {now}) \
+             FOR UPDATE SKIP LOCKED"
+        );
+        let rows = self.query(&sql, &[Val::S(key.into()), Val::I(as_i64(slot))])?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let (counter, old_hwm, now) = (int(&row[0]), int(&row[1]), int(&row[2]));
+        let claim = new_claim(slot, counter, old_hwm, now, req);
+        self.query(
+            "UPDATE snowmint_lease_slot SET token = ?, counter = ?, expires_ms = ?, hwm_ms = ? \
+             WHERE space_key = ? AND slot = ?",
+            &[
+                Val::S(claim.holder.token.clone()),
+                Val::I(as_i64(claim.holder.counter)),
+                Val::I(as_i64(claim.expires_ms.unwrap_or(0))),
+                Val::I(as_i64(claim.hwm_ms)),
+                Val::S(key.into()),
+                Val::I(as_i64(slot)),
+            ],
+        )?;
+        Ok(Some(claim))
+    }
+
+    /// One attempt at a slot never used: inserts its row. `None`: a racing
+    /// claimer inserted it first.
+    fn claim_new(&mut self, key: &str, slot: u64, req: &ClaimRequest) -> DbResult<Option<Claim>> {
+        self.transaction(
+            |c| c.claim_new_in_transaction(key, slot, req),
+            Option::is_some,
+        )
+    }
+
+    fn claim_new_in_transaction(
+        &mut self,
+        key: &str,
+        slot: u64,
+        req: &ClaimRequest,
+    ) -> DbResult<Option<Claim>> {
+        let now = self.now()?;
+        let claim = new_claim(slot, 0, 0, now, req);
+        let r = self.query(
+            "INSERT INTO snowmint_lease_slot (space_key, slot, token, counter, expires_ms, hwm_ms) \
+             VALUES (?, ?, ?, ?, ?, ?)",
+            &[
+                Val::S(key.into()),
+                Val::I(as_i64(slot)),
+                Val::S(claim.holder.token.clone()),
+                Val::I(as_i64(claim.holder.counter)),
+                Val::I(as_i64(claim.expires_ms.unwrap_or(0))),
+                Val::I(as_i64(claim.hwm_ms)),
+            ],
+        );
+        match r {
+            Ok(_) => Ok(Some(claim)),
+            Err(e) if e.failure == Failure::Duplicate => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    pub(super) fn claim(
+        &mut self,
+        space: &SlotSpace,
+        req: &ClaimRequest,
+        deadline: Instant,
+    ) -> Result<Claim, StoreError> {
+        self.check_space(space.key(), space.text())?;
+        for _ in 0..CONTENDED_ROUNDS {
+            let sql = format!(
+                "SELECT slot, token, expires_ms, hwm_ms, {} FROM snowmint_lease_slot \
+                 WHERE space_key = ?",
+                self.now_sql()
+            );
+            let rows = self.query(&sql, &[Val::S(space.key().into())])?;
+            let now = match rows.first() {
+                Some(r) => int(&r[4]),
+                None => self.now()?,
+            };
+            let mut existing = std::collections::BTreeMap::new();
+            for r in &rows {
+                let slot = u64::try_from(int(&r[0])).map_err(|_| bad_row(space.key()))?;
+                let free = matches!(&r[1], Val::S(t) if t.is_empty()) || int(&r[2]) <= now;
+                existing.insert(slot, (free, int(&r[3])));
+            }
+            let candidates = candidates(&existing, space.slots(), req.prefer, now);
+            let mut any = false;
+            for (slot, is_new) in candidates {
+                any = true;
+                let got = if is_new {
+                    self.claim_new(space.key(), slot, req)
+                } else {
+                    self.claim_row(space.key(), slot, req)
+                };
+                match got {
+                    Ok(Some(claim)) => return Ok(claim),
+                    Ok(None) => {}
+                    Err(e) if e.failure == Failure::Contention => break,
+                    Err(e) => return Err(e.into()),
+                }
+                if Instant::now() > deadline {
+                    return Err(StoreError::Unreachable(
+                        "the claim did not finish in time (many claimers at once)".into(),
+                    ));
+                }
+            }
+            if !any {
+                return Err(StoreError::NoFreeSlot);
+            }
+        }
+        Err(StoreError::Unreachable(format!(
+            "no slot could be taken in {CONTENDED_ROUNDS} rounds (many claimers at once)"
+        )))
+    }
+
+    /// Locks the holder's row if its token and counter are still the
+    /// holder's, in a transaction left open on success; returns `hwm_ms`
+    /// and the database's clock.
+    fn lock_holder(&mut self, key: &str, holder: &Holder) -> Result<(i64, i64), StoreError> {
+        self.batch("BEGIN")?;
+        let sql = format!(
+            "SELECT hwm_ms, {} FROM snowmint_lease_slot \
+             WHERE space_key = ? AND slot = ? AND token = ? AND counter = ? FOR UPDATE",
+            self.now_sql()
+        );
+        let rows = self.query(
+            &sql,
+            &[
+                Val::S(key.into()),
+                Val::I(as_i64(holder.slot)),
+                Val::S(holder.token.clone()),
+                Val::I(as_i64(holder.counter)),
+            ],
+        );
+        let rows = match rows {
+            Ok(r) => r,
+            Err(e) => {
+                self.rollback();
+                return Err(e.into());
+            }
+        };
+        if let Some(r) = rows.first() {
+            return Ok((int(&r[0]), int(&r[1])));
+        }
+        self.rollback();
+        let rows = self.query(
+            "SELECT counter FROM snowmint_lease_slot WHERE space_key = ? AND slot = ?",
+            &[Val::S(key.into()), Val::I(as_i64(holder.slot))],
+        )?;
+        Err(StoreError::Lost(match rows.first() {
+            Some(r) if int(&r[0]) != as_i64(holder.counter) => format!(
+                "slot {} has another holder (claim counter {})",
+                holder.slot,
+                int(&r[0])
+            ),
+            Some(_) => format!("slot {} was released or taken over", holder.slot),
+            None => format!("slot {} has no record", holder.slot),
+        }))
+    }
+
+    /// Runs `sql` in the open transaction and commits.
+    fn update_and_commit(&mut self, sql: &str, params: &[Val]) -> Result<(), StoreError> {
+        let r = self.query(sql, params).and_then(|_| self.batch("COMMIT"));
+        if let Err(e) = r {
+            self.rollback();
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    pub(super) fn renew(
+        &mut self,
+        key: &str,
+        holder: &Holder,
+        ttl_ms: u64,
+        window_ms: u64,
+    ) -> Result<Renewal, StoreError> {
+        self.ensure_schema()?;
+        let (hwm, now) = self.lock_holder(key, holder)?;
+        let expires = now.saturating_add(as_i64(ttl_ms));
+        let hwm = hwm.max(now.saturating_add(as_i64(window_ms)));
+        self.update_and_commit(
+            "UPDATE snowmint_lease_slot SET expires_ms = ?, hwm_ms = ? WHERE space_key = ? AND slot = ?",
+            &[Val::I(expires), Val::I(hwm), Val::S(key.into()), Val::I(as_i64(holder.slot))],
+        )?;
+        Ok(Renewal {
+            hwm_ms: as_u64(hwm),
+            expires_ms: Some(as_u64(expires)),
+        })
+    }
+
+    pub(super) fn release(
+        &mut self,
+        key: &str,
+        holder: &Holder,
+        last_ms: u64,
+    ) -> Result<(), StoreError> {
+        self.ensure_schema()?;
+        self.lock_holder(key, holder)?;
+        self.update_and_commit(
+            "UPDATE snowmint_lease_slot SET token = '', expires_ms = 0, hwm_ms = ? \
+             WHERE space_key = ? AND slot = ?",
+            &[
+                Val::I(as_i64(last_ms)),
+                Val::S(key.into()),
+                Val::I(as_i64(holder.slot)),
+            ],
+        )
+    }
+
+    /// Operations: the store's clock, every space and its slot rows.
+    pub(super) fn list(&mut self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
+        let now = self.now()?;
+        if !self.tables_exist()? {
+            return Ok((as_u64(now), Vec::new()));
+        }
+        let spaces = self.query(
+            "SELECT space_key, space_text FROM snowmint_lease_space ORDER BY space_key",
+            &[],
+        )?;
+        let rows = self.query(
+            "SELECT space_key, slot, token, counter, expires_ms, hwm_ms FROM snowmint_lease_slot \
+             ORDER BY space_key, slot",
+            &[],
+        )?;
+        let text = |v: &Val| match v {
+            Val::S(s) => s.clone(),
+            Val::I(i) => i.to_string(),
+        };
+        let mut out: Vec<SpaceRecord> = spaces
+            .iter()
+            .map(|r| SpaceRecord {
+                key: text(&r[0]),
+                text: text(&r[1]),
+                slots: Vec::new(),
+            })
+            .collect();
+        for r in &rows {
+            let key = text(&r[0]);
+            // Slot rows are written after their space's row: a row without
+            // one is not shown.
+            let Some(space) = out.iter_mut().find(|s| s.key == key) else {
+                continue;
+            };
+            let slot = u64::try_from(int(&r[1])).map_err(|_| bad_row(&key))?;
+            space.slots.push(slot_record(
+                slot,
+                &text(&r[2]),
+                int(&r[3]),
+                int(&r[4]),
+                int(&r[5]),
+                now,
+            ));
+        }
+        Ok((as_u64(now), out))
+    }
+
+    /// Operations: frees the slot's row if it is expired (or held, with
+    /// `force`), keeping `hwm`, in one transaction on the locked row.
+    pub(super) fn release_slot(
+        &mut self,
+        key: &str,
+        slot: u64,
+        force: bool,
+    ) -> Result<SlotRelease, StoreError> {
+        self.transaction(
+            |c| c.release_slot_in_transaction(key, slot, force),
+            |r| matches!(r, SlotRelease::Released(_)),
+        )
+    }
+
+    fn release_slot_in_transaction(
+        &mut self,
+        key: &str,
+        slot: u64,
+        force: bool,
+    ) -> Result<SlotRelease, StoreError> {
+        let sql = format!(
+            "SELECT token, counter, expires_ms, hwm_ms, {} FROM snowmint_lease_slot \
+             WHERE space_key = ? AND slot = ? FOR UPDATE",
+            self.now_sql()
+        );
+        let rows = self.query(&sql, &[Val::S(key.into()), Val::I(as_i64(slot))])?;
+        let Some(r) = rows.first() else {
+            return Ok(SlotRelease::WasFree);
+        };
+        let token = match &r[0] {
+            Val::S(s) => s.clone(),
+            Val::I(_) => return Err(bad_row(key)),
+        };
+        let record = slot_record(slot, &token, int(&r[1]), int(&r[2]), int(&r[3]), int(&r[4]));
+        match record.state {
+            SlotState::Free => return Ok(SlotRelease::WasFree),
+            SlotState::Held if !force => return Ok(SlotRelease::Refused(record)),
+            SlotState::Held | SlotState::Expired => {}
+        }
+        self.query(
+            "UPDATE snowmint_lease_slot SET token = '', expires_ms = 0 \
+             WHERE space_key = ? AND slot = ?",
+            &[Val::S(key.into()), Val::I(as_i64(slot))],
+        )?;
+        Ok(SlotRelease::Released(record))
+    }
+}
+
+/// A slot row as an operator sees it, by the database's clock `now`.
+fn slot_record(
+    slot: u64,
+    token: &str,
+    counter: i64,
+    expires: i64,
+    hwm: i64,
+    now: i64,
+) -> SlotRecord {
+    let state = if token.is_empty() {
+        SlotState::Free
+    } else if expires <= now {
+        SlotState::Expired
+    } else {
+        SlotState::Held
+    };
+    SlotRecord {
+        slot,
+        state,
+        token: token.to_string(),
+        counter: as_u64(counter),
+        expires_ms: (state != SlotState::Free).then_some(as_u64(expires)),
+        hwm_ms: as_u64(hwm),
+    }
+}
+
+fn bad_row(key: &str) -> StoreError {
+    StoreError::BadRecord(format!("snowmint_lease_slot has a bad row for {key}"))
+}
+
+/// The claim written to a free slot whose row has `counter` and `old_hwm`.
+fn new_claim(slot: u64, counter: i64, old_hwm: i64, now: i64, req: &ClaimRequest) -> Claim {
+    let expires = now.saturating_add(as_i64(req.ttl_ms));
+    let hwm = old_hwm.max(now.saturating_add(as_i64(req.window_ms)));
+    Claim {
+        holder: Holder {
+            slot,
+            token: new_token(),
+            counter: as_u64(counter) + 1,
+        },
+        prev_hwm_ms: as_u64(old_hwm),
+        hwm_ms: as_u64(hwm),
+        expires_ms: Some(as_u64(expires)),
+    }
+}
+
+/// The slots to try, best first, as `(slot, never used)`: `prefer` if free;
+/// free rows whose `hwm` is behind the clock (lowest slot first); slots never
+/// used (lowest first); free rows with `hwm` ahead (lowest `hwm` first).
+fn candidates(
+    existing: &std::collections::BTreeMap<u64, (bool, i64)>,
+    slots: u64,
+    prefer: Option<u64>,
+    now: i64,
+) -> impl Iterator<Item = (u64, bool)> + '_ {
+    let prefer = prefer
+        .filter(|&p| p < slots)
+        .and_then(|p| match existing.get(&p) {
+            None => Some((p, true)),
+            Some((true, _)) => Some((p, false)),
+            Some((false, _)) => None,
+        });
+    let p = prefer.map(|(s, _)| s);
+    let behind = existing
+        .iter()
+        .filter(move |(s, (free, hwm))| *free && *hwm <= now && Some(**s) != p)
+        .map(|(s, _)| (*s, false));
+    let unused = (0..slots)
+        .filter(move |s| !existing.contains_key(s) && Some(*s) != p)
+        .map(|s| (s, true));
+    let mut ahead: Vec<(i64, u64)> = existing
+        .iter()
+        .filter(|(s, (free, hwm))| *free && *hwm > now && Some(**s) != p)
+        .map(|(s, (_, hwm))| (*hwm, *s))
+        .collect();
+    ahead.sort_unstable();
+    prefer
+        .into_iter()
+        .chain(behind)
+        .chain(unused)
+        .chain(ahead.into_iter().map(|(_, s)| (s, false)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn candidate_order() {
+        // slot 0 held; 1 free, hwm behind; 2 free, hwm ahead; 4 free, behind; 3, 5.. unused.
+        let mut m = BTreeMap::new();
+        m.insert(0, (false, 10));
+        m.insert(1, (true, 50));
+        m.insert(2, (true, 500));
+        m.insert(4, (true, 90));
+        let all: Vec<_> = candidates(&m, 7, None, 100).collect();
+        assert_eq!(
+            all,
+            [
+                (1, false),
+                (4, false),
+                (3, true),
+                (5, true),
+                (6, true),
+                (2, false)
+            ]
+        );
+        let all: Vec<_> = candidates(&m, 7, Some(2), 100).collect();
+        assert_eq!(all[0], (2, false));
+        assert_eq!(all.len(), 6);
+        let all: Vec<_> = candidates(&m, 7, Some(5), 100).collect();
+        assert_eq!(all[0], (5, true));
+        assert_eq!(all.len(), 6);
+        // A held preference is not tried; one outside the space is ignored.
+        assert_eq!(candidates(&m, 7, Some(0), 100).count(), 6);
+        assert_eq!(candidates(&m, 7, Some(9), 100).count(), 6);
+    }
+}
