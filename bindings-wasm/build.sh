@@ -62,8 +62,8 @@ done
 # JavaScript layer shared with the native package) become ES modules for
 # the web package. Then each package's entry point, index.js (what
 # js/api.js's `install` returns, on the wasm-bindgen module), and the
-# TypeScript declarations (js/index.d.ts; wasm-bindgen's own describe the
-# module's exports).
+# TypeScript declarations (bindings-node/types-header.d.ts's shared part and
+# js/index.d.ts; wasm-bindgen's own describe the module's exports).
 node - "$HERE" <<'JS'
 const fs = require('node:fs')
 const path = require('node:path')
@@ -112,7 +112,21 @@ import { install } from './api.js'
 export { default, initSync } from './snowmint_wasm.js'
 export const { ${names.join(', ')} } = install(raw)
 `)
-const dts = fs.readFileSync(path.join(here, 'js', 'index.d.ts'), 'utf8')
+// The declarations: those both JavaScript packages share (the native
+// package's napi-rs header, without its first comment and its native-only
+// blocks), then this package's own (js/index.d.ts).
+function sharedDeclarations(src, file) {
+  const blocks = /^[ \t]*\/\/ <native-only>\n[\s\S]*?^[ \t]*\/\/ <\/native-only>\n/gm
+  const first = /^\/\*[\s\S]*?\*\/\n/
+  const shared = src.replace(first, '').replace(blocks, '')
+  if (!first.test(src) || /<\/?native-only>\n/.test(shared.replace(/`<native-only>`/g, ''))) {
+    throw new Error(`${file}: expected a first comment and balanced <native-only> blocks`)
+  }
+  return shared
+}
+const header = fs.readFileSync(path.join(here, '..', 'bindings-node', 'types-header.d.ts'), 'utf8')
+const dts = sharedDeclarations(header, 'bindings-node/types-header.d.ts') + '\n' +
+  fs.readFileSync(path.join(here, 'js', 'index.d.ts'), 'utf8')
 fs.writeFileSync(path.join(nodePkg, 'index.d.ts'), dts)
 fs.writeFileSync(path.join(webPkg, 'index.d.ts'), dts + "\nexport { default, initSync } from './snowmint_wasm.js';\n")
 JS
