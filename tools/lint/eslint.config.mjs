@@ -16,6 +16,8 @@ export default [
       '**/node_modules/**',
       'target/**',
       '.cache/**',
+      '.venv/**',
+      'artifacts/**',
       'bindings-node/binding.js',
       'bindings-node/npm/**',
       'bindings-wasm/pkg-*/**',
