@@ -12,7 +12,8 @@
 // What the WebAssembly fallback lacks (README, "Platforms"; the list of what
 // only one package has is in api-common.js): the `lease` option of Generator
 // throws the core's `invalid_option` (the WebAssembly build has no lease
-// stores: no file locks, no network clients), and so does `new IdMask()`;
+// stores: no file locks, no network clients); `new IdMask()` throws
+// `invalid_option` too (this file's error: the core has none for it);
 // generators share state only within one thread (the addon shares it across
 // worker_threads); `close()` does nothing and `lease` is `null`, as for an
 // addon generator made without a lease. Which platforms run the fallback is
@@ -115,7 +116,7 @@ function fallback(wasm) {
   // this refusal is the package's own, with the core's code and message form.
   class IdMask {
     constructor() {
-      const error = new Error('invalid option: IdMask is not in the WebAssembly build')
+      const error = new Error('invalid option: IdMask is not in the WebAssembly build [invalid_option]')
       error.code = 'invalid_option'
       throw error
     }

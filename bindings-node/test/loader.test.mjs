@@ -77,11 +77,13 @@ test("the fallback refuses a lease with the core's invalid_option, and has the a
      const error = refusal(Generator)
      // The core's error, as the WebAssembly package itself throws it.
      const core = refusal(require('snowmint-wasm').Generator)
+     let mask
+     try { new (require('snowmint').IdMask)('twitter', '00'.repeat(16)) } catch (e) { mask = e }
      const g = new Generator('twitter', { datacenter: 3, worker: 4 })
      const disposed = typeof g[Symbol.dispose] === 'function' || typeof Symbol.dispose !== 'symbol'
      g.close()
      console.log(JSON.stringify({ code: error && error.code, message: error && error.message,
-       core: core && core.message, isError: error instanceof Error, nodes: g.nodes, lease: g.lease, disposed,
+       core: core && core.message, mask: mask && [mask.code, mask.message], isError: error instanceof Error, nodes: g.nodes, lease: g.lease, disposed,
        after: typeof g.nextId() }))`,
   )
   assert.equal(r.code, 'invalid_option')
@@ -90,6 +92,8 @@ test("the fallback refuses a lease with the core's invalid_option, and has the a
   assert.match(r.message, /^invalid option: lease /)
   // The core knows no binding package: which builds lack leases is the package's to document.
   assert.doesNotMatch(r.message, /WebAssembly|Python|Node|native|addon/)
+  // IdMask, which the core has no error for: the core's code and message form.
+  assert.deepEqual(r.mask, ['invalid_option', 'invalid option: IdMask is not in the WebAssembly build [invalid_option]'])
   assert.deepEqual(r.nodes, { datacenter: 3, worker: 4 })
   assert.equal(r.lease, null)
   assert.equal(r.disposed, true)
