@@ -125,8 +125,19 @@ function sharedDeclarations(src, file) {
   return shared
 }
 const header = fs.readFileSync(path.join(here, '..', 'bindings-node', 'types-header.d.ts'), 'utf8')
-const dts = sharedDeclarations(header, 'bindings-node/types-header.d.ts') + '\n' +
-  fs.readFileSync(path.join(here, 'js', 'index.d.ts'), 'utf8')
+const shared = sharedDeclarations(header, 'bindings-node/types-header.d.ts')
+const own = fs.readFileSync(path.join(here, 'js', 'index.d.ts'), 'utf8')
+// Declared once: what the shared part declares is not declared again here
+// (TypeScript would take a second function as an overload and merge a
+// second interface). Its interfaces may merge into this package's classes.
+const declaredAs = (src, kinds) => [...src.matchAll(new RegExp(`^export (?:declare )?(?:${kinds}) (\\w+)`, 'gm'))].map((m) => m[1])
+const values = 'function|type|const|class'
+const again = [
+  ...declaredAs(own, values).filter((n) => declaredAs(shared, values).includes(n)),
+  ...declaredAs(own, 'interface').filter((n) => declaredAs(shared, 'interface').includes(n)),
+]
+if (again.length) throw new Error(`js/index.d.ts declares again what types-header.d.ts declares: ${again.join(', ')}`)
+const dts = shared + '\n' + own
 fs.writeFileSync(path.join(nodePkg, 'index.d.ts'), dts)
 fs.writeFileSync(path.join(webPkg, 'index.d.ts'), dts + "\nexport { default, initSync } from './snowmint_wasm.js';\n")
 JS
