@@ -9,11 +9,16 @@
 // SNOWMINT_FORCE_WASM=1 skips the addon. If neither loads, the error names the
 // platform and what was tried.
 //
-// What the WebAssembly fallback lacks (README, "Platforms"): the `lease`
-// option of Generator throws `invalid_option` (no lease stores: it has no
-// file locks and no network clients); generators share state only within one
-// thread (the addon shares it across worker_threads); `close()` does nothing
-// and `lease` is `null`, as for an addon generator made without a lease.
+// What the WebAssembly fallback lacks (README, "Platforms"; the list of what
+// only one package has is in api-common.js): the `lease` option of Generator
+// throws the core's `invalid_option` (the WebAssembly build has no lease
+// stores: no file locks, no network clients); `new IdMask()` throws
+// `invalid_option` too (this file's error: the core has none for it);
+// generators share state only within one thread (the addon shares it across
+// worker_threads); `close()` does nothing and `lease` is `null`, as for an
+// addon generator made without a lease. Which platforms run the fallback is
+// this package's to say (README, "Packages and platforms"), not the core's:
+// its errors name no package.
 'use strict'
 
 const tried = []
@@ -74,25 +79,13 @@ if (api === null) {
   throw error
 }
 
-// The error for a feature only the addon has, in the core's message form and code.
-function needsAddon(what, lacks) {
-  const error = new Error(
-    `invalid option: ${what} needs the native addon; this process runs snowmint's WebAssembly fallback ` +
-      `(${platformName()}), which has ${lacks} [invalid_option]`,
-  )
-  error.code = 'invalid_option'
-  return error
-}
-
 // The WebAssembly package's API, with the addon Generator's members it lacks.
 function fallback(wasm) {
   const { Layout, compose, decode } = wasm
   const NODES = Symbol('snowmint.nodes')
   class Generator extends wasm.Generator {
     constructor(layout, nodes, options) {
-      if (options != null && typeof options === 'object' && options.lease != null) {
-        throw needsAddon('lease', 'no lease stores')
-      }
+      // A `lease` option: the core's invalid_option (this build has no lease stores).
       super(layout, nodes, options)
       this[NODES] = nodes
     }
@@ -118,10 +111,14 @@ function fallback(wasm) {
       configurable: true,
     })
   }
-  // IdMask needs the addon: the WebAssembly package leaves it out (README, "Public IDs").
+  // IdMask needs the addon: the WebAssembly package leaves it out (README,
+  // "Public IDs"). The core has no error for a class a build leaves out, so
+  // this refusal is the package's own, with the core's code and message form.
   class IdMask {
     constructor() {
-      throw needsAddon('IdMask', 'no IdMask')
+      const error = new Error('invalid option: IdMask is not in the WebAssembly build [invalid_option]')
+      error.code = 'invalid_option'
+      throw error
     }
   }
   return { ...wasm, Generator, Layout, IdMask }

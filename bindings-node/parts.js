@@ -1,6 +1,6 @@
 // The `Parts` objects that `decode` returns, written once for both
 // JavaScript packages: the native Node package ships this file as it is
-// (index.js requires it), and bindings-wasm/build.sh copies it into the
+// (api-common.js requires it), and bindings-wasm/build.sh copies it into the
 // WebAssembly packages (pkg-node as it is, pkg-web as an ES module: the file
 // is `'use strict'`, function declarations and one `module.exports = {...}`
 // line, which is what that conversion expects). The shared suite in tests/js

@@ -58,11 +58,12 @@ done
 # js/api.js is an ES module; the Node package is CommonJS, so its copy there
 # becomes CommonJS (the file is only imports of names and `export function`
 # declarations: removing `export ` and listing the names is the whole
-# conversion). bindings-node/parts.js (CommonJS) becomes an ES module for
+# conversion). bindings-node/parts.js and api-common.js (CommonJS, the
+# JavaScript layer shared with the native package) become ES modules for
 # the web package. Then each package's entry point, index.js (what
 # js/api.js's `install` returns, on the wasm-bindgen module), and the
-# TypeScript declarations (js/index.d.ts; wasm-bindgen's own describe the
-# module's exports).
+# TypeScript declarations (bindings-node/types-header.d.ts's shared part and
+# js/index.d.ts; wasm-bindgen's own describe the module's exports).
 node - "$HERE" <<'JS'
 const fs = require('node:fs')
 const path = require('node:path')
@@ -70,30 +71,35 @@ const here = process.argv[2]
 // `import { a, b } from './x.js'` lines become `const { a, b } = require('./x.js')`.
 function toCommonJs(src, file) {
   const names = [...src.matchAll(/^export (?:function|class) (\w+)/gm)].map((m) => m[1])
-  const imports = /^import (\{[\w\s,]+\}) from ('\.\/[\w.]+')$/gm
+  const imports = /^import (\{[\w\s,]+\}) from ('\.\/[\w.-]+')$/gm
   if (names.length === 0 || /^\s*(import|export) (?!function|class)/m.test(src.replace(imports, ''))) {
     throw new Error(`${file}: expected only imports of names and export function/class declarations`)
   }
   const cjs = src.replace(imports, 'const $1 = require($2)').replace(/^export (function|class) /gm, '$1 ')
   return `'use strict'\n${cjs}\nmodule.exports = { ${names.join(', ')} }\n`
 }
-// bindings-node/parts.js (CommonJS: 'use strict', declarations, one
-// `module.exports = { names }` line) as an ES module.
+// A file of bindings-node (CommonJS: 'use strict', `const { a, b } =
+// require('./x.js')` lines, declarations, one `module.exports = { names }`
+// line) as an ES module.
 function toModule(src, file) {
   const exportsLine = /^module\.exports = (\{[\w\s,]+\})\n?$/m
-  if (!exportsLine.test(src) || /\brequire\(|^exports\./m.test(src) || !src.includes("'use strict'\n")) {
-    throw new Error(`${file}: expected 'use strict', declarations and one module.exports = { names } line`)
+  const requires = /^const (\{[\w\s,]+\}) = require\(('\.\/[\w.-]+')\)$/gm
+  const rest = src.replace(requires, '')
+  if (!exportsLine.test(src) || /\brequire\(|^exports\./m.test(rest) || !src.includes("'use strict'\n")) {
+    throw new Error(`${file}: expected 'use strict', require lines of names, declarations and one module.exports = { names } line`)
   }
-  return src.replace("'use strict'\n", '').replace(exportsLine, 'export $1\n')
+  return src.replace("'use strict'\n", '').replace(requires, 'import $1 from $2').replace(exportsLine, 'export $1\n')
 }
 const nodePkg = path.join(here, 'pkg-node')
 const webPkg = path.join(here, 'pkg-web')
 const api = fs.readFileSync(path.join(here, 'js', 'api.js'), 'utf8')
 fs.writeFileSync(path.join(nodePkg, 'api.js'), toCommonJs(api, 'js/api.js'))
 fs.writeFileSync(path.join(webPkg, 'api.js'), api)
-const parts = fs.readFileSync(path.join(here, '..', 'bindings-node', 'parts.js'), 'utf8')
-fs.writeFileSync(path.join(nodePkg, 'parts.js'), parts)
-fs.writeFileSync(path.join(webPkg, 'parts.js'), toModule(parts, 'bindings-node/parts.js'))
+for (const f of ['parts.js', 'api-common.js']) {
+  const src = fs.readFileSync(path.join(here, '..', 'bindings-node', f), 'utf8')
+  fs.writeFileSync(path.join(nodePkg, f), src)
+  fs.writeFileSync(path.join(webPkg, f), toModule(src, `bindings-node/${f}`))
+}
 const names = Object.keys(require(path.join(nodePkg, 'api.js')).install(require(path.join(nodePkg, 'snowmint_wasm.js'))))
 const head = '// The package entry point (written by bindings-wasm/build.sh): what\n' +
   '// api.js (js/api.js in the repository) builds on the wasm-bindgen module.\n'
@@ -106,7 +112,32 @@ import { install } from './api.js'
 export { default, initSync } from './snowmint_wasm.js'
 export const { ${names.join(', ')} } = install(raw)
 `)
-const dts = fs.readFileSync(path.join(here, 'js', 'index.d.ts'), 'utf8')
+// The declarations: those both JavaScript packages share (the native
+// package's napi-rs header, without its first comment and its native-only
+// blocks), then this package's own (js/index.d.ts).
+function sharedDeclarations(src, file) {
+  const blocks = /^[ \t]*\/\/ <native-only>\n[\s\S]*?^[ \t]*\/\/ <\/native-only>\n/gm
+  const first = /^\/\*[\s\S]*?\*\/\n/
+  const shared = src.replace(first, '').replace(blocks, '')
+  if (!first.test(src) || /<\/?native-only>\n/.test(shared.replace(/`<native-only>`/g, ''))) {
+    throw new Error(`${file}: expected a first comment and balanced <native-only> blocks`)
+  }
+  return shared
+}
+const header = fs.readFileSync(path.join(here, '..', 'bindings-node', 'types-header.d.ts'), 'utf8')
+const shared = sharedDeclarations(header, 'bindings-node/types-header.d.ts')
+const own = fs.readFileSync(path.join(here, 'js', 'index.d.ts'), 'utf8')
+// Declared once: what the shared part declares is not declared again here
+// (TypeScript would take a second function as an overload and merge a
+// second interface). Its interfaces may merge into this package's classes.
+const declaredAs = (src, kinds) => [...src.matchAll(new RegExp(`^export (?:declare )?(?:${kinds}) (\\w+)`, 'gm'))].map((m) => m[1])
+const values = 'function|type|const|class'
+const again = [
+  ...declaredAs(own, values).filter((n) => declaredAs(shared, values).includes(n)),
+  ...declaredAs(own, 'interface').filter((n) => declaredAs(shared, 'interface').includes(n)),
+]
+if (again.length) throw new Error(`js/index.d.ts declares again what types-header.d.ts declares: ${again.join(', ')}`)
+const dts = shared + '\n' + own
 fs.writeFileSync(path.join(nodePkg, 'index.d.ts'), dts)
 fs.writeFileSync(path.join(webPkg, 'index.d.ts'), dts + "\nexport { default, initSync } from './snowmint_wasm.js';\n")
 JS
@@ -114,7 +145,7 @@ JS
 # Browsers download the web package: its JavaScript is minified (terser,
 # three compression passes; class names and the Parts constructor's name
 # kept, as consoles show them). The Node package stays readable.
-for f in index.js api.js parts.js snowmint_wasm.js; do
+for f in index.js api.js api-common.js parts.js snowmint_wasm.js; do
   "$HERE/node_modules/.bin/terser" "$HERE/pkg-web/$f" --module --compress passes=3 \
     --mangle 'reserved=[Parts]' --keep-classnames -o "$HERE/pkg-web/$f"
 done
@@ -130,7 +161,7 @@ cat > "$HERE/pkg-node/package.json" <<JSON
   "license": "MIT OR Apache-2.0",
   "main": "index.js",
   "types": "index.d.ts",
-  "files": ["index.js", "index.d.ts", "api.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "LICENSE-MIT", "LICENSE-APACHE"]
+  "files": ["index.js", "index.d.ts", "api.js", "api-common.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "LICENSE-MIT", "LICENSE-APACHE"]
 }
 JSON
 cat > "$HERE/pkg-web/package.json" <<JSON
@@ -142,7 +173,7 @@ cat > "$HERE/pkg-web/package.json" <<JSON
   "type": "module",
   "main": "index.js",
   "types": "index.d.ts",
-  "files": ["index.js", "index.d.ts", "api.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "LICENSE-MIT", "LICENSE-APACHE"]
+  "files": ["index.js", "index.d.ts", "api.js", "api-common.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "LICENSE-MIT", "LICENSE-APACHE"]
 }
 JSON
 
@@ -152,7 +183,8 @@ for pkg in pkg-node pkg-web; do cp "$ROOT/LICENSE-MIT" "$ROOT/LICENSE-APACHE" "$
 # The decoder page's copy: only what a browser loads.
 fresh="$(mktemp -d)"
 trap 'rm -rf "$fresh"' EXIT
-cp "$HERE/pkg-web/index.js" "$HERE/pkg-web/api.js" "$HERE/pkg-web/parts.js" "$HERE/pkg-web/snowmint_wasm.js" \
+cp "$HERE/pkg-web/index.js" "$HERE/pkg-web/api.js" "$HERE/pkg-web/api-common.js" "$HERE/pkg-web/parts.js" \
+  "$HERE/pkg-web/snowmint_wasm.js" \
   "$HERE/pkg-web/snowmint_wasm_bg.wasm" "$fresh/"
 if ((check)); then
   if ! diff -r "$fresh" "$HERE/www/pkg" >/dev/null; then

@@ -72,7 +72,7 @@ def test_parts():
         "nodes={'datacenter': 11, 'worker': 26})"
     )
     with pytest.raises(AttributeError):
-        p.rack
+        _ = p.rack
     with pytest.raises(AttributeError):
         p.worker = 3  # frozen
     p.nodes["worker"] = 0  # a copy: the Parts stays as it was
@@ -403,4 +403,4 @@ def test_node_fields_do_not_shadow_parts_attributes():
         assert getattr(p, name) == snowmint.Parts.__dict__[name].__get__(p, snowmint.Parts)
         assert getattr(p, name) != 7
     with pytest.raises(AttributeError):
-        snowmint.decode(TWITTER_ID).__nonexistent__
+        _ = snowmint.decode(TWITTER_ID).__nonexistent__

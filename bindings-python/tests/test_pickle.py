@@ -108,8 +108,8 @@ def test_generator_refuses_pickle_and_copy(tmp_path):
     gens.append(Generator("twitter", datacenter=1, lease=f"file:{tmp_path / 'ids'}"))
     try:
         for g in gens:
-            calls = [lambda: copy.copy(g), lambda: copy.deepcopy(g), lambda: copy.deepcopy([g])]
-            calls += [lambda p=p: pickle.dumps(g, p) for p in PROTOCOLS]
+            calls = [lambda g=g: copy.copy(g), lambda g=g: copy.deepcopy(g), lambda g=g: copy.deepcopy([g])]
+            calls += [lambda g=g, p=p: pickle.dumps(g, p) for p in PROTOCOLS]
             for call in calls:
                 with pytest.raises(TypeError) as info:
                     call()

@@ -61,9 +61,9 @@ def test_decode(case):
     layout = Layout.parse(case["layout"])
     for id_ in (int(case["id"]), case["id"]):
         calls = (
-            lambda: snowmint.decode(id_, case["layout"]),
-            lambda: snowmint.decode(id_, layout),
-            lambda: layout.decode(id_),
+            lambda id_=id_: snowmint.decode(id_, case["layout"]),
+            lambda id_=id_: snowmint.decode(id_, layout),
+            lambda id_=id_: layout.decode(id_),
         )
         for call in calls:
             if "error" in case:

@@ -1,46 +1,36 @@
-// The JavaScript half of the package: what the API builds in JavaScript on
-// wasm-bindgen's classes and functions (src/lib.rs), which do every
-// conversion and check. Each package's index.js exports what `install`
-// returns.
+// The WebAssembly half of the package's JavaScript: what only this package
+// builds on wasm-bindgen's classes and functions (src/lib.rs, which do every
+// conversion and check). The rest (`decode`, `compose`, `idBounds`, the
+// Parts objects, toJSON/toString/util.inspect) is bindings-node/api-common.js
+// and parts.js, shared with the native Node package. Each package's index.js
+// exports what `install` returns.
 //
-// - `decode` returns Parts objects made by bindings-node/parts.js (shared
-//   with the native Node package): one constructor per distinct layout,
-//   filled from the module's scratch values. `layout.decode(bigint)` passes
-//   the ID to the module as a u64 (wasm-bindgen's fastest argument) once it
-//   is known to fit the layout (0..=maxId), to a function that cannot fail
-//   and so returns nothing (a Result would cost an array per call); every
-//   other ID goes through the module's conversion and checks.
-// - `decode`, `compose` and `idBounds` with a layout string parse it once
-//   (a small cache), then call the Layout's method.
+// - `layout.decode(bigint)` passes the ID to the module as a u64
+//   (wasm-bindgen's fastest argument) once it is known to fit the layout
+//   (0..=maxId), to a function that cannot fail and so returns nothing (a
+//   Result would cost an array per call); every other ID goes through the
+//   module's conversion and checks. The Parts object is filled from the
+//   module's scratch values.
 // - `decodeMany` decodes a BigUint64Array in one module call into columns,
 //   views of the caller's buffer when one is given (the engine checks that
 //   it is a large enough typed array); an invalid ID's error carries its
 //   `index`.
-// - `toJSON`, `toString` and util.inspect of Layout and Generator: parts.js's
-//   `present`, shared with the native package.
 //
 // bindings-wasm/build.sh copies this file into both packages (as CommonJS
 // for pkg-node: only imports and `export function` declarations).
-import { partsClass, present } from './parts.js'
+import { installShared, method, shapeOf } from './api-common.js'
 
 export function install(raw) {
   const { Layout } = raw
-  // toJSON, toString and util.inspect (parts.js, as in the native package).
-  present(Layout, raw.Generator)
   const SHAPE = Symbol('snowmint.parts')
   // The handle of a Layout object (set by the module; equal layouts share
   // one) -> the Parts constructor, the node field names and maxId.
   const HANDLE = Symbol.for('snowmint.layout')
   const shapes = new Map()
-  function shapeOf(layout) {
+  function shapeOfLayout(layout) {
     let s = layout[SHAPE] ?? shapes.get(layout[HANDLE])
     if (s === undefined) {
-      const fields = layout.fields
-      const nodes = fields.filter((f) => f.kind === 'node')
-      const names = nodes.map((f) => f.name)
-      // The sequence and each node field: at most 30 bits (see parts.js)?
-      const small = [fields.find((f) => f.kind === 'sequence'), ...nodes].map((f) => f.bits <= 30)
-      s = { P: partsClass(names, small, 0), names, max: layout.maxId }
+      s = { ...shapeOf(layout), max: layout.maxId }
       shapes.set(layout[HANDLE], s)
     }
     return (layout[SHAPE] = s)
@@ -50,59 +40,49 @@ export function install(raw) {
   // memory detaches it (length 0), and it is asked for again.
   let scratch = new Float64Array(0)
 
-  Layout.prototype.decode = function decode(id) {
-    const s = this[SHAPE] ?? shapeOf(this)
-    if (typeof id === 'bigint' && id >= 0n && id <= s.max) this.__decode(id)
-    else id = this.__decodeAny(id)
-    if (scratch.length === 0) scratch = raw.__scratch()
-    return new s.P(id, scratch)
-  }
+  const decodeMethod = {
+    decode(id) {
+      const s = this[SHAPE] ?? shapeOfLayout(this)
+      if (typeof id === 'bigint' && id >= 0n && id <= s.max) this.__decode(id)
+      else id = this.__decodeAny(id)
+      if (scratch.length === 0) scratch = raw.__scratch()
+      return new s.Parts(id, scratch)
+    },
+  }.decode
 
-  Layout.prototype.decodeMany = function decodeMany(ids, into) {
-    const s = this[SHAPE] ?? shapeOf(this)
-    // Anything else than a BigUint64Array: the module's TypeError
-    // (`invalid_id`) for an ID of the wrong type (Object(x) is never a
-    // primitive, so it always throws).
-    if (!(ids instanceof BigUint64Array)) this.__decodeAny(Object(ids))
-    const n = ids.length
-    const w = 2 + s.names.length
-    // Decoded by the module in one call, straight into the caller's buffer
-    // when it is a large enough Float64Array; otherwise into a new one that
-    // the engine then copies into `into` (refusing, with its own TypeError or
-    // RangeError, anything but a large enough typed array).
-    const direct = into instanceof Float64Array && into.length >= n * w
-    const columns = direct ? into.subarray(0, n * w) : new Float64Array(n * w)
-    const bad = this.__decodeMany(ids, columns)
-    if (bad >= 0) {
-      try {
-        this.__decodeAny(ids[bad])
-      } catch (e) {
-        e.index = bad
-        throw e
+  method(Layout.prototype, 'decodeMany', {
+    decodeMany(ids, into) {
+      const s = this[SHAPE] ?? shapeOfLayout(this)
+      // Anything else than a BigUint64Array: the module's TypeError
+      // (`invalid_id`) for an ID of the wrong type (Object(x) is never a
+      // primitive, so it always throws).
+      if (!(ids instanceof BigUint64Array)) this.__decodeAny(Object(ids))
+      const n = ids.length
+      const w = 2 + s.names.length
+      // Decoded by the module in one call, straight into the caller's buffer
+      // when it is a large enough Float64Array; otherwise into a new one that
+      // the engine then copies into `into` (refusing, with its own TypeError or
+      // RangeError, anything but a large enough typed array).
+      const direct = into instanceof Float64Array && into.length >= n * w
+      const columns = direct ? into.subarray(0, n * w) : new Float64Array(n * w)
+      const bad = this.__decodeMany(ids, columns)
+      if (bad >= 0) {
+        try {
+          this.__decodeAny(ids[bad])
+        } catch (e) {
+          e.index = bad
+          throw e
+        }
       }
-    }
-    const all = into == null || direct ? columns : into
-    if (all !== columns) all.set(columns)
-    const nodes = {}
-    for (let i = 0; i < s.names.length; i++) nodes[s.names[i]] = all.subarray((2 + i) * n, (3 + i) * n)
-    return { timestampMs: all.subarray(0, n), sequence: all.subarray(n, 2 * n), nodes }
-  }
+      const all = into == null || direct ? columns : into
+      if (all !== columns) all.set(columns)
+      const nodes = {}
+      for (let i = 0; i < s.names.length; i++) nodes[s.names[i]] = all.subarray((2 + i) * n, (3 + i) * n)
+      return { timestampMs: all.subarray(0, n), sequence: all.subarray(n, 2 * n), nodes }
+    },
+  }.decodeMany)
 
-  const parsed = new Map()
-  function layoutOf(layout) {
-    let l = layout instanceof Layout ? layout : parsed.get(layout)
-    if (l === undefined) {
-      l = Layout.parse(layout)
-      if (parsed.size >= 64) parsed.delete(parsed.keys().next().value)
-      parsed.set(layout, l)
-    }
-    return l
-  }
-  /** Splits an ID into its parts under `layout` (a Layout, or a preset name or JSON descriptor). */
-  const decode = (id, layout) => layoutOf(layout).decode(id)
-  const compose = (layout, timestampMs, sequence, nodes) => layoutOf(layout).compose(timestampMs, sequence, nodes)
-  const idBounds = (layout, timestampMs) => layoutOf(layout).idBounds(timestampMs)
-
+  const { decode, compose, idBounds } = installShared(Layout, raw.Generator, decodeMethod)
   const { Generator, PureGenerator, formatId, fromBase32, fromBase62, parseId, toBase32, toBase62 } = raw
   return {
     Generator, Layout, PureGenerator, compose, decode, formatId, fromBase32, fromBase62, idBounds, parseId,

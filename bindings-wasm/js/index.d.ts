@@ -1,131 +1,50 @@
-// TypeScript declarations of the package (both builds: bindings-wasm/build.sh
-// copies this file into pkg-node/ and pkg-web/ as index.d.ts; the web copy
-// also declares the module's init functions).
-
-/** An ID argument: a bigint, a decimal string, or a number only if Number.isSafeInteger. */
-export type IdLike = bigint | string | number;
-/** A time (Unix ms), sequence or node value, or count: a non-negative bigint, or a number only if
- * `Number.isSafeInteger`. */
-export type UintLike = bigint | number;
-
-/**
- * A decoded ID. Node fields are also spread at the top level (never overriding `id`,
- * `timestampMs`, `date`, `sequence` or `nodes`).
- *
- * Own (enumerable) properties: `id`, `timestampMs`, `sequence` and the node
- * fields; `{...parts}` carries those, not `date` or `nodes`.
- * `JSON.stringify(parts)` works (see `toJSON`); `String(parts)` is the ID in
- * decimal; Node's `util.inspect` shows
- * `Parts <175928847299117063 2016-04-30T11:18:25.796Z sequence 7 worker 1 process 0>`.
- */
-export interface Parts {
-  /** The ID decoded (the caller's bigint itself when a bigint was passed). */
-  id: bigint;
-  /** The start of the ID's time unit, Unix milliseconds. */
-  timestampMs: number;
-  /** `new Date(this.timestampMs)`, computed on access: a getter of the prototype that
-   * returns a new `Date` on every read (not an own property). */
-  readonly date: Date;
-  sequence: number;
-  /** The node fields by name, computed on access: a getter of the prototype that returns
-   * a new object on every read (not an own property). */
-  readonly nodes: Record<string, number>;
-  [nodeField: string]: unknown;
-  /** The JSON form (`JSON.stringify` calls it): the own properties with `id`
-   * as a decimal string, since JSON numbers cannot hold 64-bit IDs. */
-  toJSON(): PartsJSON;
-  /** The ID in decimal (what `String(parts)` and template strings show). */
-  toString(): string;
-}
-
-/** `parts.toJSON()`, e.g. `{"id":"175928847299117063","timestampMs":1462015105796,"sequence":7,"worker":1,"process":0}`
- * for discord's ID 175928847299117063. A node field named like a fixed property
- * (`id`, `date`, `sequence`, `nodes`) is not at the top level; then `nodes`
- * holds every node field. */
-export interface PartsJSON {
-  /** The ID as a decimal string (a JSON number would round IDs above 2^53). */
-  id: string;
-  timestampMs: number;
-  sequence: number;
-  /** Only when a node field is named like a fixed property. */
-  nodes?: Record<string, number>;
-  [nodeField: string]: string | number | Record<string, number> | undefined;
-}
-
-/** `layout.toJSON()`: the canonical JSON descriptor as an object, e.g.
- * `{"epoch_ms":1288834974657,"time_unit_ms":1,"fields":[["timestamp",41],["datacenter",5],["worker",5],["sequence",12]]}`.
- * `Layout.fromJson(JSON.stringify(layout))` is an equal layout. */
-export interface LayoutJSON {
-  epoch_ms: number;
-  time_unit_ms: number;
-  /** `[name, bits]`, most significant first. */
-  fields: Array<[string, number]>;
-}
-
-/** `generator.toJSON()`: its layout and node values (no seed, no state). */
-export interface GeneratorJSON {
-  layout: LayoutJSON;
-  nodes: Record<string, number>;
-}
-
-/** Generator options: policy strings as in the core (`fail`, `wait:5`, `borrow:10`, `random:16`...). */
-export interface GeneratorOptions {
-  clockBackwards?: string;
-  sequenceExhausted?: string;
-  sequenceStart?: string;
-  seed?: bigint | string | number;
-  resumeAfter?: IdLike;
-}
+// The WebAssembly package's own declarations: its classes and functions as
+// wasm-bindgen's module has them (src/lib.rs) with what js/api.js adds.
+// bindings-wasm/build.sh writes each package's index.d.ts as the shared
+// declarations of both JavaScript packages (bindings-node/types-header.d.ts,
+// without its native-only blocks) followed by this file; the web copy also
+// declares the module's init functions.
 
 /** A layout: the epoch, the time unit, and the fields of an ID. Make one with
  * `Layout.preset`, `Layout.fromJson` or `Layout.parse`. */
 export class Layout {
-  private constructor();
+  private constructor()
   /** A preset by name (`twitter`, `discord`, ... see `Layout.presets()`). */
-  static preset(name: string): Layout;
+  static preset(name: string): Layout
   /** A layout from its JSON descriptor, e.g.
    * `{"epoch_ms":0,"fields":[["timestamp",48],["sequence",16]]}`. */
-  static fromJson(json: string): Layout;
+  static fromJson(json: string): Layout
   /** A preset name or a JSON descriptor (a string starting with `{` or `"`). */
-  static parse(s: string): Layout;
+  static parse(s: string): Layout
   /** The preset names, in a fixed order. */
-  static presets(): string[];
+  static presets(): string[]
   /** The canonical JSON descriptor. */
-  toJson(): string;
+  toJson(): string
   /** The epoch, Unix milliseconds. */
-  readonly epochMs: number;
+  readonly epochMs: number
   /** The length of one time unit, in milliseconds. */
-  readonly timeUnitMs: number;
+  readonly timeUnitMs: number
   /** The width of an ID in bits (at most 64). */
-  readonly totalBits: number;
+  readonly totalBits: number
   /** The largest ID of the layout. */
-  readonly maxId: bigint;
+  readonly maxId: bigint
   /** The name of the preset equal to this layout, or `null`. */
-  readonly presetName: string | null;
+  readonly presetName: string | null
   /** The fields, most significant first. */
-  readonly fields: Field[];
+  readonly fields: Field[]
   /** The first Unix ms the time field cannot hold. */
-  readonly timeEndMs: number;
+  readonly timeEndMs: number
   /** The first Unix ms from which IDs may not fit a signed 64-bit integer. */
-  readonly i64EndMs: number;
+  readonly i64EndMs: number
   /** The first Unix ms from which IDs may exceed `Number.MAX_SAFE_INTEGER`. */
-  readonly jsSafeEndMs: number;
-  /** Splits an ID into its parts. */
-  decode(id: IdLike): Parts;
-  /** The JSON form (`JSON.stringify` calls it): the canonical descriptor as
-   * an object (see `LayoutJSON`), not an escaped string. */
-  toJSON(): LayoutJSON;
-  /** The canonical JSON descriptor (`toJson()`): what `String(layout)` shows,
-   * and `Layout.parse(String(layout))` reads back. Node's `util.inspect` shows
-   * `Layout <twitter timestamp:41 datacenter:5 worker:5 sequence:12 epoch 2010-11-04T01:42:54.657Z>`. */
-  toString(): string;
+  readonly jsSafeEndMs: number
   /** Builds an ID from a time (Unix ms), a sequence value and node values. */
-  compose(timestampMs: UintLike, sequence: UintLike, nodes?: Record<string, UintLike>): bigint;
+  compose(timestampMs: UintLike, sequence: UintLike, nodes?: Record<string, UintLike>): bigint
   /** The smallest and largest IDs of the time unit holding `timestampMs`. */
-  idBounds(timestampMs: UintLike): [bigint, bigint];
+  idBounds(timestampMs: UintLike): [bigint, bigint]
   /** True when the ID fits the layout and decodes to a time between the epoch and
    * `nowMs` plus one day. */
-  isPlausible(id: IdLike, nowMs: UintLike): boolean;
+  isPlausible(id: IdLike, nowMs: UintLike): boolean
   /**
    * WebAssembly package only (not in the native package): decodes a whole
    * `BigUint64Array` into columns. An ID that does not fit the layout throws
@@ -136,13 +55,13 @@ export class Layout {
    * decoding: bench/RESULTS.md).
    */
   decodeMany(ids: BigUint64Array, into?: Float64Array): {
-    timestampMs: Float64Array;
-    sequence: Float64Array;
-    nodes: Record<string, Float64Array>;
-  };
+    timestampMs: Float64Array
+    sequence: Float64Array
+    nodes: Record<string, Float64Array>
+  }
   /** Frees the object's WebAssembly memory now (wasm-bindgen's; otherwise garbage collection
    * does it). The object is unusable afterwards. */
-  free(): void;
+  free(): void
 }
 
 /**
@@ -153,63 +72,54 @@ export class Layout {
  * starts comes from `crypto.getRandomValues` (or `Math.random` where there is no Web Crypto).
  */
 export class Generator {
-  constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions);
+  constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions)
   /** The next ID. Waits (spinning on `Date.now()`) when a policy says to wait. */
-  nextId(): bigint;
+  nextId(): bigint
   /** The next ID as a decimal string (for JSON). */
-  nextIdString(): string;
+  nextIdString(): string
   /** `n` increasing IDs. */
-  nextIds(n: UintLike): BigUint64Array;
+  nextIds(n: UintLike): BigUint64Array
   /** The generator's layout. */
-  readonly layout: Layout;
+  readonly layout: Layout
   /** The node values by field name. */
-  readonly nodes: Record<string, number>;
-  /** The JSON form (`JSON.stringify` calls it, see `GeneratorJSON`). Node's
-   * `util.inspect` shows e.g. `Generator <twitter datacenter 1 worker 3>`. */
-  toJSON(): GeneratorJSON;
+  readonly nodes: Record<string, number>
   /** Frees the object's WebAssembly memory now (wasm-bindgen's; otherwise garbage collection
    * does it). The object is unusable afterwards. */
-  free(): void;
+  free(): void
 }
 
 /** The pure generator (the core's `PureGenerator`): the caller passes the time. The seed is
  * used as given (default 0). Not shared with any other generator. */
 export class PureGenerator {
-  constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions);
+  constructor(layout: Layout | string, nodes?: Record<string, number>, options?: GeneratorOptions)
   /** The next ID at clock reading `nowMs` (`{ id }`), or the Unix ms to ask again at (`{ retryAt }`). */
-  next(nowMs: UintLike): { id: bigint } | { retryAt: number };
+  next(nowMs: UintLike): { id: bigint } | { retryAt: number }
   /** IDs only in time units up to the one holding `untilMs` (a lease's confirmed reservation),
    * `lease_expired` past it; `null` removes the bound. */
-  reserveUntil(untilMs: UintLike | null): void;
+  reserveUntil(untilMs: UintLike | null): void
   /** Frees the object's WebAssembly memory now (wasm-bindgen's; otherwise garbage collection
    * does it). The object is unusable afterwards. */
-  free(): void;
+  free(): void
 }
 
-/** Splits an ID into its parts under `layout` (a `Layout` or a preset name or JSON descriptor). */
-export function decode(id: IdLike, layout: Layout | string): Parts;
-/** Builds an ID under `layout` from a time (Unix ms), a sequence value and node values. */
-export function compose(layout: Layout | string, timestampMs: UintLike, sequence: UintLike, nodes?: Record<string, UintLike>): bigint;
-/** The smallest and largest IDs under `layout` of the time unit holding `timestampMs`. */
-export function idBounds(layout: Layout | string, timestampMs: UintLike): [bigint, bigint];
 /** The ID in Crockford base32: 13 characters, upper case, sorts like the number. */
-export function toBase32(id: IdLike): string;
+export function toBase32(id: IdLike): string
 /** Reads a Crockford base32 ID (case-insensitive; `I`/`L` read as 1, `O` as 0). */
-export function fromBase32(s: string): bigint;
+export function fromBase32(s: string): bigint
 /** The ID in base62 (`0-9A-Za-z`): 11 characters, sorts like the number. */
-export function toBase62(id: IdLike): string;
+export function toBase62(id: IdLike): string
 /** Reads a base62 ID. */
-export function fromBase62(s: string): bigint;
+export function fromBase62(s: string): bigint
 /** The ID in `format`: `decimal`, `base32` or `base62`. */
-export function formatId(id: IdLike, format: 'decimal' | 'base32' | 'base62'): string;
+export function formatId(id: IdLike, format: 'decimal' | 'base32' | 'base62'): string
 /** Reads an ID written in `format`: `decimal`, `base32` or `base62`. */
-export function parseId(s: string, format: 'decimal' | 'base32' | 'base62'): bigint;
+export function parseId(s: string, format: 'decimal' | 'base32' | 'base62'): bigint
 
 /** One field of a layout, most significant first. */
 export interface Field {
-  name: string;
-  bits: number;
+  name: string
+  bits: number
   /** Position of the field's lowest bit in the ID. */
-  shift: number;
-  kind: 'timestamp' | 'sequence' | 'node';
+  shift: number
+  kind: 'timestamp' | 'sequence' | 'node'
 }

@@ -156,7 +156,7 @@
     document.body.append(area)
     area.focus()
     area.select()
-    let ok = false
+    let ok
     try {
       ok = document.execCommand('copy')
     } finally {

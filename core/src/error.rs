@@ -256,7 +256,7 @@ pub enum OptionProblem {
     /// layer names the part).
     LeaseUrl,
     /// A `lease` option given where there are no leases: a `PureGenerator`
-    /// (it has no clock of its own) or the WebAssembly package.
+    /// (it has no clock of its own) or a build without lease stores.
     LeaseNotHere,
     /// A public-ID mask key that is not 16 or 32 bytes (AES-128 or AES-256).
     MaskKey,
@@ -642,14 +642,14 @@ impl OptionProblem {
             OptionProblem::Count => "the count must be at most 2^32",
             OptionProblem::ResumeAfter => "resume_after is not a valid ID of this layout",
             OptionProblem::LeaseUrl => "the lease URL is not acceptable",
-            OptionProblem::MaskKey => {
-                "the mask key must be 16 or 32 bytes (AES-128 or AES-256)"
-            }
+            OptionProblem::MaskKey => "the mask key must be 16 or 32 bytes (AES-128 or AES-256)",
             OptionProblem::MaskHex => {
                 "a mask key or tweak given as text must be hex: an even number of 0-9, a-f, A-F"
             }
+            // Generic on purpose: which builds have lease stores is each
+            // binding's to document, not the core's.
             OptionProblem::LeaseNotHere => {
-                "lease is an option of the system-clock Generator of the Python, Node, C and CLI packages; not of PureGenerator or the WebAssembly package"
+                "lease is an option only of a system-clock Generator in a build with lease stores"
             }
         }
     }

@@ -14,7 +14,6 @@ lease a worker and issue an ID carrying it.
 """
 
 import argparse
-import json
 import os
 import re
 import subprocess
