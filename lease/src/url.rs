@@ -110,6 +110,15 @@ pub struct Settings {
     /// The longest any one store call may take before it counts as failed
     /// (`lease_unavailable` at claim, a failed renewal later). Default 5,000.
     pub timeout_ms: u64,
+    /// Redis only: the largest `window_ms` any holder of a space may use; the
+    /// store refuses a larger one, and fences claims after a data loss by it
+    /// (docs/SEMANTICS.md, "Redis"). Every holder of a space must use the same
+    /// value. Default 30,000.
+    pub redis_max_window_ms: u64,
+    /// Redis only: claim even when the server may evict keys without a TTL
+    /// (`maxmemory-policy allkeys-*`), paying the fence on every slot whose
+    /// record is missing. Default false: such a server is refused.
+    pub redis_allow_eviction: bool,
 }
 
 impl Default for Settings {
@@ -121,19 +130,23 @@ impl Default for Settings {
             window_ms: 20_000,
             max_skew_ms: 5_000,
             timeout_ms: 5_000,
+            redis_max_window_ms: 30_000,
+            redis_allow_eviction: false,
         }
     }
 }
 
 impl Settings {
     /// The keys the query accepts.
-    pub const KEYS: [&'static str; 6] = [
+    pub const KEYS: [&'static str; 8] = [
         "namespace",
         "ttl_ms",
         "renew_ms",
         "window_ms",
         "max_skew_ms",
         "timeout_ms",
+        "redis_max_window_ms",
+        "redis_allow_eviction",
     ];
 
     /// Checks the relations between the durations: every one at least 1 ms,
@@ -239,6 +252,18 @@ impl LeaseUrl {
                 "window_ms" => settings.window_ms = number()?,
                 "max_skew_ms" => settings.max_skew_ms = number()?,
                 "timeout_ms" => settings.timeout_ms = number()?,
+                "redis_max_window_ms" => settings.redis_max_window_ms = number()?,
+                "redis_allow_eviction" => {
+                    settings.redis_allow_eviction = match v {
+                        "true" | "1" => true,
+                        "false" | "0" => false,
+                        _ => {
+                            return Err(LeaseError::url(format!(
+                                "redis_allow_eviction must be true or false, not '{v}'"
+                            )))
+                        }
+                    }
+                }
                 _ => {
                     return Err(LeaseError::url(format!(
                         "unknown option '{}' (known: {})",
@@ -432,6 +457,7 @@ mod tests {
                 window_ms: 2000,
                 max_skew_ms: 100,
                 timeout_ms: 50,
+                ..Settings::default()
             }
         );
         assert_eq!(
