@@ -963,6 +963,8 @@ fn evicting_servers_are_refused_unless_allowed() {
     let m = e.to_string();
     assert!(m.contains("maxmemory-policy is allkeys-lru"), "{m}");
     assert!(m.contains("redis_allow_eviction=true"), "{m}");
+    let e = open("redis_allow_eviction=maybe").unwrap_err();
+    assert_eq!(e.code(), "invalid_option", "{e}");
     let e = snowmint_lease::ops::init(&server.url("")).unwrap_err();
     assert!(e.to_string().contains("allkeys-lru"), "{e}");
 
