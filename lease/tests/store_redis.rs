@@ -830,7 +830,7 @@ fn issue_until_lost(
 /// probe process, straight to the server) claims and issues for 4.5 s. B
 /// must get A's slot and issue only above the fence, A must be lost at its
 /// first renewal once the proxy is back, and no ID may be issued twice.
-fn holders_across_a_loss(server: &mut Scratch, lose: &dyn Fn(&mut Scratch)) {
+fn holders_across_a_loss(server: &mut Scratch, lose: &dyn Fn(&mut Scratch) -> u16) {
     let url = server.url(LOSS);
     let (proxy, a_url) = Proxy::for_url(&url);
     let a = Arc::new(
@@ -848,7 +848,9 @@ fn holders_across_a_loss(server: &mut Scratch, lose: &dyn Fn(&mut Scratch)) {
     }
     proxy.cut();
     let lost_at = local_ms();
-    lose(server);
+    // The server B claims from: the same, or a promoted replica.
+    let b_port = lose(server);
+    let url = url.replace(&format!(":{}/", server.port), &format!(":{b_port}/"));
     let b = Probe::spawn(
         &url,
         &[
@@ -874,7 +876,12 @@ fn holders_across_a_loss(server: &mut Scratch, lose: &dyn Fn(&mut Scratch)) {
                 .key()
         ))
         .arg("fence_ms")
-        .query(&mut server.conn().unwrap())
+        .query(
+            &mut redis::Client::open(url.as_str())
+                .unwrap()
+                .get_connection()
+                .unwrap(),
+        )
         .unwrap();
     assert!(fence >= lost_at + 2_000, "fence {fence}, loss at {lost_at}");
     // B's only failures: its clock behind the fence at first.
@@ -911,13 +918,17 @@ fn flushall_while_holders_run() {
     let mut server = Scratch::start("redis-flush", &[]);
     holders_across_a_loss(&mut server, &|s| {
         s.cmd(&["FLUSHALL"]);
+        s.port
     });
 }
 
 #[test]
 fn restart_without_persistence_while_holders_run() {
     let mut server = Scratch::start("redis-restart", &[]);
-    holders_across_a_loss(&mut server, &|s| s.restart());
+    holders_across_a_loss(&mut server, &|s| {
+        s.restart();
+        s.port
+    });
 }
 
 /// The server restarts from an RDB snapshot taken before A's claim: slot 0
@@ -926,6 +937,17 @@ fn restart_without_persistence_while_holders_run() {
 fn restart_from_an_old_snapshot_while_holders_run() {
     let mut server = Scratch::start("redis-rdb", &["--dbfilename", "dump.rdb"]);
     // An earlier holder of slot 0, released; then the snapshot.
+    earlier_holder(&server);
+    server.cmd(&["SAVE"]);
+    holders_across_a_loss(&mut server, &|s| {
+        s.restart();
+        s.port
+    });
+}
+
+/// An earlier holder of slot 0 on `server`, which issues and releases it
+/// (the space, its marker and slot 0's record exist from then on).
+fn earlier_holder(server: &Scratch) {
     let x = LeasedGenerator::open(
         &server.url(LOSS),
         twitter(),
@@ -940,8 +962,90 @@ fn restart_from_an_old_snapshot_while_holders_run() {
         std::thread::sleep(Duration::from_millis(20));
     }
     x.close().unwrap();
-    server.cmd(&["SAVE"]);
-    holders_across_a_loss(&mut server, &|s| s.restart());
+}
+
+/// A replica of `primary` that holds its data as of now, then is detached
+/// (promoted: `REPLICAOF NO ONE`), so it misses every later write.
+fn stale_replica(primary: &Scratch, name: &str) -> Scratch {
+    let replica = Scratch::start(
+        name,
+        &[
+            "--replicaof",
+            "127.0.0.1",
+            &primary.port.to_string(),
+            "--repl-diskless-sync-delay",
+            "0",
+        ],
+    );
+    wait_for_link(&replica);
+    replica.cmd(&["REPLICAOF", "NO", "ONE"]);
+    replica
+}
+
+/// Waits until the replica `s` has loaded its primary's data.
+fn wait_for_link(s: &Scratch) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let info: String = redis::cmd("INFO")
+            .arg("replication")
+            .query(&mut s.conn().unwrap())
+            .unwrap();
+        if info.contains("master_link_status:up") && info.contains("master_sync_in_progress:0") {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the replica did not sync: {info}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A failover to a replica that missed A's claim: B claims on the promoted
+/// replica, whose marker names the old primary. The old primary becomes its
+/// replica (as Sentinel reconfigures it; writable, so that A's renewals,
+/// still routed there, read the new primary's records as they would after
+/// following the failover).
+#[test]
+fn failover_to_a_replica_that_missed_writes() {
+    let mut server = Scratch::start("redis-failover", &["--repl-diskless-sync-delay", "0"]);
+    earlier_holder(&server);
+    let replica = stale_replica(&server, "redis-failover-replica");
+    holders_across_a_loss(&mut server, &|s| {
+        s.cmd(&["CONFIG", "SET", "replica-read-only", "no"]);
+        s.cmd(&["REPLICAOF", "127.0.0.1", &replica.port.to_string()]);
+        wait_for_link(s);
+        replica.port
+    });
+}
+
+/// The same server (same `run_id`) loses writes: it becomes a replica of a
+/// stale copy (a full resync replaces its data) and is promoted again, as in
+/// a failover and back. Only its `master_replid` tells.
+#[test]
+fn resync_from_a_stale_copy_keeps_the_run_id_but_not_the_replid() {
+    let mut server = Scratch::start("redis-resync", &["--repl-diskless-sync-delay", "0"]);
+    earlier_holder(&server);
+    let copy = stale_replica(&server, "redis-resync-copy");
+    let run_id = |s: &Scratch| -> String {
+        let info: String = redis::cmd("INFO")
+            .arg("server")
+            .query(&mut s.conn().unwrap())
+            .unwrap();
+        info.lines()
+            .find_map(|l| l.strip_prefix("run_id:"))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let before = run_id(&server);
+    holders_across_a_loss(&mut server, &|s| {
+        s.cmd(&["REPLICAOF", "127.0.0.1", &copy.port.to_string()]);
+        wait_for_link(s);
+        s.cmd(&["REPLICAOF", "NO", "ONE"]);
+        s.port
+    });
+    assert_eq!(run_id(&server), before);
 }
 
 #[test]
