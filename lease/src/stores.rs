@@ -28,9 +28,7 @@ pub(crate) fn open(url: &StoreUrl, settings: &Settings) -> Result<Arc<dyn Store>
         #[cfg(feature = "mysql")]
         StoreUrl::Mysql(u) => Arc::new(crate::sql::SqlStore::mysql(u, settings.timeout_ms)?),
         #[cfg(feature = "redis")]
-        StoreUrl::Redis(u) => {
-            Arc::new(crate::redis_store::RedisStore::new(u, settings.timeout_ms)?)
-        }
+        StoreUrl::Redis(u) => Arc::new(crate::redis_store::RedisStore::with_settings(u, settings)?),
         #[cfg(feature = "etcd")]
         StoreUrl::Etcd(u) => Arc::new(crate::etcd::EtcdStore::new(u, settings.timeout_ms)?),
         // `LeaseUrl::parse` refuses a store this build does not have.

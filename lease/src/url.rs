@@ -115,6 +115,15 @@ pub struct Settings {
     /// The longest any one store call may take before it counts as failed
     /// (`lease_unavailable` at claim, a failed renewal later). Default 5,000.
     pub timeout_ms: u64,
+    /// Redis only: the largest `window_ms` any holder of a space may use; the
+    /// store refuses a larger one, and fences claims after a data loss by it
+    /// (docs/SEMANTICS.md, "Redis"). Every holder of a space must use the same
+    /// value. Default 30,000.
+    pub redis_max_window_ms: u64,
+    /// Redis only: claim even when the server may evict keys without a TTL
+    /// (`maxmemory-policy allkeys-*`), paying the fence on every slot whose
+    /// record is missing. Default false: such a server is refused.
+    pub redis_allow_eviction: bool,
 }
 
 impl Default for Settings {
@@ -127,13 +136,15 @@ impl Default for Settings {
             max_skew_ms: 5_000,
             timeout_ms: 5_000,
             allow_fs: None,
+            redis_max_window_ms: 30_000,
+            redis_allow_eviction: false,
         }
     }
 }
 
 impl Settings {
     /// The keys the query accepts.
-    pub const KEYS: [&'static str; 7] = [
+    pub const KEYS: [&'static str; 9] = [
         "namespace",
         "ttl_ms",
         "renew_ms",
@@ -141,6 +152,8 @@ impl Settings {
         "max_skew_ms",
         "timeout_ms",
         "allow_fs",
+        "redis_max_window_ms",
+        "redis_allow_eviction",
     ];
 
     /// Checks the relations between the durations: every one at least 1 ms,
@@ -253,6 +266,18 @@ impl LeaseUrl {
                     return Err(LeaseError::url(
                         "allow_fs names a filesystem, and only a file: URL takes it",
                     ))
+                }
+                "redis_max_window_ms" => settings.redis_max_window_ms = number()?,
+                "redis_allow_eviction" => {
+                    settings.redis_allow_eviction = match v {
+                        "true" | "1" => true,
+                        "false" | "0" => false,
+                        _ => {
+                            return Err(LeaseError::url(format!(
+                                "redis_allow_eviction must be true or false, not '{v}'"
+                            )))
+                        }
+                    }
                 }
                 _ => {
                     return Err(LeaseError::url(format!(
@@ -454,7 +479,7 @@ mod tests {
                 window_ms: 2000,
                 max_skew_ms: 100,
                 timeout_ms: 50,
-                allow_fs: None,
+                ..Settings::default()
             }
         );
         assert_eq!(

@@ -7,6 +7,9 @@
 # Debian's redis-server if missing and starts a throwaway one (no persistence)
 # on a free port under $RUN_DIR. Exports SNOWMINT_TEST_REDIS_URL.
 # SNOWMINT_REDIS_PORT=<a port where nothing runs> tests the throwaway path.
+#
+# Either way it then vouches for the server as `snowmint lease init` does
+# (redis_vouch), so the new spaces of the tests start without a fence.
 
 # redis_answers PORT: a Redis on 127.0.0.1:PORT answers PING with PONG.
 redis_answers() {
@@ -38,11 +41,53 @@ redis_stop() {
   kill -KILL "$1" 2>/dev/null || true
 }
 
+# redis_vouch PORT fresh|existing: writes the init key `snowmint lease init`
+# writes (lease/src/redis_store/scripts.rs, INIT: hash server, fence_ms;
+# server = run_id/master_replid), unless it already names this server, and
+# waits until the server's clock passed its fence. A server this script just
+# started never served a holder: fence 0. Another gets the fence init gives
+# with the default settings (redis_max_window_ms 30,000 + max_skew_ms 5,000),
+# waited out once per server start. Spoken over /dev/tcp: redis-cli is not
+# needed for a server that already runs.
+redis_vouch() {
+  local port=$1 kind=$2 lua reply wait_ms
+  lua="local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+local repl = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')
+if not run or not repl then return -1 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local i = redis.call('HMGET', KEYS[1], 'server', 'fence_ms')
+local fence = tonumber(i[2])
+if i[1] ~= run .. '/' .. repl or not fence then
+  fence = 0
+  if ARGV[1] ~= 'fresh' then fence = now + 35000 end
+  redis.call('HSET', KEYS[1], 'server', run .. '/' .. repl, 'fence_ms', string.format('%.0f', fence))
+end
+return math.max(0, fence - now)"
+  reply=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+    shift
+    out="*$#\r\n"
+    for a in "$@"; do out+="\$${#a}\r\n$a\r\n"; done
+    printf "%b" "$out" >&3 && IFS= read -r -t 4 reply <&3 && printf "%s" "$reply"' \
+    _ "$port" EVAL "$lua" 1 snowmint:lease:init "$kind") || true
+  wait_ms=${reply#:}
+  wait_ms=${wait_ms%$'\r'}
+  if ! [[ $wait_ms =~ ^[0-9]+$ ]]; then
+    echo "redis: could not write the init key on 127.0.0.1:$port (reply '$reply')" >&2
+    exit 1
+  fi
+  if ((wait_ms > 0)); then
+    say "redis: lease init on 127.0.0.1:$port: new spaces fenced for $wait_ms ms more; waiting"
+    sleep "$(((wait_ms + 999) / 1000))"
+  fi
+}
+
 start_redis() {
   local port=${SNOWMINT_REDIS_PORT:-6379}
   if redis_answers "$port"; then
     say "redis: using the server on 127.0.0.1:$port (DB 0, namespaces of this run)"
     export SNOWMINT_TEST_REDIS_URL="redis://127.0.0.1:$port/0"
+    redis_vouch "$port" existing
   else
     say "redis: nothing answers on 127.0.0.1:$port; starting a throwaway redis-server"
     command -v redis-server >/dev/null 2>&1 || ensure_apt redis-server
@@ -76,6 +121,7 @@ start_redis() {
     fi
     say "redis: throwaway redis-server (pid $pid) on 127.0.0.1:$p"
     export SNOWMINT_TEST_REDIS_URL="redis://127.0.0.1:$p/0"
+    redis_vouch "$p" fresh
   fi
   if ! command -v redis-server >/dev/null 2>&1; then
     say "redis: no redis-server binary: the password test (authentication_problems_are_named) skips"

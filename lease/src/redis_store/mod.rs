@@ -3,6 +3,8 @@
 //! ```text
 //! snowmint:lease:{<space key>}:space     string: the space's canonical text (checked on every claim)
 //! snowmint:lease:{<space key>}:slot:<n>  hash: token, counter, expires_ms, hwm_ms
+//! snowmint:lease:{<space key>}:marker    hash: server, fence_ms, max_window_ms
+//! snowmint:lease:init                    hash: server, fence_ms (`lease init`)
 //! ```
 //!
 //! Every operation (claim, renew, release) is one Lua script, which Redis runs
@@ -17,7 +19,13 @@
 //! memory, and on disk only as far as its persistence settings go
 //! (`appendonly yes` with `appendfsync always` writes it before the reply).
 //! The store does not issue `WAIT`: with asynchronous replication a failover
-//! can lose a confirmed claim or `hwm` (docs/SEMANTICS.md, "The Redis store").
+//! can lose a confirmed claim or `hwm`. What it does instead is fail closed
+//! after such a loss: the space's marker names the server (`run_id` and
+//! `master_replid`) that holds its records; a claim that finds it missing or
+//! naming another server fences every slot's `hwm` to at least store time +
+//! `redis_max_window_ms` + `max_skew_ms`, above every reservation confirmed
+//! before the loss (the argument: scripts.rs, CLAIM, and docs/SEMANTICS.md,
+//! "Redis").
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -30,115 +38,19 @@ use crate::store::{
     check_space_key, is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease,
     SlotState, SpaceRecord, Store, StoreError,
 };
+use crate::url::Settings;
 
-/// Shared head of the scripts: the server's clock in ms (`now`), and numbers
-/// written as integers (a Lua number would become `1.7e+12`-style text).
-const PRELUDE: &str = r"
-if redis.replicate_commands then pcall(redis.replicate_commands) end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function int(n) return string.format('%.0f', n) end
--- A slot's record: nil (bad), {used=false} (never claimed), or its fields.
-local function read(key)
-  local h = redis.pcall('HMGET', key, 'token', 'counter', 'expires_ms', 'hwm_ms')
-  if h.err then return nil, h.err end
-  if not h[1] and not h[2] and not h[3] and not h[4] then
-    return {used = false, token = '', counter = 0, expires = 0, hwm = 0}
-  end
-  local counter, expires, hwm = tonumber(h[2]), tonumber(h[3]), tonumber(h[4])
-  if type(h[1]) ~= 'string' or not counter or not expires or not hwm then
-    return nil, 'fields token, counter, expires_ms, hwm_ms expected'
-  end
-  return {used = true, token = h[1], counter = counter, expires = expires, hwm = hwm}
-end
-";
+mod scripts;
+use scripts::{CLAIM, INIT, PRELUDE, RELEASE, RELEASE_SLOT, RENEW};
 
-/// KEYS[1]: the space's key prefix. ARGV: text, slots, prefer (-1: none),
-/// ttl_ms, window_ms, token. Returns {'claimed', slot, counter, prev_hwm, hwm,
-/// expires}, {'full'}, {'badspace'} or {'badrecord', slot, why}.
-const CLAIM: &str = r"
-local base = KEYS[1]
-local text, slots, prefer = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local ttl, window, token = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
-local stored = redis.pcall('GET', base .. ':space')
-if type(stored) == 'table' then return {'badspace', stored.err or 'not a string'} end
-if not stored then
-  redis.call('SET', base .. ':space', text)
-elseif stored ~= text then
-  return {'badspace', 'another slot space is stored under its key'}
-end
-local pick, rec
-local function free(r) return r.token == '' or r.expires <= now end
-if prefer >= 0 and prefer < slots then
-  local r, why = read(base .. ':slot:' .. prefer)
-  if not r then return {'badrecord', int(prefer), why} end
-  if free(r) then pick, rec = prefer, r end
-end
-if not pick then
-  -- In order, the first free slot whose hwm is behind the clock (a slot
-  -- never used has hwm 0); else the free slot with the lowest hwm.
-  local ahead, ahead_rec
-  for i = 0, slots - 1 do
-    local r, why = read(base .. ':slot:' .. i)
-    if not r then return {'badrecord', int(i), why} end
-    if free(r) then
-      if r.hwm <= now then pick, rec = i, r; break end
-      if not ahead or r.hwm < ahead_rec.hwm then ahead, ahead_rec = i, r end
-    end
-  end
-  if not pick and ahead then pick, rec = ahead, ahead_rec end
-end
-if not pick then return {'full'} end
-local counter = rec.counter + 1
-local expires = now + ttl
-local hwm = math.max(rec.hwm, now + window)
-redis.call('HSET', base .. ':slot:' .. pick, 'token', token, 'counter', int(counter),
-  'expires_ms', int(expires), 'hwm_ms', int(hwm))
-return {'claimed', int(pick), int(counter), int(rec.hwm), int(hwm), int(expires)}
-";
+/// The widest leased field this store serves: a claim reads up to this many
+/// slot records in one script, during which the server does nothing else
+/// (a fenced claim reading all 16,384 took 20-75 ms on a loaded 2-core
+/// machine; 65,536 reads took 70 ms idle, 2^20 would take over a second).
+pub const MAX_SLOTS: u64 = 1 << 14;
 
-/// KEYS[1]: the slot's hash. ARGV: token, counter, ttl_ms, window_ms.
-/// Returns {'ok', hwm, expires}, {'lost', counter} or {'badrecord', why}.
-const RENEW: &str = r"
-local r, why = read(KEYS[1])
-if not r then return {'badrecord', why} end
-if r.token ~= ARGV[1] or r.counter ~= tonumber(ARGV[2]) then
-  return {'lost', int(r.counter)}
-end
-local expires = now + tonumber(ARGV[3])
-local hwm = math.max(r.hwm, now + tonumber(ARGV[4]))
-redis.call('HSET', KEYS[1], 'expires_ms', int(expires), 'hwm_ms', int(hwm))
-return {'ok', int(hwm), int(expires)}
-";
-
-/// KEYS[1]: the slot's hash. ARGV: token, counter, last_ms.
-/// Returns {'ok'}, {'lost', counter} or {'badrecord', why}.
-const RELEASE: &str = r"
-local r, why = read(KEYS[1])
-if not r then return {'badrecord', why} end
-if r.token ~= ARGV[1] or r.counter ~= tonumber(ARGV[2]) then
-  return {'lost', int(r.counter)}
-end
-redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now), 'hwm_ms', ARGV[3])
-return {'ok'}
-";
-
-/// KEYS[1]: the slot's hash. ARGV: force ('1' or '0'). Frees the slot if it
-/// is expired, or held and `force`; keeps `hwm`. Returns {'free'},
-/// {'held'|'expired', counter, expires, hwm, token, done ('1': freed)} or
-/// {'badrecord', why}.
-const RELEASE_SLOT: &str = r"
-local r, why = read(KEYS[1])
-if not r then return {'badrecord', why} end
-if not r.used or r.token == '' then return {'free'} end
-local state = 'held'
-if r.expires <= now then state = 'expired' end
-if state == 'held' and ARGV[1] ~= '1' then
-  return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '0'}
-end
-redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now))
-return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '1'}
-";
+/// The key `lease init` writes: which server it vouched for, and its fence.
+const INIT_KEY: &str = "snowmint:lease:init";
 
 /// The store in a Redis server (`redis://[user:password@]host[:port][/db]`;
 /// `rediss://` needs the client's TLS support, which this build does not
@@ -149,12 +61,19 @@ pub struct RedisStore {
     /// The password of the URL, scrubbed from every message.
     password: Option<String>,
     timeout: Duration,
+    /// `redis_max_window_ms`: the largest window served, and the fence's span.
+    max_window_ms: u64,
+    /// `max_skew_ms`: added to the fence for a new server's clock.
+    skew_ms: u64,
+    /// `redis_allow_eviction`.
+    allow_eviction: bool,
     /// The connection, opened by the first call and dropped after an error.
     conn: Mutex<Option<Connection>>,
     claim: Script,
     renew: Script,
     release: Script,
     release_slot: Script,
+    init: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -169,7 +88,22 @@ impl RedisStore {
     /// A store at `url` whose every network step (connect, each read and
     /// write) gives up after `timeout_ms`. No I/O: the first call connects.
     /// A URL the client refuses is `invalid_option`.
+    /// The other settings are the defaults ([`Settings`]).
     pub fn new(url: &str, timeout_ms: u64) -> Result<RedisStore, LeaseError> {
+        Self::with_settings(
+            url,
+            &Settings {
+                timeout_ms,
+                ..Settings::default()
+            },
+        )
+    }
+
+    /// A store at `url` with the lease URL's settings: `timeout_ms`,
+    /// `redis_max_window_ms`, `max_skew_ms` (the fence) and
+    /// `redis_allow_eviction`.
+    pub fn with_settings(url: &str, settings: &Settings) -> Result<RedisStore, LeaseError> {
+        let timeout_ms = settings.timeout_ms;
         let name = crate::url::redact(url);
         let client = Client::open(url).map_err(|e| {
             let mut why = e.to_string();
@@ -189,11 +123,15 @@ impl RedisStore {
             name,
             password,
             timeout: Duration::from_millis(timeout_ms.max(1)),
+            max_window_ms: settings.redis_max_window_ms,
+            skew_ms: settings.max_skew_ms,
+            allow_eviction: settings.redis_allow_eviction,
             conn: Mutex::new(None),
             claim: Script::new(&format!("{PRELUDE}{CLAIM}")),
             renew: Script::new(&format!("{PRELUDE}{RENEW}")),
             release: Script::new(&format!("{PRELUDE}{RELEASE}")),
             release_slot: Script::new(&format!("{PRELUDE}{RELEASE_SLOT}")),
+            init: Script::new(&format!("{PRELUDE}{INIT}")),
         })
     }
 
@@ -289,6 +227,31 @@ impl RedisStore {
         Ok(keys)
     }
 
+    /// The refusals every script may answer, as errors naming the setting.
+    fn refusal(&self, reply: &[String]) -> Option<StoreError> {
+        let arg = reply.get(1).map_or("?", String::as_str);
+        Some(StoreError::Unreachable(match reply.first()?.as_str() {
+            "window" => format!(
+                "window_ms is above redis_max_window_ms ({arg}): the fence after a data loss \
+                 must cover every holder's reservation"
+            ),
+            "eviction" => format!(
+                "the server's maxmemory-policy is {arg}, which may evict the lease records \
+                 (they have no TTL): set it to noeviction or a volatile-* policy, or add \
+                 redis_allow_eviction=true to the URL"
+            ),
+            "noidentity" => "INFO shows no run_id or master_replid: the store cannot tell \
+                             whether the server lost its data"
+                .to_string(),
+            "maxwindow" => format!(
+                "the space's holders use redis_max_window_ms={arg}, this URL {}: every holder \
+                 of a space must use the same",
+                self.max_window_ms
+            ),
+            _ => return None,
+        }))
+    }
+
     fn lost(holder: &Holder, reply: &[String]) -> StoreError {
         match reply.get(1).map(String::as_str) {
             Some("0") => StoreError::Lost(format!(
@@ -338,19 +301,34 @@ impl Store for RedisStore {
     }
 
     fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        if space.slots() > MAX_SLOTS {
+            return Err(StoreError::Unreachable(format!(
+                "the leased field '{}' has {} values; the Redis store serves at most {MAX_SLOTS} \
+                 (14 bits: a claim reads them all in one script, blocking the server)",
+                space.leased_field(),
+                space.slots()
+            )));
+        }
         let token = crate::file::new_token();
         let prefer = req.prefer.map_or(-1, |p| i64::try_from(p).unwrap_or(-1));
         let reply: Vec<String> = self.with_conn(|c| {
             self.claim
                 .key(Self::base(space))
+                .key(INIT_KEY)
                 .arg(space.text())
                 .arg(space.slots())
                 .arg(prefer)
                 .arg(req.ttl_ms)
                 .arg(req.window_ms)
                 .arg(&token)
+                .arg(self.max_window_ms)
+                .arg(self.skew_ms)
+                .arg(if self.allow_eviction { "1" } else { "0" })
                 .invoke(c)
         })?;
+        if let Some(e) = self.refusal(&reply) {
+            return Err(e);
+        }
         match reply.first().map(String::as_str) {
             Some("claimed") => Ok(Claim {
                 holder: Holder {
@@ -393,8 +371,12 @@ impl Store for RedisStore {
                 .arg(holder.counter)
                 .arg(ttl_ms)
                 .arg(window_ms)
+                .arg(self.max_window_ms)
                 .invoke(c)
         })?;
+        if let Some(e) = self.refusal(&reply) {
+            return Err(e);
+        }
         match reply.first().map(String::as_str) {
             Some("ok") => Ok(Renewal {
                 hwm_ms: num(&reply, 1)?,
@@ -430,13 +412,26 @@ impl Store for RedisStore {
         }
     }
 
-    /// Redis needs nothing created: checks that the server answers (`PING`).
+    /// Writes the init key: spaces first claimed later on this server (same
+    /// `run_id` and `master_replid`) need no fence of their own. Kept if it
+    /// already names this server; else written with a fence at store time +
+    /// `redis_max_window_ms` + `max_skew_ms` (a wipe just before may have left
+    /// live holders). Refuses a server that may evict keys without a TTL,
+    /// unless `redis_allow_eviction` (claims then trust no init key).
     fn init(&self) -> Result<(), StoreError> {
-        let pong: String = self.with_conn(|c| redis::cmd("PING").query(c))?;
-        if pong == "PONG" {
-            Ok(())
-        } else {
-            Err(StoreError::BadRecord(format!("PING answered '{pong}'")))
+        let reply: Vec<String> = self.with_conn(|c| {
+            self.init
+                .key(INIT_KEY)
+                .arg(self.max_window_ms.saturating_add(self.skew_ms))
+                .arg(if self.allow_eviction { "1" } else { "0" })
+                .invoke(c)
+        })?;
+        if let Some(e) = self.refusal(&reply) {
+            return Err(e);
+        }
+        match reply.first().map(String::as_str) {
+            Some("kept" | "new") => num(&reply, 1).map(|_| ()),
+            _ => Err(bad_reply(&reply)),
         }
     }
 

@@ -1,0 +1,200 @@
+//! The Lua scripts of the Redis store. Each runs atomically on the server and
+//! reads the clock (`TIME`) and the server's identity (`INFO`) itself, so
+//! nothing a client passes in can be stale.
+
+/// Shared head of the scripts: the server's clock in ms (`now`), numbers
+/// written as integers (a Lua number would become `1.7e+12`-style text), a
+/// slot's record, the server's identity and its eviction policy.
+pub(super) const PRELUDE: &str = r"
+if redis.replicate_commands then pcall(redis.replicate_commands) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function int(n) return string.format('%.0f', n) end
+-- A slot's record: nil (bad), {used=false} (no record), or its fields.
+local function read(key)
+  local h = redis.pcall('HMGET', key, 'token', 'counter', 'expires_ms', 'hwm_ms')
+  if h.err then return nil, h.err end
+  if not h[1] and not h[2] and not h[3] and not h[4] then
+    return {used = false, token = '', counter = 0, expires = 0, hwm = 0}
+  end
+  local counter, expires, hwm = tonumber(h[2]), tonumber(h[3]), tonumber(h[4])
+  if type(h[1]) ~= 'string' or not counter or not expires or not hwm then
+    return nil, 'fields token, counter, expires_ms, hwm_ms expected'
+  end
+  return {used = true, token = h[1], counter = counter, expires = expires, hwm = hwm}
+end
+-- The server's identity: its run_id (new at every start) and replication ID
+-- (new when a replica is promoted). nil if INFO does not show them.
+local function identity()
+  local run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)')
+  local repl = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')
+  if not run or not repl then return nil end
+  return run .. '/' .. repl
+end
+-- The eviction policy if it may evict keys without a TTL (ours), else nil.
+local function evicting()
+  local p = string.match(redis.call('INFO', 'memory'), 'maxmemory_policy:([%w%-]+)')
+  if not p then return 'unknown' end
+  if string.sub(p, 1, 8) == 'allkeys-' then return p end
+  return nil
+end
+";
+
+/// KEYS[1]: the space's key prefix, KEYS[2]: the store's init key. ARGV:
+/// text, slots, prefer (-1: none), ttl_ms, window_ms, token, max_window_ms,
+/// skew_ms, allow_eviction ('1'/'0'). Returns {'claimed', slot, counter,
+/// prev_hwm, hwm, expires, fence}, {'full'}, {'badspace', why}, {'badrecord',
+/// slot, why}, {'window', max}, {'eviction', policy}, {'noidentity'} or
+/// {'maxwindow', stored}.
+///
+/// The fence: every `hwm` a holder was confirmed is at most its store time +
+/// max_window_ms (+ skew_ms, below). The marker names the server that wrote
+/// the space's records since the last fence; if it is missing or names
+/// another server (a wipe, a restart, a failover: records may be older than
+/// what holders were confirmed), the claim writes a new fence at now +
+/// max_window_ms + skew_ms, above every reservation confirmed before the loss,
+/// and every slot's `hwm` counts as at least the fence.
+pub(super) const CLAIM: &str = r"
+local base = KEYS[1]
+local text, slots, prefer = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local ttl, window, token = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local maxw, skew, allow = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9] == '1'
+if window > maxw then return {'window', int(maxw)} end
+local server = identity()
+if not server then return {'noidentity'} end
+if not allow then
+  local p = evicting()
+  if p then return {'eviction', p} end
+end
+local stored = redis.pcall('GET', base .. ':space')
+if type(stored) == 'table' then return {'badspace', stored.err or 'not a string'} end
+if stored and stored ~= text then
+  return {'badspace', 'another slot space is stored under its key'}
+end
+local m = redis.pcall('HMGET', base .. ':marker', 'server', 'fence_ms', 'max_window_ms')
+if m.err then return {'badspace', 'marker: ' .. m.err} end
+local fence
+if m[1] == server then
+  fence = tonumber(m[2])
+  if not fence then return {'badspace', 'marker: fence_ms expected'} end
+  if tonumber(m[3]) ~= maxw then return {'maxwindow', tostring(m[3])} end
+else
+  -- Holders of the lost records may have used the marker's (larger) bound.
+  local span = math.max(maxw, tonumber(m[3]) or 0) + skew
+  fence = now + span
+  if not m[1] and not stored and not allow then
+    -- A space never claimed on a server `lease init` vouched for since
+    -- (same identity, so no restart or failover; a wipe removes the init
+    -- key too): no records to lose, the init's own fence is enough.
+    local i = redis.pcall('HMGET', KEYS[2], 'server', 'fence_ms')
+    if not i.err and i[1] == server and tonumber(i[2]) then
+      fence = tonumber(i[2])
+      if fence <= now then fence = 0 end
+    end
+  end
+  redis.call('HSET', base .. ':marker', 'server', server, 'fence_ms', int(fence),
+    'max_window_ms', int(maxw))
+end
+if not stored then redis.call('SET', base .. ':space', text) end
+-- A slot's hwm as this claim counts it: never below the fence; with
+-- evictions allowed, a missing record may be an evicted one: fenced anew.
+local function hwm_of(r)
+  if allow and not r.used then return math.max(fence, now + maxw + skew) end
+  return math.max(r.hwm, fence)
+end
+local pick, rec
+local function free(r) return r.token == '' or r.expires <= now end
+if prefer >= 0 and prefer < slots then
+  local r, why = read(base .. ':slot:' .. prefer)
+  if not r then return {'badrecord', int(prefer), why} end
+  if free(r) then pick, rec = prefer, r end
+end
+if not pick then
+  -- In order, the first free slot whose hwm is behind the clock; else the
+  -- free slot with the lowest hwm.
+  local ahead, ahead_hwm, ahead_rec
+  for i = 0, slots - 1 do
+    local r, why = read(base .. ':slot:' .. i)
+    if not r then return {'badrecord', int(i), why} end
+    if free(r) then
+      local h = hwm_of(r)
+      if h <= now then pick, rec = i, r; break end
+      if not ahead or h < ahead_hwm then ahead, ahead_hwm, ahead_rec = i, h, r end
+    end
+  end
+  if not pick and ahead then pick, rec = ahead, ahead_rec end
+end
+if not pick then return {'full'} end
+local prev = hwm_of(rec)
+local counter = rec.counter + 1
+local expires = now + ttl
+local hwm = math.max(prev, now + window)
+redis.call('HSET', base .. ':slot:' .. pick, 'token', token, 'counter', int(counter),
+  'expires_ms', int(expires), 'hwm_ms', int(hwm))
+return {'claimed', int(pick), int(counter), int(prev), int(hwm), int(expires), int(fence)}
+";
+
+/// KEYS[1]: the slot's hash. ARGV: token, counter, ttl_ms, window_ms,
+/// max_window_ms. Returns {'ok', hwm, expires}, {'lost', counter},
+/// {'window', max} or {'badrecord', why}.
+pub(super) const RENEW: &str = r"
+if tonumber(ARGV[4]) > tonumber(ARGV[5]) then return {'window', ARGV[5]} end
+local r, why = read(KEYS[1])
+if not r then return {'badrecord', why} end
+if r.token ~= ARGV[1] or r.counter ~= tonumber(ARGV[2]) then
+  return {'lost', int(r.counter)}
+end
+local expires = now + tonumber(ARGV[3])
+local hwm = math.max(r.hwm, now + tonumber(ARGV[4]))
+redis.call('HSET', KEYS[1], 'expires_ms', int(expires), 'hwm_ms', int(hwm))
+return {'ok', int(hwm), int(expires)}
+";
+
+/// KEYS[1]: the slot's hash. ARGV: token, counter, last_ms.
+/// Returns {'ok'}, {'lost', counter} or {'badrecord', why}.
+pub(super) const RELEASE: &str = r"
+local r, why = read(KEYS[1])
+if not r then return {'badrecord', why} end
+if r.token ~= ARGV[1] or r.counter ~= tonumber(ARGV[2]) then
+  return {'lost', int(r.counter)}
+end
+redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now), 'hwm_ms', ARGV[3])
+return {'ok'}
+";
+
+/// KEYS[1]: the slot's hash. ARGV: force ('1' or '0'). Frees the slot if it
+/// is expired, or held and `force`; keeps `hwm`. Returns {'free'},
+/// {'held'|'expired', counter, expires, hwm, token, done ('1': freed)} or
+/// {'badrecord', why}.
+pub(super) const RELEASE_SLOT: &str = r"
+local r, why = read(KEYS[1])
+if not r then return {'badrecord', why} end
+if not r.used or r.token == '' then return {'free'} end
+local state = 'held'
+if r.expires <= now then state = 'expired' end
+if state == 'held' and ARGV[1] ~= '1' then
+  return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '0'}
+end
+redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now))
+return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '1'}
+";
+
+/// KEYS[1]: the store's init key. ARGV: max_window_ms + skew_ms,
+/// allow_eviction. Vouches for the spaces not yet claimed on this server:
+/// keeps the key if it names this server, else writes it with a fence at
+/// now plus the span (a wipe just before may have left live holders, whose
+/// reservations end before it). Returns {'kept', fence}, {'new', fence},
+/// {'eviction', policy} or {'noidentity'}.
+pub(super) const INIT: &str = r"
+local server = identity()
+if not server then return {'noidentity'} end
+if ARGV[2] ~= '1' then
+  local p = evicting()
+  if p then return {'eviction', p} end
+end
+local i = redis.call('HMGET', KEYS[1], 'server', 'fence_ms')
+if i[1] == server and tonumber(i[2]) then return {'kept', i[2]} end
+local fence = now + tonumber(ARGV[1])
+redis.call('HSET', KEYS[1], 'server', server, 'fence_ms', int(fence))
+return {'new', int(fence)}
+";
