@@ -1,7 +1,8 @@
 //! Fault tests of the lease fencing on each network store, against the real
 //! servers `scripts/test-stores` names (`SNOWMINT_TEST_<STORE>_URL`): the
 //! scenarios are in `tests/common/faults.rs`, each built to fail when the
-//! fencing it tests is removed. Every test uses namespaces of its own run.
+//! fencing it tests is removed. Every test uses namespaces of its own run;
+//! `scripts/test-stores` runs each store's module with that store's suite.
 #![cfg(any(
     feature = "postgres",
     feature = "mysql",
@@ -27,59 +28,57 @@ fn ns(tag: &str) -> String {
     format!("f{}-{}-{tag}", std::process::id(), t % 1_000_000_000)
 }
 
+/// The scenarios of `tests/common/faults.rs` on the server in `$var`;
+/// `$scope` wraps a namespace for the test's duration (Redis deletes its
+/// keys; the SQL tables and etcd keep rows of unique namespaces, as their
+/// other tests do).
+macro_rules! scenarios {
+    ($var:literal, $scope:expr, one_round_trip: $one:expr) => {
+        use super::*;
+        use common::faults;
+
+        fn url() -> String {
+            server($var)
+        }
+
+        #[test]
+        fn live_overlap() {
+            let ns = $scope(ns("overlap"));
+            faults::live_overlap(&url(), &ns);
+        }
+
+        #[test]
+        fn one_way_partition() {
+            let ns = $scope(ns("oneway"));
+            faults::one_way_partition(&url(), &ns, $one);
+        }
+
+        #[test]
+        fn reply_delayed_past_the_ttl() {
+            let ns = $scope(ns("delayed"));
+            faults::reply_delayed_past_ttl(&url(), &ns);
+        }
+    };
+}
+
 #[cfg(feature = "postgres")]
 mod postgres {
-    use super::*;
-
-    fn url() -> String {
-        server("SNOWMINT_TEST_POSTGRES_URL")
-    }
-
-    #[test]
-    fn live_overlap() {
-        common::faults::live_overlap(&url(), &ns("overlap"));
-    }
+    scenarios!("SNOWMINT_TEST_POSTGRES_URL", |n: String| n, one_round_trip: false);
 }
 
 #[cfg(feature = "mysql")]
 mod mysql {
-    use super::*;
-
-    fn url() -> String {
-        server("SNOWMINT_TEST_MYSQL_URL")
-    }
-
-    #[test]
-    fn live_overlap() {
-        common::faults::live_overlap(&url(), &ns("overlap"));
-    }
+    scenarios!("SNOWMINT_TEST_MYSQL_URL", |n: String| n, one_round_trip: false);
 }
 
 #[cfg(feature = "redis")]
 mod redis {
-    use super::*;
-
-    fn url() -> String {
-        server("SNOWMINT_TEST_REDIS_URL")
-    }
-
-    #[test]
-    fn live_overlap() {
-        let ns = common::faults::RedisNs::new(&url(), ns("overlap"));
-        common::faults::live_overlap(&url(), &ns.0);
-    }
+    scenarios!("SNOWMINT_TEST_REDIS_URL", |n: String| {
+        common::faults::RedisNs::new(&url(), n)
+    }, one_round_trip: true);
 }
 
 #[cfg(feature = "etcd")]
 mod etcd {
-    use super::*;
-
-    fn url() -> String {
-        server("SNOWMINT_TEST_ETCD_URL")
-    }
-
-    #[test]
-    fn live_overlap() {
-        common::faults::live_overlap(&url(), &ns("overlap"));
-    }
+    scenarios!("SNOWMINT_TEST_ETCD_URL", |n: String| n, one_round_trip: false);
 }

@@ -5,10 +5,14 @@
 //! runs, replies lost or held back by a [`Proxy`]. Every wait is bounded.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use snowmint_lease::{Claim, ClaimRequest, LeaseUrl, SlotSpace, Store};
+use snowmint::{Options, SystemClock};
+use snowmint_lease::{
+    Claim, ClaimRequest, LeaseInfo, LeaseUrl, LeasedGenerator, SlotSpace, Store, StoreError,
+};
 
 use super::*;
 
@@ -228,6 +232,14 @@ pub fn live_overlap(base: &str, ns: &str) {
 pub struct RedisNs(pub String, String);
 
 #[cfg(feature = "redis")]
+impl std::ops::Deref for RedisNs {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(feature = "redis")]
 impl RedisNs {
     pub fn new(server: &str, ns: String) -> RedisNs {
         RedisNs(ns, server.to_string())
@@ -259,4 +271,298 @@ impl Drop for RedisNs {
             }
         }
     }
+}
+
+/// A leased generator in this process, issuing on a thread every ms until
+/// stopped; each ID is recorded with the `hwm` the holder had seen confirmed
+/// right after it (`LeaseInfo::hwm_ms`), each run of failures once, with
+/// the holder's `last_error` at that moment.
+pub struct Issuer {
+    pub gen: Arc<LeasedGenerator>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<Issued>>,
+}
+
+/// What an [`Issuer`] issued.
+#[derive(Default)]
+pub struct Issued {
+    /// (ID, confirmed `hwm` right after).
+    pub ids: Vec<(u64, u64)>,
+    /// (local ms, error code, the holder's `last_error` then).
+    pub errors: Vec<(u64, String, Option<String>)>,
+}
+
+impl Issuer {
+    pub fn open(url: &str, prefer: Option<u64>) -> Issuer {
+        let gen = LeasedGenerator::open_with(
+            &LeaseUrl::parse(url).unwrap(),
+            twitter(),
+            &[("datacenter", 1)],
+            Options::default(),
+            prefer,
+            SystemClock,
+        )
+        .unwrap_or_else(|e| panic!("open {url}: {e}"));
+        let gen = Arc::new(gen);
+        let stop = Arc::new(AtomicBool::new(false));
+        let (g, s) = (Arc::clone(&gen), Arc::clone(&stop));
+        let thread = std::thread::spawn(move || {
+            let mut out = Issued::default();
+            let mut failing = false;
+            while !s.load(Ordering::SeqCst) {
+                match g.next_id() {
+                    Ok(id) => {
+                        out.ids.push((id.get(), g.info().hwm_ms));
+                        failing = false;
+                    }
+                    Err(e) => {
+                        if !failing {
+                            out.errors
+                                .push((now_ms(), e.code().to_string(), g.info().last_error));
+                        }
+                        failing = true;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            out
+        });
+        Issuer {
+            gen,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops issuing; what was issued.
+    pub fn stop(mut self) -> Issued {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.take().unwrap().join().unwrap()
+    }
+
+    /// Waits (at most `secs`) until `cond` holds for the holder's info.
+    pub fn wait_info(&self, secs: u64, what: &str, cond: impl Fn(&LeaseInfo) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while !cond(&self.gen.info()) {
+            assert!(
+                Instant::now() < deadline,
+                "{what}: not within {secs} s: {:?}",
+                self.gen.info()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Successor S: a probe (another process: in this one, S would share the
+/// holder's state word and never collide) on slot 7 (all others held),
+/// retried until the slot is free (at most 10 s after `since`); it waits
+/// for its clock to pass the `hwm` it claimed above, and issues 100 IDs.
+pub fn successor(base: &str, ns: &str, since: Instant) -> Probe {
+    let s = spawn_holding(
+        &format!("{base}?namespace={ns}&ttl_ms=4000&renew_ms=300&window_ms=4000&timeout_ms=1500"),
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--count",
+            "100",
+            "--interval-ms",
+            "1",
+            "--clock-backwards",
+            "wait:10000",
+        ],
+        since,
+        Duration::from_secs(10),
+    );
+    assert_eq!(value(&s.lines(), "slot"), Some(7), "{:?}", s.lines());
+    s
+}
+
+/// A leased generator on slot `slot` of `url`, opened again every 100 ms
+/// while all 32 slots are held, until `since` is `bound` old.
+pub fn open_once_free(
+    url: &str,
+    options: Options,
+    since: Instant,
+    bound: Duration,
+) -> LeasedGenerator {
+    loop {
+        match LeasedGenerator::open(url, twitter(), &[("datacenter", 1)], options) {
+            Ok(g) => return g,
+            Err(e) if e.to_string().contains("all 32 slots are held") => {
+                assert!(since.elapsed() < bound, "the held slot never came free");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+/// What a holder issued, checked against what it saw confirmed: every ID's
+/// unit is at or below the `hwm` confirmed right after it.
+fn assert_within_confirmed(what: &str, issued: &Issued) {
+    for &(id, hwm) in &issued.ids {
+        assert!(
+            time_of(id) <= hwm,
+            "{what} issued at {} ms, past its confirmed hwm {hwm}",
+            time_of(id)
+        );
+    }
+}
+
+/// A one-way partition: holder G's requests reach the store, its replies
+/// are lost. The store applies G's renewals (`one_round_trip`: a renewal is
+/// one request, as Redis' script; a SQL transaction or etcd's keepalive and
+/// transaction stop at the first lost reply), G never hears of them: G goes
+/// on to the end of the reservation it saw confirmed, no further, and its
+/// info names the failure. A claim after G is cut off entirely (past the
+/// TTL) finds the `hwm` of the renewals G never heard of, above everything
+/// G saw; successor S issues above G's IDs; once the network heals, G
+/// learns it lost the slot.
+pub fn one_way_partition(base: &str, ns: &str, one_round_trip: bool) {
+    const TTL_MS: u64 = 1500;
+    let _fillers = Fillers::all_but(base, ns, 7);
+    let (proxy, purl) = Proxy::for_url(base);
+    let g = Issuer::open(
+        &format!(
+            "{purl}?namespace={ns}&ttl_ms={TTL_MS}&renew_ms=200&window_ms=1000&timeout_ms=500"
+        ),
+        None,
+    );
+    assert_eq!(g.gen.slot(), 7);
+    g.wait_info(10, "two renewals", |i| i.renewals >= 2);
+    assert_eq!(g.gen.info().last_error, None);
+    proxy.set(Dir::Down, Flow::Drop);
+    let dropped = g.gen.info();
+    // G runs dry at its confirmed reservation, having heard nothing since.
+    g.wait_info(10, "a failed renewal", |i| i.last_error.is_some());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while g.gen.next_id().is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "G never ran dry: {:?}",
+            g.gen.info()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let dry = g.gen.info();
+    assert!(dry.renewals <= dropped.renewals + 1, "{dropped:?} {dry:?}");
+    assert_eq!(dry.reserved_end_ms, Some(dry.hwm_ms + 1), "{dry:?}");
+    let e = dry.last_error.clone().unwrap();
+    assert!(e.contains("no answer within 500 ms"), "{e}");
+    assert!(dry.lost.is_none(), "{dry:?}");
+
+    // Cut off entirely: the claim expires. What the store kept is the hwm
+    // of renewals G never heard of (read by a claim, put back by release).
+    proxy.cut();
+    let cut = Instant::now();
+    let store = LeaseUrl::parse(&format!("{base}?namespace={ns}"))
+        .unwrap()
+        .open_store()
+        .unwrap();
+    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
+    let req = ClaimRequest {
+        prefer: Some(7),
+        ttl_ms: 5000,
+        window_ms: 1,
+    };
+    let kept = loop {
+        match store.claim(&space, &req) {
+            Ok(c) => {
+                assert_eq!(c.holder.slot, 7);
+                store.release(&space, &c.holder, c.prev_hwm_ms).unwrap();
+                break c.prev_hwm_ms;
+            }
+            Err(StoreError::NoFreeSlot) => {}
+            Err(e) => panic!("{e:?}"),
+        }
+        assert!(
+            cut.elapsed() < Duration::from_secs(8),
+            "G's claim never expired"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        kept >= dry.hwm_ms,
+        "the store kept hwm {kept}, G saw {}",
+        dry.hwm_ms
+    );
+    if one_round_trip {
+        assert!(
+            kept > dry.hwm_ms,
+            "the store kept hwm {kept}, G saw {}: its lost replies were not of applied renewals",
+            dry.hwm_ms
+        );
+    }
+    let s = successor(base, ns, cut);
+    let s_ids = ids(&s.finish(20));
+    assert_eq!(s_ids.len(), 100);
+    proxy.heal();
+    g.wait_info(10, "G told it lost", |i| i.lost.is_some());
+    assert!(g.gen.next_id().is_err());
+    let issued = g.stop();
+    assert_within_confirmed("G", &issued);
+    let g_ids: Vec<u64> = issued.ids.iter().map(|p| p.0).collect();
+    let (_, code, last_error) = &issued.errors[0];
+    assert_eq!(code, "lease_expired");
+    assert!(
+        last_error.is_some(),
+        "G's info had no error when it ran dry"
+    );
+    assert_unique("G and S", &[&g_ids, &s_ids]);
+    let g_max = *g_ids.iter().max().unwrap();
+    assert!(*s_ids.iter().min().unwrap() > g_max);
+    assert!(time_of(s_ids[0]) > kept, "S started inside the kept hwm");
+    eprintln!(
+        "one-way partition: the store kept hwm {} ms above what G heard",
+        kept - dry.hwm_ms
+    );
+}
+
+/// A reply held back past the TTL: every reply to holder G arrives 2.5 s
+/// late (G's timeout is longer, so it accepts them), TTL 1.5 s, window 4 s.
+/// Between G's renewals its claim expires in the store; successor S takes
+/// the slot while G is still issuing, and then G hears a renewal confirmed
+/// before S's claim and raises its bound to it. G never issues above what
+/// it heard confirmed, S only above the `hwm` it read with its claim (which
+/// covers that late renewal); G learns it lost the slot at its next
+/// renewal's (late) reply.
+pub fn reply_delayed_past_ttl(base: &str, ns: &str) {
+    let _fillers = Fillers::all_but(base, ns, 7);
+    let (proxy, purl) = Proxy::for_url(base);
+    let g = Issuer::open(
+        &format!("{purl}?namespace={ns}&ttl_ms=1500&renew_ms=300&window_ms=4000&timeout_ms=4000"),
+        None,
+    );
+    g.wait_info(10, "a renewal", |i| i.renewals >= 1);
+    proxy.set(Dir::Down, Flow::Delay(2500));
+    let delayed = Instant::now();
+    let s = successor(base, ns, delayed);
+    let s_claimed = now_ms();
+    // Replies in flight keep their delay; later ones pass (a SQL renewal
+    // takes several round trips, each would be held back).
+    proxy.set(Dir::Down, Flow::Pass);
+    let s_ids = ids(&s.finish(20));
+    assert_eq!(s_ids.len(), 100);
+    g.wait_info(15, "G told it lost", |i| i.lost.is_some());
+    let issued = g.stop();
+    assert_within_confirmed("G", &issued);
+    let g_ids: Vec<u64> = issued.ids.iter().map(|p| p.0).collect();
+    let overlap = g_ids.iter().filter(|&&id| time_of(id) >= s_claimed).count();
+    assert!(
+        overlap > 0,
+        "G issued nothing while S held the slot (from {s_claimed} ms): G's last ID at {} ms, \
+         its errors {:?}",
+        time_of(issued.ids.last().unwrap().0),
+        issued.errors
+    );
+    assert_unique("G and S", &[&g_ids, &s_ids]);
+    let g_max = *g_ids.iter().max().unwrap();
+    let s_min = *s_ids.iter().min().unwrap();
+    assert!(s_min > g_max, "S issued {s_min} <= G's {g_max}");
+    eprintln!(
+        "reply delayed: S claimed {:?} after the delay began; G issued {overlap} IDs while S held the slot",
+        delayed.elapsed()
+    );
+    drop(proxy);
 }
