@@ -54,6 +54,38 @@ macro_rules! scenarios {
         }
 
         #[test]
+        fn high_rate_with_a_successor() {
+            let ns = $scope(ns("rate"));
+            common::rate::high_rate(&url(), &ns, &child());
+        }
+
+        #[test]
+        fn sixteen_bit_space() {
+            let ns = $scope(ns("tiny"));
+            common::rate::tiny_space(&url(), &ns, &child());
+        }
+
+        #[test]
+        fn forty_race_for_expired_slots() {
+            let ns = $scope(ns("race"));
+            common::rate::forty_race_for_expired(&url(), &ns);
+        }
+
+        /// This module's holder child (see `holder_child`).
+        fn child() -> String {
+            format!(
+                "{}::holder_child",
+                module_path!().split_once("::").unwrap().1
+            )
+        }
+
+        /// Does nothing, except in a child this binary starts as a holder.
+        #[test]
+        fn holder_child() {
+            common::rate::holder_child();
+        }
+
+        #[test]
         fn reply_delayed_past_the_ttl() {
             let ns = $scope(ns("delayed"));
             faults::reply_delayed_past_ttl(&url(), &ns);

@@ -27,13 +27,18 @@ pub struct Fillers {
 
 impl Fillers {
     pub fn all_but(base: &str, ns: &str, keep: u64) -> Fillers {
+        Self::all_but_set(base, ns, &[keep])
+    }
+
+    /// As [`all_but`](Self::all_but), leaving every slot of `keep` free.
+    pub fn all_but_set(base: &str, ns: &str, keep: &[u64]) -> Fillers {
         let store = LeaseUrl::parse(&format!("{base}?namespace={ns}"))
             .unwrap()
             .open_store()
             .unwrap();
         let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
         let claims = (0..32)
-            .filter(|&s| s != keep)
+            .filter(|s| !keep.contains(s))
             .map(|slot| {
                 let req = ClaimRequest {
                     prefer: Some(slot),

@@ -15,6 +15,7 @@ use snowmint_lease::{ClaimRequest, LeaseUrl, SlotSpace};
 
 pub mod faults;
 pub mod proxy;
+pub mod rate;
 pub use proxy::{Dir, Flow, Proxy};
 
 pub const PROBE: &str = env!("CARGO_BIN_EXE_snowmint-lease-probe");
@@ -44,9 +45,13 @@ impl Probe {
     }
 
     pub fn spawn_cmd(mut cmd: Command, url: &str, args: &[&str]) -> Probe {
+        cmd.arg(url).args(args);
+        Self::spawn_command(cmd)
+    }
+
+    /// Any command whose output is read as a probe's.
+    pub fn spawn_command(mut cmd: Command) -> Probe {
         let mut child = cmd
-            .arg(url)
-            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
