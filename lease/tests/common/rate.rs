@@ -18,7 +18,8 @@ use super::faults::{assert_unique, Fillers};
 use super::*;
 
 /// Set in a holder child's environment:
-/// `URL|LAYOUT|BATCH|RUN_MS|CLOCK|EXHAUSTED|PREFER` (PREFER `-` for none).
+/// `URL|LAYOUT|BATCH|RUN_MS|CLOCK|EXHAUSTED|PREFER|OFFSET_MS` (PREFER `-`
+/// for none; OFFSET_MS moves the holder's clock).
 pub const CHILD_ENV: &str = "SNOWMINT_FAULTS_HOLDER";
 
 /// `twitter` (worker leased, datacenter 1), or `tiny:EPOCH`: 16 bits in
@@ -60,7 +61,8 @@ pub fn holder_child() {
     writeln!(out).unwrap();
     let prefer = f[6].parse().ok();
     let url = LeaseUrl::parse(url).unwrap();
-    let g = match LeasedGenerator::open_with(&url, layout, &fixed, options, prefer, SystemClock) {
+    let offset = OffsetClock(f[7].parse().unwrap());
+    let g = match LeasedGenerator::open_with(&url, layout, &fixed, options, prefer, offset) {
         Ok(g) => g,
         Err(e) => {
             writeln!(out, "error {} {e}", e.code()).unwrap();
@@ -129,6 +131,23 @@ pub struct Child<'a> {
     pub clock: &'a str,
     pub exhausted: &'a str,
     pub prefer: Option<u64>,
+    /// How far the holder's clock is ahead (ms; within the URL's
+    /// `max_skew_ms`): its IDs run ahead of a successor's clock, so only the
+    /// fencing keeps the successor above them.
+    pub offset_ms: i64,
+}
+
+/// The system clock moved by a fixed offset (the probe's, which this child
+/// replaces).
+struct OffsetClock(i64);
+
+impl snowmint::Clock for OffsetClock {
+    fn now_ms(&self) -> u64 {
+        SystemClock.now_ms().saturating_add_signed(self.0)
+    }
+    fn wait_until(&self, ms: u64) {
+        SystemClock.wait_until(ms.saturating_add_signed(-self.0))
+    }
 }
 
 impl Child<'_> {
@@ -139,8 +158,14 @@ impl Child<'_> {
             .env(
                 CHILD_ENV,
                 format!(
-                    "{}|{}|{}|{}|{}|{}|{prefer}",
-                    self.url, self.layout, self.batch, self.run_ms, self.clock, self.exhausted
+                    "{}|{}|{}|{}|{}|{}|{prefer}|{}",
+                    self.url,
+                    self.layout,
+                    self.batch,
+                    self.run_ms,
+                    self.clock,
+                    self.exhausted,
+                    self.offset_ms
                 ),
             );
         Probe::spawn_command(cmd)
@@ -155,7 +180,9 @@ fn slot_of(layout: &Layout, id: u64) -> u64 {
 /// Several holders at a high rate on one store, a successor after a kill:
 /// four children on slots 0-3 (the rest held), two with `next_ids` batches
 /// of 128 and two with single IDs (about 64 IDs a ms each at most), all with `sequence_exhausted=borrow:20`,
-/// window 3 s past a TTL of 1 s. Child 0 is killed (SIGKILL) after 1 s; its
+/// window 3 s past a TTL of 1 s; child 0's clock is 2 s ahead (within
+/// `max_skew_ms`), so its IDs run past its successor's clock and only the
+/// fencing keeps the successor above them. Child 0 is killed (SIGKILL) after 1 s; its
 /// successor takes slot 0 once the TTL has passed, with `clock_backwards=
 /// borrow:5000`: it borrows units above the killed holder's `hwm` instead of
 /// waiting, and must stay inside its own reservation. Every ID once, the
@@ -165,15 +192,16 @@ pub fn high_rate(base: &str, ns: &str, child_test: &str) {
     let _fillers = Fillers::all_but_set(base, ns, &[0, 1, 2, 3]);
     let url =
         format!("{base}?namespace={ns}&ttl_ms=1000&renew_ms=200&window_ms=3000&timeout_ms=1000");
-    let n = kill_and_succeed(child_test, &url, "twitter", &[128, 128, 1, 1], 1000);
+    let n = kill_and_succeed(child_test, &url, "twitter", &[128, 128, 1, 1], 1000, 2000);
     eprintln!("high rate: {n}");
 }
 
 /// A 16-bit ID space (`tiny`: 4 slots of 16 IDs per 100 ms unit): four
 /// children hold every slot with `next_ids` batches of 8 and
 /// `sequence_exhausted=borrow:3`, window 1.5 s past a TTL of 1 s, so the
-/// sequence end and the reservation bound are hit all the time; child 0 is
-/// killed and succeeded as in [`high_rate`]. Every 16-bit ID once.
+/// sequence end and the reservation bound are hit all the time; child 0
+/// (its clock 1 s ahead) is killed and succeeded as in [`high_rate`]. Every
+/// 16-bit ID once.
 pub fn tiny_space(base: &str, ns: &str, child_test: &str) {
     let epoch = (now_ms() - 5_000) / 100 * 100;
     let url =
@@ -184,6 +212,7 @@ pub fn tiny_space(base: &str, ns: &str, child_test: &str) {
         &format!("tiny:{epoch}"),
         &[8, 8, 8, 8],
         800,
+        1000,
     );
     eprintln!("16-bit space: {n}");
 }
@@ -197,6 +226,7 @@ fn kill_and_succeed(
     layout_name: &str,
     batches: &[usize],
     kill_after_ms: u64,
+    ahead_ms: i64,
 ) -> String {
     let (layout, _) = layout_of(layout_name);
     let exhausted = if layout_name == "twitter" {
@@ -207,7 +237,8 @@ fn kill_and_succeed(
     let started = Instant::now();
     let mut holders: Vec<Probe> = batches
         .iter()
-        .map(|&b| {
+        .enumerate()
+        .map(|(i, &b)| {
             Child {
                 test: child_test,
                 url,
@@ -217,6 +248,7 @@ fn kill_and_succeed(
                 clock: "wait:10000",
                 exhausted,
                 prefer: None,
+                offset_ms: if i == 0 { ahead_ms } else { 0 },
             }
             .spawn()
         })
@@ -245,6 +277,7 @@ fn kill_and_succeed(
             clock: "borrow:5000",
             exhausted,
             prefer: Some(k_slot),
+            offset_ms: 0,
         }
         .spawn();
         p.wait_for(20, |l| {
@@ -318,13 +351,16 @@ fn kill_and_succeed(
 }
 
 /// 40 claimers racing for the expired slots of 32 killed holders: 32
-/// probes hold every slot (window 4 s past a TTL of 1.5 s) and are killed
-/// together; past the TTL, 40 probes claim at once. 32 get a slot and issue
+/// probes, their clocks 4 s ahead, hold every slot (window 6 s past a TTL
+/// of 1.5 s) and are killed together; past the TTL, 40 probes claim at once. 32 get a slot and issue
 /// above the killed holder of their slot, 8 are refused with
 /// `lease_unavailable`; every ID once.
 pub fn forty_race_for_expired(base: &str, ns: &str) {
     let url =
-        format!("{base}?namespace={ns}&ttl_ms=1500&renew_ms=300&window_ms=4000&timeout_ms=2000");
+        format!("{base}?namespace={ns}&ttl_ms=1500&renew_ms=300&window_ms=6000&timeout_ms=2000");
+    // The killed holders' clocks are 4 s ahead (max_skew_ms is 5 s): their
+    // IDs run past the racers' clocks, and only the fencing keeps the
+    // racers above them.
     let mut first: Vec<Probe> = (0..32)
         .map(|_| {
             Probe::spawn(
@@ -335,6 +371,8 @@ pub fn forty_race_for_expired(base: &str, ns: &str) {
                     "--until-error",
                     "--interval-ms",
                     "2",
+                    "--clock-offset-ms",
+                    "4000",
                 ],
             )
         })
@@ -383,10 +421,12 @@ pub fn forty_race_for_expired(base: &str, ns: &str) {
         racers.into_iter().map(|p| p.finish_status(30)).collect();
     let mut killed_max: HashMap<u64, u64> = HashMap::new();
     for out in &killed {
-        let slot = value(out, "slot").unwrap();
-        assert!(killed_max
-            .insert(slot, *ids(out).iter().max().unwrap())
-            .is_none());
+        let slot = value(out, "slot").unwrap_or_else(|| panic!("{:?}", &out[..out.len().min(5)]));
+        let max = *ids(out)
+            .iter()
+            .max()
+            .unwrap_or_else(|| panic!("{:?}", &out[..out.len().min(5)]));
+        assert!(killed_max.insert(slot, max).is_none());
     }
     let mut slots = HashSet::new();
     let mut refused = 0;
