@@ -571,3 +571,104 @@ pub fn reply_delayed_past_ttl(base: &str, ns: &str) {
     );
     drop(proxy);
 }
+
+/// Store clock steps: the store (a throwaway server under libfaketime,
+/// `offset_file` its clock offset in seconds) steps its wall clock 3 s
+/// forward, then to 2 s behind, while holder A (in this process, for its
+/// info) and B (a probe) issue; then back to 0 and successor C (a probe)
+/// takes A's slot. Every ID once; each holder's IDs at or below the `hwm` it
+/// saw confirmed; C above A. What A reports after each step is printed: today
+/// a store clock behind leaves A dry with renewals counting up and no
+/// `last_error`. Once `LeaseInfo` tracks the skew (`skew_ms`), assert here
+/// that it reads about +3000 and -2000 ms after the steps and that
+/// `last_error` names it while A is dry.
+pub fn store_clock_steps(base: &str, ns: &str, offset_file: &str) {
+    let step = |s: &str| std::fs::write(offset_file, format!("{s}\n")).unwrap();
+    step("+0");
+    let params = format!("namespace={ns}&ttl_ms=1500&renew_ms=200&window_ms=1000&timeout_ms=1000");
+    let a = Issuer::open(&format!("{base}?{params}"), None);
+    let mut b = Probe::spawn(
+        &format!("{base}?{params}"),
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--run-ms",
+            "6000",
+            "--interval-ms",
+            "1",
+        ],
+    );
+    b.wait_for(20, |l| ids(l).len() >= 100);
+    a.wait_info(10, "a renewal", |i| i.renewals >= 1);
+    let before = (a.gen.info(), now_ms());
+
+    step("+3");
+    let r = a.gen.info().renewals;
+    a.wait_info(10, "a renewal after the step forward", |i| {
+        i.renewals >= r + 2
+    });
+    let forward = (a.gen.info(), now_ms());
+    step("-2");
+    let r = a.gen.info().renewals;
+    a.wait_info(10, "renewals after the step back", |i| i.renewals >= r + 2);
+    let back = (a.gen.info(), now_ms());
+    // The hwm does not move back: A runs dry once its clock passes it.
+    a.wait_info(8, "A dry", |i| i.reserved_end_ms.unwrap() <= now_ms());
+    let dry = (a.gen.info(), now_ms());
+    step("+0");
+    let a_slot = a.gen.slot();
+    let a_gen = Arc::clone(&a.gen);
+    let issued = a.stop();
+    let Ok(a_gen) = Arc::try_unwrap(a_gen) else {
+        panic!("A's generator is still shared")
+    };
+    a_gen.close().unwrap();
+    let b_out = b.finish(20);
+    let show = |(i, at): &(LeaseInfo, u64)| {
+        format!(
+            "hwm {:+} ms from the local clock, renewals {}, last_error {:?}",
+            i.hwm_ms as i64 - *at as i64,
+            i.renewals,
+            i.last_error
+        )
+    };
+    eprintln!(
+        "store clock steps: before: {}; 3 s forward: {}; 2 s behind: {}; dry: {}; A's errors {:?}",
+        show(&before),
+        show(&forward),
+        show(&back),
+        show(&dry),
+        issued.errors
+    );
+    let (before, forward, back) = (before.0, forward.0, back.0);
+    assert!(forward.hwm_ms > before.hwm_ms);
+    assert!(back.hwm_ms >= forward.hwm_ms, "a confirmed hwm went down");
+    assert_within_confirmed("A", &issued);
+    let b_ids = ids(&b_out);
+    let b_hwm = value(&b_out, "hwm").unwrap();
+    assert!(b_ids.iter().all(|&id| time_of(id) <= b_hwm));
+    let a_ids: Vec<u64> = issued.ids.iter().map(|p| p.0).collect();
+
+    // C on A's slot, above everything A issued.
+    let prefer = a_slot.to_string();
+    let c_out = Probe::spawn(
+        &format!("{base}?namespace={ns}&ttl_ms=3000&renew_ms=300&window_ms=3000&timeout_ms=1000"),
+        &[
+            "--fixed",
+            "datacenter=1",
+            "--prefer",
+            &prefer,
+            "--count",
+            "100",
+            "--clock-backwards",
+            "wait:10000",
+        ],
+    )
+    .finish(30);
+    assert!(errors(&c_out).is_empty(), "{c_out:?}");
+    assert_eq!(value(&c_out, "slot"), Some(a_slot));
+    let c_ids = ids(&c_out);
+    assert_eq!(c_ids.len(), 100);
+    assert!(*c_ids.iter().min().unwrap() > *a_ids.iter().max().unwrap());
+    assert_unique("A, B and C", &[&a_ids, &b_ids, &c_ids]);
+}
