@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Throwaway Redis and PostgreSQL servers whose clocks the fault tests step
 # (lease/tests/faults.rs, store_clock_steps), sourced by scripts/test-stores
 # after redis.sh / postgres.sh (it uses their helpers). Each server runs under
