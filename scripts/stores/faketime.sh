@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# Throwaway Redis and PostgreSQL servers whose clocks the fault tests step
+# A throwaway PostgreSQL server whose clock the fault tests step
 # (lease/tests/faults.rs, store_clock_steps), sourced by scripts/test-stores
-# after redis.sh / postgres.sh (it uses their helpers). Each server runs under
+# after postgres.sh (it uses its free_port). The server runs under
 # libfaketime (Debian's libfaketime, installed when missing) reading its offset
 # from a file on every clock call (FAKETIME_TIMESTAMP_FILE, FAKETIME_NO_CACHE=1;
 # "+0", "+3", "-2.5": seconds, fractions allowed), which the test rewrites to
@@ -9,11 +9,13 @@
 # (FAKETIME_DONT_FAKE_MONOTONIC=1), so its timeouts are not disturbed. A shared
 # server's clock is never touched.
 #
-# start_faketime_redis exports SNOWMINT_TEST_REDIS_FAKETIME_URL and
-# SNOWMINT_TEST_REDIS_FAKETIME_FILE; start_faketime_postgres the same for
-# POSTGRES.
+# start_faketime_postgres exports SNOWMINT_TEST_POSTGRES_FAKETIME_URL and
+# SNOWMINT_TEST_POSTGRES_FAKETIME_FILE. Redis has no twin: redis-server 7.0.15
+# does not start under Debian's libfaketime 0.9.10 ("Unexpected recursive calls
+# to clock_gettime() without proper initialization": its allocator reads the
+# clock while the library initialises), with FAKETIME=+3 alone as well.
 
-# The multi-threaded preload library (PostgreSQL and Redis start threads).
+# The multi-threaded preload library.
 faketime_lib() {
   ensure_apt libfaketime
   local lib
@@ -28,35 +30,6 @@ faketime_lib() {
 # faketime_env DIR: the environment of a server whose clock DIR/offset moves.
 faketime_env() {
   echo "LD_PRELOAD=$FAKETIME_LIB FAKETIME_TIMESTAMP_FILE=$1/offset FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1"
-}
-
-start_faketime_redis() {
-  FAKETIME_LIB=$(faketime_lib) || exit 1
-  command -v redis-server >/dev/null 2>&1 || ensure_apt redis-server
-  local dir="$RUN_DIR/redis-faketime" p pid deadline ok=""
-  mkdir -p "$dir"
-  echo "+0" >"$dir/offset"
-  p=$(redis_free_port) || exit 1
-  # shellcheck disable=SC2046 # the environment is words on purpose
-  env $(faketime_env "$dir") redis-server --port "$p" --bind 127.0.0.1 --save '' \
-    --appendonly no --daemonize no --dir "$dir" --logfile "$dir/redis.log" &
-  pid=$!
-  CLEANUPS+=("redis_stop $pid")
-  deadline=$((SECONDS + 15))
-  while ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
-    if redis_answers "$p"; then
-      ok=1
-      break
-    fi
-    sleep 0.05
-  done
-  if [ -z "$ok" ]; then
-    echo "faketime: the redis-server under libfaketime did not answer (log: $dir/redis.log)" >&2
-    exit 1
-  fi
-  say "faketime: redis-server (pid $pid) on 127.0.0.1:$p, clock offset in $dir/offset"
-  export SNOWMINT_TEST_REDIS_FAKETIME_URL="redis://127.0.0.1:$p/0"
-  export SNOWMINT_TEST_REDIS_FAKETIME_FILE="$dir/offset"
 }
 
 start_faketime_postgres() {
