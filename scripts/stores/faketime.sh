@@ -17,7 +17,6 @@
 
 # The multi-threaded preload library.
 faketime_lib() {
-  ensure_apt libfaketime
   local lib
   lib=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -n 1)
   if [ -z "$lib" ]; then
@@ -33,8 +32,9 @@ faketime_env() {
 }
 
 start_faketime_postgres() {
+  # Outside $(...): ensure_apt reports on stdout.
+  ensure_apt libfaketime postgresql
   FAKETIME_LIB=$(faketime_lib) || exit 1
-  ensure_apt postgresql
   local bin dir="$RUN_DIR/postgres-faketime" as=() port
   bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
   mkdir -p "$dir"
