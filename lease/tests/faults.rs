@@ -12,6 +12,7 @@
 
 mod common;
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The server URL in `var`; the store is tested against a real server.
@@ -19,13 +20,17 @@ fn server(var: &str) -> String {
     std::env::var(var).unwrap_or_else(|_| panic!("{var} is not set: run scripts/test-stores"))
 }
 
-/// A namespace no other run or test shares.
+/// A namespace no other run or test shares (the counter: tests of several
+/// stores start in the same ms, and the scenarios name scratch directories
+/// after the namespace).
 fn ns(tag: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
     let t = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
         .as_millis();
-    format!("f{}-{}-{tag}", std::process::id(), t % 1_000_000_000)
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    format!("f{}-{}-{n}-{tag}", std::process::id(), t % 1_000_000_000)
 }
 
 /// The scenarios of `tests/common/faults.rs` on the server in `$var`;
