@@ -3,17 +3,20 @@
 #![allow(dead_code)] // each test file uses some of it
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream, ToSocketAddrs};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use snowmint::Layout;
 use snowmint_lease::{ClaimRequest, LeaseUrl, SlotSpace};
+
+pub mod faults;
+pub mod proxy;
+pub mod rate;
+pub use proxy::{Dir, Flow, Proxy};
 
 pub const PROBE: &str = env!("CARGO_BIN_EXE_snowmint-lease-probe");
 
@@ -42,9 +45,13 @@ impl Probe {
     }
 
     pub fn spawn_cmd(mut cmd: Command, url: &str, args: &[&str]) -> Probe {
+        cmd.arg(url).args(args);
+        Self::spawn_command(cmd)
+    }
+
+    /// Any command whose output is read as a probe's.
+    pub fn spawn_command(mut cmd: Command) -> Probe {
         let mut child = cmd
-            .arg(url)
-            .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -444,137 +451,6 @@ pub fn run_bounded(cmd: &str, secs: u64) {
 /// killed holder's renewals wrote survives the restart.
 pub fn restart_keeps_hwm(base: &str, ns: &str, restart_cmd: &str) {
     crash(base, ns, true, &|| run_bounded(restart_cmd, 60));
-}
-
-/// A TCP proxy between the holders and a server, which the test cuts and
-/// restores. Std only: one accepting thread, two copying threads per
-/// connection; every socket is shut down on cut and on drop, so no thread
-/// outlives the connection it copies for by more than one read.
-pub struct Proxy {
-    pub port: u16,
-    shared: Arc<ProxyShared>,
-    acceptor: Option<JoinHandle<()>>,
-}
-
-#[derive(Default)]
-struct ProxyShared {
-    cut: AtomicBool,
-    stop: AtomicBool,
-    /// Both ends of every forwarded connection.
-    open: Mutex<Vec<TcpStream>>,
-    /// Connections accepted while cut: never answered, closed on restore.
-    held: Mutex<Vec<TcpStream>>,
-}
-
-impl Proxy {
-    /// A proxy to `upstream` (`host:port`) on a free port of 127.0.0.1.
-    pub fn start(upstream: &str) -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.set_nonblocking(true).unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let shared = Arc::new(ProxyShared::default());
-        let s = Arc::clone(&shared);
-        let upstream = upstream.to_string();
-        let acceptor = std::thread::spawn(move || {
-            while !s.stop.load(Ordering::SeqCst) {
-                let client = match listener.accept() {
-                    Ok((c, _)) => c,
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        std::thread::sleep(Duration::from_millis(2));
-                        continue;
-                    }
-                    Err(_) => continue,
-                };
-                let _ = client.set_nonblocking(false);
-                if s.cut.load(Ordering::SeqCst) {
-                    s.held.lock().unwrap().push(client);
-                    continue;
-                }
-                let addr = upstream.to_socket_addrs().unwrap().next().unwrap();
-                let Ok(server) = TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
-                    continue; // dropping the client closes it
-                };
-                let _ = server.set_nodelay(true);
-                let _ = client.set_nodelay(true);
-                {
-                    let mut open = s.open.lock().unwrap();
-                    open.push(client.try_clone().unwrap());
-                    open.push(server.try_clone().unwrap());
-                }
-                pump(client.try_clone().unwrap(), server.try_clone().unwrap());
-                pump(server, client);
-            }
-        });
-        Proxy {
-            port,
-            shared,
-            acceptor: Some(acceptor),
-        }
-    }
-
-    /// The proxy for the server of `url` (`scheme://[userinfo@]host:port[/...]`)
-    /// and `url` pointed at it.
-    pub fn for_url(url: &str) -> (Proxy, String) {
-        let (scheme, rest) = url.split_once("://").expect("scheme://");
-        let end = rest.find(['/', '?']).unwrap_or(rest.len());
-        let authority = &rest[..end];
-        let (userinfo, hostport) = match authority.rsplit_once('@') {
-            Some((u, h)) => (format!("{u}@"), h),
-            None => (String::new(), authority),
-        };
-        let proxy = Proxy::start(hostport);
-        let url = format!(
-            "{scheme}://{userinfo}127.0.0.1:{}{}",
-            proxy.port,
-            &rest[end..]
-        );
-        (proxy, url)
-    }
-
-    /// Closes every connection; new ones are accepted and never answered.
-    pub fn cut(&self) {
-        self.shared.cut.store(true, Ordering::SeqCst);
-        for c in self.shared.open.lock().unwrap().drain(..) {
-            let _ = c.shutdown(Shutdown::Both);
-        }
-    }
-
-    /// Closes the connections accepted while cut; forwards again.
-    pub fn restore(&self) {
-        for c in self.shared.held.lock().unwrap().drain(..) {
-            let _ = c.shutdown(Shutdown::Both);
-        }
-        self.shared.cut.store(false, Ordering::SeqCst);
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        self.acceptor.take().map(|a| a.join());
-        self.cut();
-        self.restore();
-    }
-}
-
-/// Copies `from` to `to` on a thread until either end closes, then shuts
-/// both down.
-fn pump(mut from: TcpStream, mut to: TcpStream) {
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 16384];
-        loop {
-            match from.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    if to.write_all(&buf[..n]).is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-        let _ = from.shutdown(Shutdown::Both);
-        let _ = to.shutdown(Shutdown::Both);
-    });
 }
 
 /// Every network store's outage test: two holders issue through a [`Proxy`]

@@ -1,0 +1,65 @@
+# shellcheck shell=bash
+# A throwaway PostgreSQL server whose clock the fault tests step
+# (lease/tests/faults.rs, store_clock_steps), sourced by scripts/test-stores
+# after postgres.sh (it uses its free_port). The server runs under
+# libfaketime (Debian's libfaketime, installed when missing) reading its offset
+# from a file on every clock call (FAKETIME_TIMESTAMP_FILE, FAKETIME_NO_CACHE=1;
+# "+0", "+3", "-2.5": seconds, fractions allowed), which the test rewrites to
+# step the store's wall clock forward and back; its monotonic clocks stay real
+# (FAKETIME_DONT_FAKE_MONOTONIC=1), so its timeouts are not disturbed. A shared
+# server's clock is never touched.
+#
+# start_faketime_postgres exports SNOWMINT_TEST_POSTGRES_FAKETIME_URL and
+# SNOWMINT_TEST_POSTGRES_FAKETIME_FILE. Redis has no twin: redis-server 7.0.15
+# does not start under Debian's libfaketime 0.9.10 ("Unexpected recursive calls
+# to clock_gettime() without proper initialization": its allocator reads the
+# clock while the library initialises), with FAKETIME=+3 alone as well.
+
+# The multi-threaded preload library.
+faketime_lib() {
+  local lib
+  lib=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -n 1)
+  if [ -z "$lib" ]; then
+    echo "faketime: no libfaketimeMT.so.1 under /usr/lib/*/faketime" >&2
+    return 1
+  fi
+  echo "$lib"
+}
+
+# faketime_env DIR: the environment of a server whose clock DIR/offset moves.
+faketime_env() {
+  echo "LD_PRELOAD=$FAKETIME_LIB FAKETIME_TIMESTAMP_FILE=$1/offset FAKETIME_NO_CACHE=1 FAKETIME_DONT_FAKE_MONOTONIC=1"
+}
+
+start_faketime_postgres() {
+  # Outside $(...): ensure_apt reports on stdout.
+  ensure_apt libfaketime postgresql
+  FAKETIME_LIB=$(faketime_lib) || exit 1
+  local bin dir="$RUN_DIR/postgres-faketime" as=() port
+  bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  mkdir -p "$dir"
+  echo "+0" >"$dir/offset"
+  chmod 644 "$dir/offset"
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres:postgres "$dir"
+    as=(runuser -u postgres --)
+  fi
+  port=$(free_port) || exit 1
+  "${as[@]}" "$bin/initdb" -D "$dir/data" --auth=trust -U postgres -E UTF8 --no-sync >"$dir/initdb.log" 2>&1 || {
+    cat "$dir/initdb.log" >&2
+    echo "faketime: initdb failed" >&2
+    exit 1
+  }
+  CLEANUPS+=("${as[*]} $bin/pg_ctl -D $dir/data -m fast -w -t 30 stop >/dev/null 2>&1")
+  # shellcheck disable=SC2046 # the environment is words on purpose
+  "${as[@]}" env $(faketime_env "$dir") "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
+    -o "-k $dir -p $port -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null || {
+    cat "$dir/server.log" >&2
+    echo "faketime: the PostgreSQL server under libfaketime did not start" >&2
+    exit 1
+  }
+  "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc 'CREATE DATABASE test' >/dev/null
+  say "faketime: PostgreSQL on 127.0.0.1:$port, clock offset in $dir/offset"
+  export SNOWMINT_TEST_POSTGRES_FAKETIME_URL="postgres://postgres@127.0.0.1:$port/test"
+  export SNOWMINT_TEST_POSTGRES_FAKETIME_FILE="$dir/offset"
+}
