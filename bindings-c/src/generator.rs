@@ -310,7 +310,7 @@ pub unsafe extern "C" fn snowmint_generator_shares_state(
     boundary_value(false, || {
         // SAFETY: NULL or valid generators.
         match unsafe { (a.as_ref(), b.as_ref()) } {
-            (Some(a), Some(b)) => a.inner.generator().shares_state_with(b.inner.generator()),
+            (Some(a), Some(b)) => a.inner.shares_state_with(&b.inner),
             _ => false,
         }
     })
