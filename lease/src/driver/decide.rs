@@ -14,6 +14,31 @@ use crate::space::SlotSpace;
 use crate::store::{Claim, Renewal, StoreError};
 use crate::url::Settings;
 
+/// The skew check before a claim: the local clock read `local_before` and
+/// `local_after` around the store's answer `store_ms`. Returns the skew
+/// (local minus store, ms), or `clock_skew` past `max_skew_ms`: a holder
+/// refuses a store whose clock it cannot trust before it takes a slot.
+pub fn claim_skew(
+    name: &str,
+    local_before: u64,
+    store_ms: u64,
+    local_after: u64,
+    settings: &Settings,
+) -> Result<i64, LeaseError> {
+    let local = local_before / 2 + local_after / 2;
+    let skew = local.abs_diff(store_ms);
+    if skew > settings.max_skew_ms {
+        return Err(LeaseError::unavailable(
+            LeaseProblem::ClockSkew {
+                skew_ms: skew,
+                max_ms: settings.max_skew_ms,
+            },
+            format!("{name}: local clock {local} ms, store clock {store_ms} ms"),
+        ));
+    }
+    Ok(local as i64 - store_ms as i64)
+}
+
 /// Where a new holder starts after a claim.
 #[derive(Clone, Debug)]
 pub struct Start {

@@ -259,17 +259,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         let store_ms = worker
             .call(timeout, move || s.now_ms(), |_| {})
             .map_err(fail)?;
-        let local = local_before / 2 + clock.now_ms() / 2;
-        let skew = local.abs_diff(store_ms);
-        if skew > settings.max_skew_ms {
-            return Err(LeaseError::unavailable(
-                LeaseProblem::ClockSkew {
-                    skew_ms: skew,
-                    max_ms: settings.max_skew_ms,
-                },
-                format!("{name}: local clock {local} ms, store clock {store_ms} ms"),
-            ));
-        }
+        let skew_ms = decide::claim_skew(&name, local_before, store_ms, clock.now_ms(), &settings)?;
 
         let req = ClaimRequest {
             prefer,
@@ -315,7 +305,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 hwm_ms: claim.hwm_ms,
                 expires_ms: claim.expires_ms,
                 renewals: 0,
-                skew_ms: Some(local as i64 - store_ms as i64),
+                skew_ms: Some(skew_ms),
                 lost: None,
                 last_error: None,
             }),
