@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use snowmint::{Layout, Options, SystemClock, Value};
 use snowmint_lease::{
     AnyGenerator, Claim, ClaimRequest, FileStore, Holder, LeaseInfo, LeaseUrl, LeasedGenerator,
-    Renewal, SlotSpace, Store, StoreError,
+    Renewal, SlotSpace, SlotState, Store, StoreError,
 };
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
@@ -27,6 +27,8 @@ struct Shifty {
     hang: AtomicU64,
     /// How far the store's clock is moved, ms (negative: behind).
     shift_ms: AtomicI64,
+    /// How long a claim waits before it is made, ms.
+    claim_delay_ms: AtomicU64,
 }
 
 impl Shifty {
@@ -35,6 +37,7 @@ impl Shifty {
             inner: FileStore::new(dir),
             hang: AtomicU64::new(0),
             shift_ms: AtomicI64::new(0),
+            claim_delay_ms: AtomicU64::new(0),
         })
     }
 }
@@ -47,6 +50,8 @@ impl Store for Shifty {
         self.inner.now_ms()
     }
     fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        let delay = self.claim_delay_ms.load(Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(delay));
         self.inner.claim(space, req)
     }
     fn renew(
@@ -221,5 +226,42 @@ fn a_plain_generator_on_leased_node_values_is_refused() {
     AnyGenerator::from_values(layout, &other, &Value::Absent).unwrap();
     leased.close().unwrap();
     AnyGenerator::from_values(layout, &same, &Value::Absent).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A claim that answers after its deadline fails the open, and is released
+/// again when it lands (keeping its `hwm`), instead of holding the slot.
+#[test]
+fn a_claim_that_answers_late_is_released() {
+    let dir = temp_dir("late");
+    let store = Shifty::new(&dir);
+    store.claim_delay_ms.store(400, Ordering::SeqCst);
+    let url = LeaseUrl::parse("file:/unused?timeout_ms=100&window_ms=60000&ttl_ms=90000").unwrap();
+    let before = now_ms();
+    let e = LeasedGenerator::with_store(
+        store.clone(),
+        url.settings,
+        Layout::preset("twitter").unwrap(),
+        &[("datacenter", 16)],
+        Options::default(),
+        None,
+        SystemClock,
+    )
+    .unwrap_err();
+    assert_eq!(e.code(), "lease_unavailable");
+    assert!(e.to_string().contains("no answer within 100 ms"), "{e}");
+    // The claim lands about 300 ms later; its release follows at once.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let slot = loop {
+        let (_, spaces) = store.inner.list().unwrap();
+        let slot = spaces.first().and_then(|s| s.slots.first()).cloned();
+        match slot {
+            Some(r) if r.state == SlotState::Free => break r,
+            _ => assert!(Instant::now() < deadline, "never released: {spaces:?}"),
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Released keeping the claim's reservation.
+    assert!(slot.hwm_ms >= before + 60_000, "{slot:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
