@@ -29,7 +29,9 @@
 //! duplicates this looks for.
 //!
 //! `SNOWMINT_SIM_SCHEDULES=N` runs N schedules (default 100,000);
-//! `SNOWMINT_SIM_SEED=S` replays one schedule with a trace.
+//! `SNOWMINT_SIM_SEED=S` replays one schedule with a trace (with
+//! `SNOWMINT_SIM_NO_FENCE=1`, `SNOWMINT_SIM_NO_RESUME=1` or
+//! `SNOWMINT_SIM_FENCE_SKEWS=1`: as a negative control runs it).
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -728,8 +730,14 @@ fn run(first: u64, n: u64, variant: Variant, counts: &mut Counts) -> Option<(u64
 #[test]
 fn seeded_schedules_never_issue_an_id_twice() {
     if let Some(seed) = env_u64("SNOWMINT_SIM_SEED") {
+        // The negative controls' variants replay too (test-only switches).
+        let variant = Variant {
+            fencing: std::env::var_os("SNOWMINT_SIM_NO_FENCE").is_none(),
+            resume_after: std::env::var_os("SNOWMINT_SIM_NO_RESUME").is_none(),
+            fence_skews: env_u64("SNOWMINT_SIM_FENCE_SKEWS").unwrap_or(SAFE.fence_skews),
+        };
         let mut counts = Counts::default();
-        let r = schedule(seed, SAFE, &mut counts, true);
+        let r = schedule(seed, variant, &mut counts, true);
         println!("{counts:#?}");
         r.unwrap();
         return;
