@@ -140,7 +140,11 @@ fn a_hung_renewal_does_not_hold_up_the_next() {
 fn a_store_clock_stepped_back_shows_in_last_error_and_runs_dry() {
     let dir = temp_dir("back");
     let store = Shifty::new(&dir);
-    let g = lease(store.clone(), "renew_ms=30&window_ms=1000&ttl_ms=5000", 12);
+    let g = lease(
+        store.clone(),
+        "renew_ms=30&window_ms=1000&ttl_ms=5000&max_skew_ms=100",
+        12,
+    );
     g.next_id().unwrap();
     store.shift_ms.store(-60_000, Ordering::SeqCst);
     let info = wait_for(&g, "reported no progress", |i| {

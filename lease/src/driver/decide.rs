@@ -142,9 +142,10 @@ pub enum Renewed {
 /// `hwm = max(old hwm, store time + window_ms)` (a [`Store::renew`]
 /// contract), so an `hwm` that moved gives store time exactly. An `hwm` that
 /// did not move means store time + `window_ms` was at most the old `hwm`:
-/// the store's clock stepped back (or a predecessor reserved further ahead),
-/// and the reservation runs dry at the old `hwm` unless it catches up. That
-/// is reported, never shown as a healthy renewal.
+/// either a predecessor reserved further ahead (benign), or the store's clock
+/// stepped back, and the reservation runs dry at the old `hwm` unless it
+/// catches up. The second is reported once the store's clock is provably
+/// more than `max_skew_ms` behind, never shown as a healthy renewal.
 ///
 /// [`Store::renew`]: crate::Store::renew
 pub fn after_renewal(
@@ -180,11 +181,22 @@ pub fn after_renewal(
             });
         (Some(skew), warning)
     } else {
-        let warning = format!(
-            "renewal confirmed no progress: hwm stays at {prev_hwm_ms} ms (store clock at most {} ms, local {got_ms} ms); IDs run dry at {prev_hwm_ms} ms unless the store's clock catches up",
-            prev_hwm_ms.saturating_sub(settings.window_ms)
-        );
-        (None, Some(warning))
+        // No progress: store time + window was at most the old hwm. Benign
+        // while the old hwm is still ahead of what this renewal would have
+        // reserved (a predecessor reserved further ahead). The store read its
+        // clock after `sent_ms`, so it is behind the local one by at least
+        // `sent_ms + window - old hwm`: past `max_skew_ms`, that is a store
+        // clock stepped back, and the reservation runs dry.
+        let behind = sent_ms
+            .saturating_add(settings.window_ms)
+            .saturating_sub(prev_hwm_ms);
+        let warning = (behind > settings.max_skew_ms).then(|| {
+            format!(
+                "renewal confirmed no progress: hwm stays at {prev_hwm_ms} ms, so the store clock is at least {behind} ms behind (max_skew_ms {}); IDs run dry at {prev_hwm_ms} ms unless it catches up",
+                settings.max_skew_ms
+            )
+        });
+        (None, warning)
     };
     Renewed::Confirmed {
         hwm_ms: r.hwm_ms,
