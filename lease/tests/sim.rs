@@ -26,7 +26,7 @@
 //! Holders issue with `snowmint::PureGenerator`, not `snowmint::Generator`:
 //! the latter shares one state word per node value across the process, which
 //! would merge two simulated processes holding one slot and hide exactly the
-//! duplicates this looks for.
+//! repeated IDs this looks for.
 //!
 //! `SNOWMINT_SIM_SCHEDULES=N` runs N schedules (default 100,000);
 //! `SNOWMINT_SIM_SEED=S` replays one schedule with a trace (with
@@ -327,7 +327,7 @@ struct World<'a> {
     trace: bool,
 }
 
-/// A duplicate or an ID outside its holder's reservation.
+/// An ID issued twice, or outside its holder's reservation.
 #[derive(Debug)]
 struct Violation(String);
 
@@ -760,28 +760,28 @@ fn seeded_schedules_never_issue_an_id_twice() {
 /// The negative control of the fence: the same model store forgetting, with
 /// claims reading the surviving records only, gives two holders one ID.
 #[test]
-fn without_a_fence_a_forgetful_store_issues_duplicates() {
+fn without_a_fence_a_forgetful_store_issues_an_id_twice() {
     let variant = Variant {
         fencing: false,
         ..SAFE
     };
     let mut counts = Counts::default();
     let (seed, v) = run(0, 100_000, variant, &mut counts)
-        .expect("no duplicate found without the fence: the checker or the faults are too weak");
+        .expect("no ID issued twice without the fence: the checker or the faults are too weak");
     println!("without the fence, schedule {seed}: {} ({counts:?})", v.0);
 }
 
 /// The negative control of `resume_after`: a successor that starts at its own
 /// clock rather than above the old `hwm` repeats a live predecessor's IDs.
 #[test]
-fn without_resume_after_a_successor_issues_duplicates() {
+fn without_resume_after_a_successor_issues_an_id_twice() {
     let variant = Variant {
         resume_after: false,
         ..SAFE
     };
     let mut counts = Counts::default();
     let (seed, v) = run(0, 100_000, variant, &mut counts)
-        .expect("no duplicate found without resume_after: the checker or the faults are too weak");
+        .expect("no ID issued twice without resume_after: the checker or the faults are too weak");
     println!(
         "without resume_after, schedule {seed}: {} ({counts:?})",
         v.0
