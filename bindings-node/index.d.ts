@@ -119,9 +119,15 @@ export interface LeaseInfo {
   expiresMs: number | null
   /** Confirmed renewals so far. */
   renewals: number
+  /** How far the local and store clocks differ, as last measured (`null`: not yet). Which one is
+   * ahead is in `lastError` once it exceeds `max_skew_ms`. */
+  skewMs: number | null
+  /** Store calls that missed their deadline. */
+  timeouts: number
   /** Why the slot was lost (the generator has stopped), if it was. */
   lost: string | null
-  /** The last failed renewal's cause, cleared by a confirmed one. */
+  /** The last failed renewal's cause, or why a confirmed one is still a problem (clock skew past
+   * `max_skew_ms`, no progress: the reservation runs dry); cleared by a healthy renewal. */
   lastError: string | null
   /** The slot space's key in the store. */
   space: string

@@ -194,9 +194,9 @@ pub unsafe extern "C" fn snowmint_generator_nodes(
 /// `len` bytes (its length without the NUL into `*written`): `null` without a
 /// lease, else an object with the keys `store`, `field`, `slot`, `claim`,
 /// `hwm_ms`, `reserved_until_ms`, `expires_ms` (null: held while the process
-/// lives), `renewals`, `lost`, `last_error` and `space` (docs/SEMANTICS.md,
-/// "Leases"). `SNOWMINT_STATUS_BUFFER_TOO_SMALL` if it does not fit (1024
-/// bytes hold it unless the store's name is long).
+/// lives), `renewals`, `skew_ms`, `timeouts`, `lost`, `last_error` and
+/// `space` (docs/SEMANTICS.md, "Leases"). `SNOWMINT_STATUS_BUFFER_TOO_SMALL`
+/// if it does not fit (1024 bytes hold it unless the store's name is long).
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_generator_lease_json(
     generator: *const snowmint_generator,
@@ -310,7 +310,7 @@ pub unsafe extern "C" fn snowmint_generator_shares_state(
     boundary_value(false, || {
         // SAFETY: NULL or valid generators.
         match unsafe { (a.as_ref(), b.as_ref()) } {
-            (Some(a), Some(b)) => a.inner.generator().shares_state_with(b.inner.generator()),
+            (Some(a), Some(b)) => a.inner.shares_state_with(&b.inner),
             _ => false,
         }
     })

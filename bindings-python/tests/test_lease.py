@@ -18,7 +18,7 @@ from conftest import raises_code
 
 INFO_KEYS = {
     "store", "field", "slot", "claim", "hwm_ms", "reserved_until_ms", "expires_ms",
-    "renewals", "lost", "last_error", "space",
+    "renewals", "skew_ms", "timeouts", "lost", "last_error", "space",
 }
 
 

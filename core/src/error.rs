@@ -236,6 +236,10 @@ pub enum LeaseProblem {
     },
     /// The store answered with something this version cannot read.
     BadRecord,
+    /// A generator without a lease asked for node values that a leased
+    /// generator of this process holds: it would keep issuing with them
+    /// after the lease ends, when another process may hold the slot.
+    NodesLeased,
 }
 
 /// Why a generator option was refused.
@@ -618,6 +622,10 @@ impl LeaseProblem {
             ),
             LeaseProblem::BadRecord => (
                 "the store holds a record this version cannot read",
+                [N(0); 3],
+            ),
+            LeaseProblem::NodesLeased => (
+                "these node values are leased by a generator of this process",
                 [N(0); 3],
             ),
         }

@@ -156,6 +156,13 @@ static REGISTRY: Registry = Registry {
     entries: UnsafeCell::new(Vec::new()),
 };
 
+// The registry under loom: dropped at the end of every execution.
+#[cfg(loom)]
+loom::lazy_static! {
+    static ref LOOM_ENTRIES: loom::sync::Mutex<Vec<(Key, Arc<Shared>)>> =
+        loom::sync::Mutex::new(Vec::new());
+}
+
 /// Increased in the child process after every `fork()`.
 static FORK_GEN: AtomicU64 = AtomicU64::new(0);
 
@@ -190,11 +197,18 @@ impl Registry {
     /// The shared state for `key`, created with `initial` if there is none.
     fn join(&self, key: Key, initial: u64) -> (Arc<Shared>, u64) {
         let fork_gen = FORK_GEN.load(Ordering::Acquire);
-        // Each loom execution builds its own atomics: no state outlives one.
+        // Each loom execution builds its own atomics: no state outlives one,
+        // so the entries live in a registry loom resets per execution.
         #[cfg(loom)]
         if true {
-            let _ = key;
-            return (Arc::new(Shared::new(initial)), fork_gen);
+            let mut entries = LOOM_ENTRIES.lock().unwrap();
+            if let Some((_, shared)) = entries.iter().find(|(k, _)| *k == key) {
+                shared.raise_to(initial);
+                return (Arc::clone(shared), fork_gen);
+            }
+            let shared = Arc::new(Shared::new(initial));
+            entries.push((key, Arc::clone(&shared)));
+            return (shared, fork_gen);
         }
         self.with(|entries| {
             // Entries from before a fork belong to the parent's generators.

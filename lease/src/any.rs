@@ -5,7 +5,7 @@
 
 use snowmint::{Config, Generator, Id, Layout, Next, Value};
 
-use crate::driver::{LeaseInfo, LeasedGenerator};
+use crate::driver::{leased, LeaseInfo, LeasedGenerator};
 use crate::error::LeaseError;
 
 /// A thread-safe generator on the system clock, leased or not.
@@ -36,7 +36,9 @@ impl AnyGenerator {
     /// A generator for `layout` with the node values `nodes` (a map of
     /// field names to integers, or absent) and `options` (a map with the
     /// keys of [`snowmint::OPTION_KEYS`], or absent). With a `lease` option,
-    /// `nodes` leaves out the one field the lease assigns.
+    /// `nodes` leaves out the one field the lease assigns. Without one, node
+    /// values that a leased generator of this process holds are refused
+    /// (`lease_unavailable`).
     pub fn from_values(
         layout: Layout,
         nodes: &Value,
@@ -44,11 +46,11 @@ impl AnyGenerator {
     ) -> Result<AnyGenerator, LeaseError> {
         let (options, lease) = options.to_options_and_lease()?;
         Ok(match lease {
-            None => AnyGenerator::Plain(Box::new(Generator::new(
-                layout,
-                nodes.to_nodes(&layout)?,
-                options,
-            )?)),
+            None => {
+                let g = Generator::new(layout, nodes.to_nodes(&layout)?, options)?;
+                leased::refuse_if_leased(g.config())?;
+                AnyGenerator::Plain(Box::new(g))
+            }
             Some(url) => {
                 let pairs = nodes.to_node_pairs()?;
                 let fixed: Vec<(&str, u64)> = pairs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
@@ -57,37 +59,51 @@ impl AnyGenerator {
         })
     }
 
-    /// The inner generator.
-    #[inline]
-    pub fn generator(&self) -> &Generator {
-        match self {
-            AnyGenerator::Plain(g) => g,
-            AnyGenerator::Leased(g) => g.generator(),
-        }
-    }
-
     /// The configuration: layout, node values in use (the leased one
     /// included), options.
     pub fn config(&self) -> &Config {
-        self.generator().config()
+        match self {
+            AnyGenerator::Plain(g) => g.config(),
+            AnyGenerator::Leased(g) => g.config(),
+        }
+    }
+
+    /// True when both generators draw from one shared state (the same ID
+    /// bits in this process).
+    pub fn shares_state_with(&self, other: &AnyGenerator) -> bool {
+        match (self, other) {
+            (AnyGenerator::Plain(a), AnyGenerator::Plain(b)) => a.shares_state_with(b),
+            (AnyGenerator::Plain(a), AnyGenerator::Leased(b))
+            | (AnyGenerator::Leased(b), AnyGenerator::Plain(a)) => b.shares_state_with(a),
+            (AnyGenerator::Leased(a), AnyGenerator::Leased(b)) => a.shares_state_with_leased(b),
+        }
     }
 
     /// The next ID (`lease_expired` past a lease's confirmed reservation or
     /// after [`close`](Self::close)).
     #[inline]
     pub fn next_id(&self) -> snowmint::Result<Id> {
-        self.generator().next_id()
+        match self {
+            AnyGenerator::Plain(g) => g.next_id(),
+            AnyGenerator::Leased(g) => g.next_id(),
+        }
     }
 
     /// The next ID if one can be issued now, or when to ask again.
     #[inline]
     pub fn try_next_id(&self) -> snowmint::Result<Next> {
-        self.generator().try_next_id()
+        match self {
+            AnyGenerator::Plain(g) => g.try_next_id(),
+            AnyGenerator::Leased(g) => g.try_next_id(),
+        }
     }
 
     /// Fills `out` with increasing IDs.
     pub fn next_ids(&self, out: &mut [u64]) -> snowmint::Result<()> {
-        self.generator().next_ids(out)
+        match self {
+            AnyGenerator::Plain(g) => g.next_ids(out),
+            AnyGenerator::Leased(g) => g.next_ids(out),
+        }
     }
 
     /// The lease's state; `None` without a lease.

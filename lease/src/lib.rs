@@ -53,6 +53,8 @@ mod redis_store;
 mod sql;
 
 pub use any::AnyGenerator;
+#[doc(hidden)]
+pub use driver::decide;
 pub use driver::{InfoValue, LeaseInfo, LeasedGenerator};
 pub use error::LeaseError;
 #[cfg(feature = "etcd")]

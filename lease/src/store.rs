@@ -68,7 +68,9 @@ pub enum StoreError {
 }
 
 /// A lease store. Every method is one atomic step on the store; the driver
-/// runs each under a timeout (`timeout_ms`), so an implementation may block.
+/// runs each on the lease's worker thread and waits at most `timeout_ms`
+/// (an answer after that is handled as late), so an implementation may block,
+/// and needs no timeout thread of its own.
 ///
 /// Invariants every implementation keeps:
 /// - `hwm` of a slot is never lowered, except by [`release`](Store::release)
@@ -95,8 +97,12 @@ pub trait Store: Send + Sync {
     /// is free, else preferably one whose `hwm` is behind the store's clock.
     fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError>;
 
-    /// Extends the claim by `ttl_ms` and raises `hwm` to at least store time
-    /// + `window_ms`, if `holder` still holds the slot.
+    /// Extends the claim by `ttl_ms` and raises `hwm` to exactly
+    /// `max(hwm, store time + window_ms)`, if `holder` still holds the slot.
+    ///
+    /// The driver reads the store's clock from this: an `hwm` that moved is
+    /// store time + `window_ms` (it tracks the skew on every renewal without
+    /// another call), so a store must not round or pad it.
     fn renew(
         &self,
         space: &SlotSpace,

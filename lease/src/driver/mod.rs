@@ -1,18 +1,27 @@
 //! The lease driver: claim, build the generator above the old `hwm`, renew on
 //! a background thread, raise the reservation only after the store confirmed
 //! it, stop at once when the slot is lost, release on close or drop.
+//!
+//! Every store call of a lease runs on its [`worker`]; every decision on a
+//! store's answer is a pure function of [`decide`].
 
-use std::sync::mpsc;
+pub mod decide;
+pub(crate) mod leased;
+mod worker;
+
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use snowmint::{Clock, Generator, Id, Layout, LeaseProblem, Next, Options, SystemClock};
+use snowmint::{Clock, Config, Generator, Id, Layout, LeaseProblem, Next, Options, SystemClock};
 
 use crate::error::LeaseError;
 use crate::space::SlotSpace;
-use crate::store::{Claim, ClaimRequest, Holder, Store, StoreError};
+use crate::store::{ClaimRequest, Holder, Store, StoreError};
 use crate::url::{LeaseUrl, Settings};
+use decide::Renewed;
+pub(crate) use worker::timed;
+use worker::Worker;
 
 /// A `snowmint::Generator` whose leased node value comes from a store.
 ///
@@ -29,11 +38,16 @@ pub struct LeasedGenerator<C: Clock + Send + Sync + 'static = SystemClock> {
     /// The process that claimed: a child forked from it inherits the handle
     /// but not the renewal thread, and must not release the parent's slot.
     pid: u32,
+    /// This lease's entry in the process's list of leased node values, until
+    /// `close`.
+    leased: Mutex<Option<leased::Entry>>,
 }
 
 /// What the background thread and the handle share.
 struct Lease {
     store: Arc<dyn Store>,
+    /// Runs every store call of this lease (see [`worker`]).
+    worker: Worker,
     space: Arc<SlotSpace>,
     settings: Settings,
     holder: Holder,
@@ -47,6 +61,9 @@ struct Status {
     hwm_ms: u64,
     expires_ms: Option<u64>,
     renewals: u64,
+    /// Local minus store clock, ms, as the last renewal that moved `hwm`
+    /// (or the claim) measured it.
+    skew_ms: Option<i64>,
     lost: Option<String>,
     last_error: Option<String>,
 }
@@ -74,6 +91,12 @@ pub struct LeaseInfo {
     pub expires_ms: Option<u64>,
     /// Confirmed renewals so far.
     pub renewals: u64,
+    /// Local minus store clock, ms, as last measured (at claim, then by
+    /// every renewal that moved `hwm`); `None` before a measurement.
+    pub skew_ms: Option<i64>,
+    /// Store calls that missed their deadline (their worker thread was
+    /// abandoned and replaced).
+    pub timeouts: u64,
     /// Why the slot was lost (the generator has stopped), if it was.
     pub lost: Option<String>,
     /// The last failed renewal's cause, cleared by a confirmed one.
@@ -114,6 +137,14 @@ impl LeaseInfo {
             ),
             ("expires_ms", "expiresMs", opt_int(self.expires_ms)),
             ("renewals", "renewals", Int(self.renewals)),
+            // The size of the difference: which clock is ahead is in
+            // `last_error` when it matters (past `max_skew_ms`).
+            (
+                "skew_ms",
+                "skewMs",
+                opt_int(self.skew_ms.map(i64::unsigned_abs)),
+            ),
+            ("timeouts", "timeouts", Int(self.timeouts)),
             ("lost", "lost", opt_text(&self.lost)),
             ("last_error", "lastError", opt_text(&self.last_error)),
             ("space", "space", Text(self.space_key.clone())),
@@ -207,7 +238,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         settings: Settings,
         layout: Layout,
         fixed: &[(&str, u64)],
-        mut options: Options,
+        options: Options,
         prefer: Option<u64>,
         clock: C,
     ) -> Result<Self, LeaseError> {
@@ -219,60 +250,52 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         )?);
         let name = store.describe();
         let fail = |e: StoreError| store_error(&name, space.slots(), e);
+        let worker = Worker::new();
+        let timeout = settings.timeout_ms;
 
         // The skew check, before taking a slot we would refuse.
         let local_before = clock.now_ms();
         let s = Arc::clone(&store);
-        let store_ms = timed(settings.timeout_ms, move || s.now_ms()).map_err(fail)?;
-        let local = local_before / 2 + clock.now_ms() / 2;
-        let skew = local.abs_diff(store_ms);
-        if skew > settings.max_skew_ms {
-            return Err(LeaseError::unavailable(
-                LeaseProblem::ClockSkew {
-                    skew_ms: skew,
-                    max_ms: settings.max_skew_ms,
-                },
-                format!("{name}: local clock {local} ms, store clock {store_ms} ms"),
-            ));
-        }
+        let store_ms = worker
+            .call(timeout, move || s.now_ms(), |_| {})
+            .map_err(fail)?;
+        let skew_ms = decide::claim_skew(&name, local_before, store_ms, clock.now_ms(), &settings)?;
 
-        let claim = claim_timed(&store, &space, &settings, prefer).map_err(fail)?;
+        let req = ClaimRequest {
+            prefer,
+            ttl_ms: settings.ttl_ms,
+            window_ms: settings.window_ms,
+        };
+        let (st, sp) = (Arc::clone(&store), Arc::clone(&space));
+        let (late_st, late_sp) = (Arc::clone(&store), Arc::clone(&space));
+        let claim = worker
+            .call(
+                timeout,
+                move || st.claim(&sp, &req),
+                // A claim that answered after its deadline: release it again
+                // (keeping its hwm), so a slow store does not leak slots.
+                move |late| {
+                    let hwm = decide::late_claim_hwm(&late);
+                    let _ = late_st.release(&late_sp, &late.holder, hwm);
+                },
+            )
+            .map_err(fail)?;
         let release_now = |e: LeaseError| {
             let (st, sp, h) = (Arc::clone(&store), Arc::clone(&space), claim.holder.clone());
             let hwm = claim.prev_hwm_ms;
-            let _ = timed(settings.timeout_ms, move || st.release(&sp, &h, hwm));
+            let _ = worker.call(timeout, move || st.release(&sp, &h, hwm), |_| {});
             e
         };
-        let nodes = space
-            .nodes(claim.holder.slot)
-            .map_err(|e| release_now(e.into()))?;
-        // Start strictly above every unit any earlier holder may have issued.
-        if claim.prev_hwm_ms >= layout.epoch_ms() {
-            let seq_max = layout.sequence().max();
-            let above = layout
-                .compose(claim.prev_hwm_ms, seq_max, &nodes)
-                .map_err(|_| {
-                    release_now(LeaseError::unavailable(
-                        LeaseProblem::BadRecord,
-                        format!(
-                            "{name}: hwm {} ms is outside the layout's time range",
-                            claim.prev_hwm_ms
-                        ),
-                    ))
-                })?;
-            let key = |id: Id| layout.decompose(id).map(|p| (p.tick(), p.sequence()));
-            options.resume_after = Some(match options.resume_after {
-                Some(user) if key(user).map_err(|e| release_now(e.into()))? > key(above)? => user,
-                _ => above,
-            });
-        }
-        let gen = Generator::with_clock(layout, nodes, options, clock)
+        let start = decide::start(&name, &space, &claim, options, clock.now_ms(), &settings)
+            .map_err(release_now)?;
+        let gen = Generator::with_clock(layout, start.nodes, start.options, clock)
             .map_err(|e| release_now(e.into()))?;
         // Before the first ID: only what the store confirmed.
-        gen.reserve_until(Some(claim.hwm_ms));
+        gen.reserve_until(Some(start.limit_ms));
         let gen = Arc::new(gen);
         let lease = Arc::new(Lease {
             store,
+            worker,
             space,
             settings,
             holder: claim.holder,
@@ -282,6 +305,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 hwm_ms: claim.hwm_ms,
                 expires_ms: claim.expires_ms,
                 renewals: 0,
+                skew_ms: Some(skew_ms),
                 lost: None,
                 last_error: None,
             }),
@@ -290,23 +314,31 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         let renewer = {
             let (l, g) = (Arc::clone(&lease), Arc::clone(&gen));
             std::thread::Builder::new()
-                .name("snowmint-lease".into())
-                .spawn(move || renew_loop(&l, &g))
+                .name("snowmint-lease-renew".into())
+                .spawn(move || renew_loop(&l, &*g))
                 .map_err(|e| {
+                    let (st, sp, h) = (
+                        Arc::clone(&lease.store),
+                        Arc::clone(&lease.space),
+                        lease.holder.clone(),
+                    );
+                    let hwm = lease.prev_hwm_ms;
                     let _ = lease
-                        .store
-                        .release(&lease.space, &lease.holder, lease.prev_hwm_ms);
+                        .worker
+                        .call(timeout, move || st.release(&sp, &h, hwm), |_| {});
                     LeaseError::unavailable(
                         LeaseProblem::Unreachable,
                         format!("cannot start the renewal thread: {e}"),
                     )
                 })?
         };
+        let entry = leased::register(gen.config());
         Ok(LeasedGenerator {
             gen,
             lease,
             renewer: Mutex::new(Some(renewer)),
             pid: std::process::id(),
+            leased: Mutex::new(Some(entry)),
         })
     }
 
@@ -327,9 +359,31 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         self.gen.next_ids(out)
     }
 
-    /// The inner generator (its config holds the node values in use).
-    pub fn generator(&self) -> &Generator<C> {
-        &self.gen
+    /// The configuration: layout, node values in use (the leased one
+    /// included), options. (The inner generator itself is not handed out:
+    /// its `reserve_until` would lift the lease's bound.)
+    pub fn config(&self) -> &Config {
+        self.gen.config()
+    }
+
+    /// True when this generator draws from one shared state with `other`
+    /// (the same ID bits in this process).
+    pub fn shares_state_with<D: Clock>(&self, other: &Generator<D>) -> bool {
+        self.gen.shares_state_with(other)
+    }
+
+    /// True when both leased generators draw from one shared state.
+    pub fn shares_state_with_leased<D: Clock + Send + Sync + 'static>(
+        &self,
+        other: &LeasedGenerator<D>,
+    ) -> bool {
+        self.gen.shares_state_with(&other.gen)
+    }
+
+    /// The start of the time unit of the last ID issued, Unix ms (`None`
+    /// before the first).
+    pub fn last_ms(&self) -> Option<u64> {
+        self.gen.last_ms()
     }
 
     /// The leased field's value.
@@ -350,6 +404,8 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             reserved_end_ms: self.gen.reserved_end_ms(),
             expires_ms: s.expires_ms,
             renewals: s.renewals,
+            skew_ms: s.skew_ms,
+            timeouts: self.lease.worker.abandoned(),
             lost: s.lost.clone(),
             last_error: s.last_error.clone(),
         }
@@ -382,17 +438,22 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         let _ = thread.join();
         // The renewer has stopped: nothing raises the limit again.
         let last = self.gen.stop_issuing();
+        if let Some(entry) = self.leased.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            leased::unregister(entry);
+        }
         if self.lease.status().lost.is_some() {
             return Ok(());
         }
-        let last = last.unwrap_or(self.lease.prev_hwm_ms);
-        let lease = Arc::clone(&self.lease);
-        let name = lease.store.describe();
-        let slots = lease.space.slots();
-        timed(lease.settings.timeout_ms, move || {
-            lease.store.release(&lease.space, &lease.holder, last)
-        })
-        .map_err(|e| store_error(&name, slots, e))
+        let last = decide::release_hwm(last, self.lease.prev_hwm_ms);
+        let l = &self.lease;
+        let (st, sp, h) = (Arc::clone(&l.store), Arc::clone(&l.space), l.holder.clone());
+        l.worker
+            .call(
+                l.settings.timeout_ms,
+                move || st.release(&sp, &h, last),
+                |_| {},
+            )
+            .map_err(|e| store_error(&l.store.describe(), l.space.slots(), e))
     }
 
     /// True once [`close`](Self::close) ran.
@@ -426,12 +487,12 @@ impl Lease {
 
 /// Renews every `renew_ms` (a quarter of that after a failure) until stopped
 /// or lost.
-fn renew_loop<C: Clock + Send + Sync + 'static>(lease: &Arc<Lease>, gen: &Generator<C>) {
+fn renew_loop<C: Clock>(lease: &Arc<Lease>, gen: &Generator<C>) {
     let every = Duration::from_millis(lease.settings.renew_ms);
     let retry = Duration::from_millis((lease.settings.renew_ms / 4).max(1));
     let mut wait = every;
     loop {
-        {
+        let prev_hwm_ms = {
             let s = lease.status();
             let (s, _) = lease
                 .wake
@@ -440,42 +501,55 @@ fn renew_loop<C: Clock + Send + Sync + 'static>(lease: &Arc<Lease>, gen: &Genera
             if s.stop {
                 return;
             }
-        }
+            s.hwm_ms
+        };
         let l = Arc::clone(lease);
-        let result = timed(lease.settings.timeout_ms, move || {
-            l.store
-                .renew(&l.space, &l.holder, l.settings.ttl_ms, l.settings.window_ms)
-        });
+        let sent_ms = gen.clock().now_ms();
+        // A renewal that answers after its deadline is dropped: the next one
+        // confirms as much (hwm only grows), and a stale answer would date
+        // its skew measurement wrongly.
+        let result = lease.worker.call(
+            lease.settings.timeout_ms,
+            move || {
+                l.store
+                    .renew(&l.space, &l.holder, l.settings.ttl_ms, l.settings.window_ms)
+            },
+            |_| {},
+        );
+        let got_ms = gen.clock().now_ms();
+        let decision = decide::after_renewal(result, prev_hwm_ms, sent_ms, got_ms, &lease.settings);
         let mut s = lease.status();
-        match result {
-            Ok(r) => {
+        match decision {
+            Renewed::Confirmed {
+                hwm_ms,
+                expires_ms,
+                limit_ms,
+                skew_ms,
+                warning,
+            } => {
                 // The write is confirmed: only now may IDs use it.
-                gen.reserve_until(Some(r.hwm_ms));
-                s.hwm_ms = r.hwm_ms;
-                s.expires_ms = r.expires_ms;
+                gen.reserve_until(Some(limit_ms));
+                s.hwm_ms = hwm_ms;
+                s.expires_ms = expires_ms;
                 s.renewals += 1;
-                s.last_error = None;
+                if skew_ms.is_some() {
+                    s.skew_ms = skew_ms;
+                }
+                s.last_error = warning;
                 wait = every;
             }
-            Err(StoreError::Lost(why)) => {
+            Renewed::Lost(why) => {
                 // Another holder: stop at once, even inside the reservation.
                 gen.reserve_until(Some(0));
                 s.lost = Some(why);
                 return;
             }
-            Err(e) => {
+            Renewed::Failed(why) => {
                 // Keep issuing up to the confirmed reservation; try again soon.
-                s.last_error = Some(describe(&e));
+                s.last_error = Some(why);
                 wait = retry;
             }
         }
-    }
-}
-
-fn describe(e: &StoreError) -> String {
-    match e {
-        StoreError::Unreachable(d) | StoreError::Lost(d) | StoreError::BadRecord(d) => d.clone(),
-        StoreError::NoFreeSlot => "no free slot".into(),
     }
 }
 
@@ -491,60 +565,6 @@ pub(crate) fn store_error(name: &str, slots: u64, e: StoreError) -> LeaseError {
         format!("{name}: {detail}")
     };
     LeaseError::unavailable(problem, detail)
-}
-
-/// Runs one store call on its own thread and gives up after `timeout_ms`
-/// (the call then finishes, or hangs, unobserved).
-pub(crate) fn timed<T: Send + 'static>(
-    timeout_ms: u64,
-    f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, StoreError> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::Builder::new()
-        .name("snowmint-lease-call".into())
-        .spawn(move || {
-            let _ = tx.send(f());
-        })
-        .map_err(|e| StoreError::Unreachable(format!("cannot start a thread: {e}")))?;
-    rx.recv_timeout(Duration::from_millis(timeout_ms))
-        .unwrap_or_else(|_| {
-            Err(StoreError::Unreachable(format!(
-                "no answer within {timeout_ms} ms"
-            )))
-        })
-}
-
-/// A timed claim; a claim that completes after the timeout is released again
-/// (keeping its `hwm`), so a slow store does not leak slots.
-fn claim_timed(
-    store: &Arc<dyn Store>,
-    space: &Arc<SlotSpace>,
-    settings: &Settings,
-    prefer: Option<u64>,
-) -> Result<Claim, StoreError> {
-    let (tx, rx) = mpsc::channel::<Result<Claim, StoreError>>();
-    let (store, space) = (Arc::clone(store), Arc::clone(space));
-    let req = ClaimRequest {
-        prefer,
-        ttl_ms: settings.ttl_ms,
-        window_ms: settings.window_ms,
-    };
-    std::thread::Builder::new()
-        .name("snowmint-lease-claim".into())
-        .spawn(move || {
-            let r = store.claim(&space, &req);
-            if let Err(mpsc::SendError(Ok(late))) = tx.send(r) {
-                let _ = store.release(&space, &late.holder, late.hwm_ms);
-            }
-        })
-        .map_err(|e| StoreError::Unreachable(format!("cannot start a thread: {e}")))?;
-    let timeout = settings.timeout_ms;
-    rx.recv_timeout(Duration::from_millis(timeout))
-        .unwrap_or_else(|_| {
-            Err(StoreError::Unreachable(format!(
-                "no answer within {timeout} ms"
-            )))
-        })
 }
 
 #[cfg(test)]
@@ -563,12 +583,14 @@ mod tests {
             reserved_end_ms: Some(101),
             expires_ms: None,
             renewals: 2,
+            skew_ms: Some(-12),
+            timeouts: 1,
             lost: None,
             last_error: Some("x".into()),
         };
         assert_eq!(
             info.to_json(),
-            r#"{"store":"file:/tmp/a \"b\"\\c\u000a","field":"worker","slot":3,"claim":7,"hwm_ms":100,"reserved_until_ms":100,"expires_ms":null,"renewals":2,"lost":null,"last_error":"x","space":"v1-0"}"#
+            r#"{"store":"file:/tmp/a \"b\"\\c\u000a","field":"worker","slot":3,"claim":7,"hwm_ms":100,"reserved_until_ms":100,"expires_ms":null,"renewals":2,"skew_ms":12,"timeouts":1,"lost":null,"last_error":"x","space":"v1-0"}"#
         );
     }
 }

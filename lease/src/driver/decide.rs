@@ -1,0 +1,230 @@
+//! The driver's decisions as pure functions of what the store answered and
+//! what the local clock read. The real driver ([`LeasedGenerator`]) and the
+//! deterministic simulation (`lease/tests/sim.rs`) both call these, so the
+//! simulation exercises the code that runs in production.
+//!
+//! Not a stable API: public only for that simulation.
+//!
+//! [`LeasedGenerator`]: crate::LeasedGenerator
+
+use snowmint::{Id, LeaseProblem, Nodes, Options};
+
+use crate::error::LeaseError;
+use crate::space::SlotSpace;
+use crate::store::{Claim, Renewal, StoreError};
+use crate::url::Settings;
+
+/// The skew check before a claim: the local clock read `local_before` and
+/// `local_after` around the store's answer `store_ms`. Returns the skew
+/// (local minus store, ms), or `clock_skew` past `max_skew_ms`: a holder
+/// refuses a store whose clock it cannot trust before it takes a slot.
+pub fn claim_skew(
+    name: &str,
+    local_before: u64,
+    store_ms: u64,
+    local_after: u64,
+    settings: &Settings,
+) -> Result<i64, LeaseError> {
+    let local = local_before / 2 + local_after / 2;
+    let skew = local.abs_diff(store_ms);
+    if skew > settings.max_skew_ms {
+        return Err(LeaseError::unavailable(
+            LeaseProblem::ClockSkew {
+                skew_ms: skew,
+                max_ms: settings.max_skew_ms,
+            },
+            format!("{name}: local clock {local} ms, store clock {store_ms} ms"),
+        ));
+    }
+    Ok(local as i64 - store_ms as i64)
+}
+
+/// Where a new holder starts after a claim.
+#[derive(Clone, Debug)]
+pub struct Start {
+    /// The node values: the fixed ones and the slot.
+    pub nodes: Nodes,
+    /// The options, with `resume_after` raised strictly above the unit of
+    /// the claim's `prev_hwm_ms` (or the user's, if later).
+    pub options: Options,
+    /// The first issuing limit (see [`limit`]), Unix ms, inclusive.
+    pub limit_ms: u64,
+}
+
+/// The generator a claim allows: strictly above every time unit an earlier
+/// holder may have issued (`prev_hwm_ms`), bounded by the confirmed `hwm`.
+/// `name` is the store as messages name it. On error the caller releases the
+/// claim.
+pub fn start(
+    name: &str,
+    space: &SlotSpace,
+    claim: &Claim,
+    mut options: Options,
+    local_now_ms: u64,
+    settings: &Settings,
+) -> Result<Start, LeaseError> {
+    let layout = *space.layout();
+    let nodes = space.nodes(claim.holder.slot)?;
+    if claim.prev_hwm_ms >= layout.epoch_ms() {
+        let seq_max = layout.sequence().max();
+        let above = layout
+            .compose(claim.prev_hwm_ms, seq_max, &nodes)
+            .map_err(|_| {
+                LeaseError::unavailable(
+                    LeaseProblem::BadRecord,
+                    format!(
+                        "{name}: hwm {} ms is outside the layout's time range",
+                        claim.prev_hwm_ms
+                    ),
+                )
+            })?;
+        let key = |id: Id| layout.decompose(id).map(|p| (p.tick(), p.sequence()));
+        options.resume_after = Some(match options.resume_after {
+            Some(user) if key(user)? > key(above)? => user,
+            _ => above,
+        });
+    }
+    Ok(Start {
+        nodes,
+        options,
+        limit_ms: limit(claim.hwm_ms, local_now_ms, settings),
+    })
+}
+
+/// The issuing limit (inclusive, Unix ms): the confirmed `hwm`, but never
+/// past what the local clock and the skew bound justify,
+/// `local now + window_ms + max_skew_ms`.
+///
+/// The store wrote `hwm = max(old hwm, store time + window_ms)` at a moment
+/// when the local clock read at most `local_now_ms`; while the skew is within
+/// `max_skew_ms`, store time was at most `local_now_ms + max_skew_ms`, so the
+/// cap never cuts a reservation a healthy store made. It bites when the
+/// store's clock ran ahead (a step forward poisons `hwm`): the holder then
+/// still issues only near its own clock and reports the skew, rather than
+/// spend time units a clock it does not trust handed out. Safety never rests
+/// on the cap (a successor starts above the recorded `hwm` whatever it is);
+/// it bounds how far one holder's IDs can run ahead of real time.
+pub fn limit(confirmed_hwm_ms: u64, local_now_ms: u64, settings: &Settings) -> u64 {
+    confirmed_hwm_ms.min(
+        local_now_ms
+            .saturating_add(settings.window_ms)
+            .saturating_add(settings.max_skew_ms),
+    )
+}
+
+/// What a renewal's answer means for the holder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Renewed {
+    /// Confirmed: raise the limit to `limit_ms`.
+    Confirmed {
+        /// The confirmed `hwm`, Unix ms.
+        hwm_ms: u64,
+        /// The new expiry, store time.
+        expires_ms: Option<u64>,
+        /// The new issuing limit (see [`limit`]).
+        limit_ms: u64,
+        /// Local minus store clock, ms, when this renewal measured it.
+        skew_ms: Option<i64>,
+        /// Why this confirmed renewal is still a problem (skew past
+        /// `max_skew_ms`, or no progress: the reservation runs dry).
+        warning: Option<String>,
+    },
+    /// Another holder has the slot: stop at once, even inside the reservation.
+    Lost(String),
+    /// Nothing is known: keep the confirmed reservation, try again soon.
+    Failed(String),
+}
+
+/// Decides on a renewal's answer. `prev_hwm_ms` is the last confirmed `hwm`;
+/// `sent_ms`/`got_ms` the local clock before the call and after its answer.
+///
+/// The store's time comes from the answer itself: every store writes
+/// `hwm = max(old hwm, store time + window_ms)` (a [`Store::renew`]
+/// contract), so an `hwm` that moved gives store time exactly. An `hwm` that
+/// did not move means store time + `window_ms` was at most the old `hwm`:
+/// either a predecessor reserved further ahead (benign), or the store's clock
+/// stepped back, and the reservation runs dry at the old `hwm` unless it
+/// catches up. The second is reported once the store's clock is provably
+/// more than `max_skew_ms` behind, never shown as a healthy renewal.
+///
+/// [`Store::renew`]: crate::Store::renew
+pub fn after_renewal(
+    result: Result<Renewal, StoreError>,
+    prev_hwm_ms: u64,
+    sent_ms: u64,
+    got_ms: u64,
+    settings: &Settings,
+) -> Renewed {
+    let r = match result {
+        Ok(r) => r,
+        Err(StoreError::Lost(why)) => return Renewed::Lost(why),
+        Err(e) => return Renewed::Failed(describe(&e)),
+    };
+    let (skew_ms, warning) = if r.hwm_ms > prev_hwm_ms {
+        let store_ms = r.hwm_ms.saturating_sub(settings.window_ms);
+        let local_ms = sent_ms / 2 + got_ms / 2;
+        let skew = local_ms as i64 - store_ms as i64;
+        // The store read its clock somewhere inside the round trip.
+        let margin = got_ms.saturating_sub(sent_ms) / 2;
+        let warning =
+            (skew.unsigned_abs() > settings.max_skew_ms.saturating_add(margin)).then(|| {
+                format!(
+                    "store clock skew {} ms ({}) exceeds max_skew_ms {}",
+                    skew.unsigned_abs(),
+                    if skew > 0 {
+                        "store behind"
+                    } else {
+                        "store ahead"
+                    },
+                    settings.max_skew_ms
+                )
+            });
+        (Some(skew), warning)
+    } else {
+        // No progress: store time + window was at most the old hwm. Benign
+        // while the old hwm is still ahead of what this renewal would have
+        // reserved (a predecessor reserved further ahead). The store read its
+        // clock after `sent_ms`, so it is behind the local one by at least
+        // `sent_ms + window - old hwm`: past `max_skew_ms`, that is a store
+        // clock stepped back, and the reservation runs dry.
+        let behind = sent_ms
+            .saturating_add(settings.window_ms)
+            .saturating_sub(prev_hwm_ms);
+        let warning = (behind > settings.max_skew_ms).then(|| {
+            format!(
+                "renewal confirmed no progress: hwm stays at {prev_hwm_ms} ms, so the store clock is at least {behind} ms behind (max_skew_ms {}); IDs run dry at {prev_hwm_ms} ms unless it catches up",
+                settings.max_skew_ms
+            )
+        });
+        (None, warning)
+    };
+    Renewed::Confirmed {
+        hwm_ms: r.hwm_ms,
+        expires_ms: r.expires_ms,
+        limit_ms: limit(r.hwm_ms, got_ms, settings),
+        skew_ms,
+        warning,
+    }
+}
+
+/// What a release writes into `hwm`: the start of the last time unit issued,
+/// or the claim's `prev_hwm_ms` if none was.
+pub fn release_hwm(last_issued_ms: Option<u64>, prev_hwm_ms: u64) -> u64 {
+    last_issued_ms.unwrap_or(prev_hwm_ms)
+}
+
+/// What releasing a claim that answered after its deadline writes into
+/// `hwm`: the claim's own `hwm`. Nothing was issued under it, but nobody can
+/// know that from the store, and keeping the reservation costs only time
+/// units.
+pub fn late_claim_hwm(claim: &Claim) -> u64 {
+    claim.hwm_ms
+}
+
+/// A store error as `last_error` shows it.
+pub fn describe(e: &StoreError) -> String {
+    match e {
+        StoreError::Unreachable(d) | StoreError::Lost(d) | StoreError::BadRecord(d) => d.clone(),
+        StoreError::NoFreeSlot => "no free slot".into(),
+    }
+}
