@@ -54,12 +54,14 @@ fn opt(v: Option<Js>) -> Value {
 
 /// The one conversion of a JavaScript value.
 pub(crate) fn value(v: &Unknown) -> napi::Result<Value> {
-    // SAFETY (every cast): the value is of the type just read.
+    // Every cast below is to the type `get_type` just read.
     Ok(match v.get_type()? {
+        // SAFETY: the value is a number.
         ValueType::Number => Value::Float(unsafe { v.cast()? }),
         ValueType::BigInt => {
             // napi-rs's `lossless` is also false for a negative value; the
             // core's asks only whether the magnitude fits 64 bits.
+            // SAFETY: the value is a bigint.
             let b: BigInt = unsafe { v.cast()? };
             let ((negative, low, _), lossless) = (b.get_u64(), b.words.len() == 1);
             Value::Int {
@@ -68,9 +70,12 @@ pub(crate) fn value(v: &Unknown) -> napi::Result<Value> {
                 lossless,
             }
         }
+        // SAFETY: the value is a string.
         ValueType::String => Value::Str(unsafe { v.cast()? }),
+        // SAFETY: the value is a boolean.
         ValueType::Boolean => Value::Bool(unsafe { v.cast()? }),
         ValueType::Undefined | ValueType::Null => Value::Absent,
+        // SAFETY: the value is an object.
         ValueType::Object => object(unsafe { v.cast()? })?,
         ValueType::Function => Value::Other("a function"),
         ValueType::Symbol => Value::Other("a symbol"),
