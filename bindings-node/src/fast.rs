@@ -124,7 +124,7 @@ unsafe extern "C" fn release_generator(_: sys::napi_env, data: *mut c_void, _: *
 
 /// Gives `this` (a new `Generator`) its own `nextId`, bound to `g`:
 /// writable, configurable and not enumerable, like a method.
-pub(crate) fn bind_next_id(env: &Env, this: &This, g: &Arc<AnyGenerator>) -> napi::Result<()> {
+pub(crate) fn bind_next_id(env: &Env, this: &This<'_>, g: &Arc<AnyGenerator>) -> napi::Result<()> {
     let data = Arc::into_raw(Arc::clone(g)) as *mut c_void;
     // SAFETY: `env` is live; `release_generator` frees `data`.
     let f = unsafe { function(env, c"nextId", Some(next_id), data, release_generator) }?;
@@ -189,7 +189,7 @@ unsafe extern "C" fn release_decoder(env: sys::napi_env, data: *mut c_void, _: *
 pub fn decoder<'e>(
     env: &'e Env,
     layout: &Layout,
-    mut scratch: Float64ArraySlice,
+    mut scratch: Float64ArraySlice<'_>,
 ) -> napi::Result<Unknown<'e>> {
     if scratch.len() < SCRATCH_LEN {
         return Err(napi::Error::new(

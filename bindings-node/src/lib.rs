@@ -53,7 +53,7 @@ fn opt(v: Option<Js>) -> Value {
 }
 
 /// The one conversion of a JavaScript value.
-pub(crate) fn value(v: &Unknown) -> napi::Result<Value> {
+pub(crate) fn value(v: &Unknown<'_>) -> napi::Result<Value> {
     // Every cast below is to the type `get_type` just read.
     Ok(match v.get_type()? {
         // SAFETY: the value is a number.
@@ -85,12 +85,12 @@ pub(crate) fn value(v: &Unknown) -> napi::Result<Value> {
 
 /// A `Layout` instance, an array, a plain object (its own enumerable string
 /// keys, in order), or another object.
-fn object(obj: Object) -> napi::Result<Value> {
+fn object(obj: Object<'_>) -> napi::Result<Value> {
     // napi-rs checks the wrapped class, so another class's object (or one
     // made with `Object.create(Layout.prototype)`) is refused here.
     // SAFETY: a live object of this call.
     let as_layout = unsafe { Unknown::from_raw_unchecked(obj.value().env, obj.raw()).cast() };
-    if let Ok(l) = as_layout.map(|l: ClassInstance<Layout>| l.inner) {
+    if let Ok(l) = as_layout.map(|l: ClassInstance<'_, Layout>| l.inner) {
         return Ok(Value::Layout(l));
     }
     if obj.is_array()? {
@@ -101,7 +101,7 @@ fn object(obj: Object) -> napi::Result<Value> {
     let proto = obj.get_prototype()?;
     let plain = proto.get_type()? == ValueType::Null
         // SAFETY: a prototype that is not null is an object.
-        || unsafe { proto.cast::<Object>()? }.get_prototype()?.get_type()? == ValueType::Null;
+        || unsafe { proto.cast::<Object<'_>>()? }.get_prototype()?.get_type()? == ValueType::Null;
     if !plain {
         return Ok(Value::Other("an object"));
     }
@@ -112,7 +112,7 @@ fn object(obj: Object) -> napi::Result<Value> {
     )?;
     let mut pairs = Vec::new();
     for i in 0..keys.get_array_length()? {
-        let key: Unknown = keys.get_element(i)?;
+        let key: Unknown<'_> = keys.get_element(i)?;
         if key.get_type()? == ValueType::String {
             let v: Js = obj.get_property_unchecked(key)?;
             // SAFETY: the key is a string (checked above).
@@ -402,7 +402,7 @@ impl Generator {
     #[napi(constructor)]
     pub fn new(
         env: &Env,
-        this: This,
+        this: This<'_>,
         #[napi(ts_arg_type = "Layout | string")] layout: Js,
         #[napi(ts_arg_type = "Record<string, UintLike>")] nodes: Option<Js>,
         #[napi(ts_arg_type = "GeneratorOptions")] options: Option<Js>,
