@@ -47,10 +47,10 @@ unsafe fn options_of(p: *const snowmint_options) -> R<Value> {
         return Ok(Value::Absent);
     };
     let text = |p: *const c_char| -> R<Value> {
-        // SAFETY: each string is NULL or NUL-terminated.
         Ok(if p.is_null() {
             Value::Absent
         } else {
+            // SAFETY: each string is NULL or NUL-terminated.
             unsafe { cstr(p) }?.into()
         })
     };

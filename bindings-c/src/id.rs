@@ -115,8 +115,9 @@ pub unsafe extern "C" fn snowmint_compose(
     out: *mut u64,
 ) -> snowmint_status {
     boundary(|| {
-        // SAFETY: NULL or valid pointers; `nodes` has `node_count` elements.
+        // SAFETY: NULL or valid pointers (the function's contract).
         let (l, out) = unsafe { (arg(layout)?, out_mut(out)?) };
+        // SAFETY: NULL or `node_count` readable values at `nodes`.
         let nodes = unsafe { nodes_by_value(&l.layout, nodes, node_count) }?;
         *out = l.layout.compose(time_ms, sequence, &nodes)?.get();
         Ok(())
@@ -136,8 +137,9 @@ pub unsafe extern "C" fn snowmint_compose_by_name(
     out: *mut u64,
 ) -> snowmint_status {
     boundary(|| {
-        // SAFETY: NULL or valid pointers; both arrays have `count` elements.
+        // SAFETY: NULL or valid pointers (the function's contract).
         let (l, out) = unsafe { (arg(layout)?, out_mut(out)?) };
+        // SAFETY: NULL or `count` readable elements in each array.
         let nodes = unsafe { nodes_by_name(&l.layout, names, values, count) }?;
         *out = l.layout.compose(time_ms, sequence, &nodes)?.get();
         Ok(())

@@ -94,8 +94,8 @@ pub unsafe extern "C" fn snowmint_layout_from_json(
     len: usize,
     out: *mut *const snowmint_layout,
 ) -> snowmint_status {
-    // SAFETY: the caller promises `len` readable bytes at `json`.
     new_layout(out, || {
+        // SAFETY: the caller promises `len` readable bytes at `json`.
         Ok(Layout::from_json(unsafe { str_len(json, len) }?)?)
     })
 }
@@ -113,8 +113,8 @@ pub(crate) fn layout_value<T: Copy>(
     default: T,
     f: impl FnOnce(&Layout) -> T,
 ) -> T {
-    // SAFETY: NULL or a valid layout.
     boundary_value(default, || {
+        // SAFETY: NULL or a valid layout.
         unsafe { layout.as_ref() }.map_or(default, |l| f(&l.layout))
     })
 }
@@ -309,8 +309,9 @@ pub unsafe extern "C" fn snowmint_layout_to_json(
     written: *mut usize,
 ) -> snowmint_status {
     boundary(|| {
-        // SAFETY: NULL or valid pointers; `buf` has `len` writable bytes.
+        // SAFETY: NULL or a valid layout.
         let l = unsafe { arg(layout) }?;
+        // SAFETY: NULL or valid pointers; `buf` has `len` writable bytes.
         unsafe { write_text(buf, len, written, &l.layout.to_json()) }
     })
 }

@@ -71,6 +71,7 @@ pub unsafe extern "C" fn snowmint_mask_new_hex(
         let tweak = if tweak_hex.is_null() {
             Vec::new()
         } else {
+            // SAFETY: as `key_hex`, and not NULL.
             IdMask::bytes_from_hex(unsafe { cstr(tweak_hex) }?)?
         };
         Ok((key, tweak))

@@ -124,7 +124,7 @@ unsafe extern "C" fn release_generator(_: sys::napi_env, data: *mut c_void, _: *
 
 /// Gives `this` (a new `Generator`) its own `nextId`, bound to `g`:
 /// writable, configurable and not enumerable, like a method.
-pub(crate) fn bind_next_id(env: &Env, this: &This, g: &Arc<AnyGenerator>) -> napi::Result<()> {
+pub(crate) fn bind_next_id(env: &Env, this: &This<'_>, g: &Arc<AnyGenerator>) -> napi::Result<()> {
     let data = Arc::into_raw(Arc::clone(g)) as *mut c_void;
     // SAFETY: `env` is live; `release_generator` frees `data`.
     let f = unsafe { function(env, c"nextId", Some(next_id), data, release_generator) }?;
@@ -177,6 +177,8 @@ unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_info) -
 unsafe extern "C" fn release_decoder(env: sys::napi_env, data: *mut c_void, _: *mut c_void) {
     // SAFETY: the `Box<Decoder>` of `decoder`, released once, with its reference.
     let d = unsafe { Box::from_raw(data as *mut Decoder) };
+    // SAFETY: `d.2` is the reference `decoder` made in this environment,
+    // deleted only here.
     unsafe { sys::napi_delete_reference(env, d.2) };
 }
 
@@ -187,7 +189,7 @@ unsafe extern "C" fn release_decoder(env: sys::napi_env, data: *mut c_void, _: *
 pub fn decoder<'e>(
     env: &'e Env,
     layout: &Layout,
-    mut scratch: Float64ArraySlice,
+    mut scratch: Float64ArraySlice<'_>,
 ) -> napi::Result<Unknown<'e>> {
     if scratch.len() < SCRATCH_LEN {
         return Err(napi::Error::new(
@@ -201,6 +203,9 @@ pub fn decoder<'e>(
     check_status!(unsafe {
         sys::napi_create_reference(env.raw(), scratch.raw(), 1, &mut reference)
     })?;
+    // SAFETY: JavaScript runs on this thread and not during this call, so
+    // nothing writes the array while the slice lives; only its pointer is
+    // kept, and the reference above keeps that memory alive for `decode`.
     let out = unsafe { scratch.as_mut() }.as_mut_ptr();
     let data = Box::into_raw(Box::new(Decoder(layout.inner, out, reference))).cast();
     // SAFETY: `env` is live; `release_decoder` frees `data`.

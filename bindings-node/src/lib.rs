@@ -53,13 +53,15 @@ fn opt(v: Option<Js>) -> Value {
 }
 
 /// The one conversion of a JavaScript value.
-pub(crate) fn value(v: &Unknown) -> napi::Result<Value> {
-    // SAFETY (every cast): the value is of the type just read.
+pub(crate) fn value(v: &Unknown<'_>) -> napi::Result<Value> {
+    // Every cast below is to the type `get_type` just read.
     Ok(match v.get_type()? {
+        // SAFETY: the value is a number.
         ValueType::Number => Value::Float(unsafe { v.cast()? }),
         ValueType::BigInt => {
             // napi-rs's `lossless` is also false for a negative value; the
             // core's asks only whether the magnitude fits 64 bits.
+            // SAFETY: the value is a bigint.
             let b: BigInt = unsafe { v.cast()? };
             let ((negative, low, _), lossless) = (b.get_u64(), b.words.len() == 1);
             Value::Int {
@@ -68,9 +70,12 @@ pub(crate) fn value(v: &Unknown) -> napi::Result<Value> {
                 lossless,
             }
         }
+        // SAFETY: the value is a string.
         ValueType::String => Value::Str(unsafe { v.cast()? }),
+        // SAFETY: the value is a boolean.
         ValueType::Boolean => Value::Bool(unsafe { v.cast()? }),
         ValueType::Undefined | ValueType::Null => Value::Absent,
+        // SAFETY: the value is an object.
         ValueType::Object => object(unsafe { v.cast()? })?,
         ValueType::Function => Value::Other("a function"),
         ValueType::Symbol => Value::Other("a symbol"),
@@ -80,12 +85,12 @@ pub(crate) fn value(v: &Unknown) -> napi::Result<Value> {
 
 /// A `Layout` instance, an array, a plain object (its own enumerable string
 /// keys, in order), or another object.
-fn object(obj: Object) -> napi::Result<Value> {
+fn object(obj: Object<'_>) -> napi::Result<Value> {
     // napi-rs checks the wrapped class, so another class's object (or one
     // made with `Object.create(Layout.prototype)`) is refused here.
     // SAFETY: a live object of this call.
     let as_layout = unsafe { Unknown::from_raw_unchecked(obj.value().env, obj.raw()).cast() };
-    if let Ok(l) = as_layout.map(|l: ClassInstance<Layout>| l.inner) {
+    if let Ok(l) = as_layout.map(|l: ClassInstance<'_, Layout>| l.inner) {
         return Ok(Value::Layout(l));
     }
     if obj.is_array()? {
@@ -96,7 +101,7 @@ fn object(obj: Object) -> napi::Result<Value> {
     let proto = obj.get_prototype()?;
     let plain = proto.get_type()? == ValueType::Null
         // SAFETY: a prototype that is not null is an object.
-        || unsafe { proto.cast::<Object>()? }.get_prototype()?.get_type()? == ValueType::Null;
+        || unsafe { proto.cast::<Object<'_>>()? }.get_prototype()?.get_type()? == ValueType::Null;
     if !plain {
         return Ok(Value::Other("an object"));
     }
@@ -107,7 +112,7 @@ fn object(obj: Object) -> napi::Result<Value> {
     )?;
     let mut pairs = Vec::new();
     for i in 0..keys.get_array_length()? {
-        let key: Unknown = keys.get_element(i)?;
+        let key: Unknown<'_> = keys.get_element(i)?;
         if key.get_type()? == ValueType::String {
             let v: Js = obj.get_property_unchecked(key)?;
             // SAFETY: the key is a string (checked above).
@@ -397,7 +402,7 @@ impl Generator {
     #[napi(constructor)]
     pub fn new(
         env: &Env,
-        this: This,
+        this: This<'_>,
         #[napi(ts_arg_type = "Layout | string")] layout: Js,
         #[napi(ts_arg_type = "Record<string, UintLike>")] nodes: Option<Js>,
         #[napi(ts_arg_type = "GeneratorOptions")] options: Option<Js>,

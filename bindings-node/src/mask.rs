@@ -10,7 +10,7 @@ use crate::{value, Js, Layout, OrThrow};
 
 /// A key or tweak: a `Uint8Array` (a `Buffer` is one), or a hex string (the
 /// core reads the hex and refuses any other type).
-fn key_bytes(env: &Env, v: &Unknown, arg: &str) -> napi::Result<Vec<u8>> {
+fn key_bytes(env: &Env, v: &Unknown<'_>, arg: &str) -> napi::Result<Vec<u8>> {
     let given = if v.is_typedarray()? {
         // SAFETY: a live value of this call.
         match unsafe { Uint8ArraySlice::from_napi_value(env.raw(), v.raw()) } {
@@ -41,8 +41,8 @@ impl IdMask {
     pub fn new(
         env: &Env,
         #[napi(ts_arg_type = "Layout | string")] layout: Js,
-        #[napi(ts_arg_type = "Uint8Array | string")] key: Unknown,
-        #[napi(ts_arg_type = "Uint8Array | string")] tweak: Option<Unknown>,
+        #[napi(ts_arg_type = "Uint8Array | string")] key: Unknown<'_>,
+        #[napi(ts_arg_type = "Uint8Array | string")] tweak: Option<Unknown<'_>>,
     ) -> napi::Result<Self> {
         let layout = layout.0.to_layout().or_throw(env)?;
         let key = key_bytes(env, &key, "key")?;

@@ -64,7 +64,7 @@ struct IdVisitor;
 impl Visitor<'_> for IdVisitor {
     type Value = Id;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a 64-bit ID as a decimal string or a non-negative integer")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Id, E> {
@@ -127,7 +127,7 @@ struct FormatVisitor;
 impl Visitor<'_> for FormatVisitor {
     type Value = Format;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an ID format name (decimal, base32, base62)")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Format, E> {
@@ -146,7 +146,7 @@ impl<'de> Deserialize<'de> for Format {
 struct Descriptor<'a>(&'a Layout);
 
 impl fmt::Display for Descriptor<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.write_json(f)
     }
 }
@@ -162,7 +162,7 @@ struct LayoutVisitor;
 impl Visitor<'_> for LayoutVisitor {
     type Value = Layout;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a layout preset name or JSON descriptor string")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Layout, E> {

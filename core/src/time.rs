@@ -205,7 +205,9 @@ fn digits(b: &[u8], from: usize, len: usize) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    // The test harness has std even when the crate is built without it.
+    // The test harness has std even when the crate is built without it
+    // (with it, `std` is already in scope and this would be redundant).
+    #[cfg(not(feature = "std"))]
     extern crate std;
     use super::*;
     use std::string::ToString;

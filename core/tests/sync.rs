@@ -210,9 +210,12 @@ fn a_generator_inherited_across_fork_refuses_to_run() {
         )
         .and_then(|f| f.next_id());
         let ok = inherited == Err("process_forked") && fresh.is_ok();
+        // SAFETY: ends the child without running the parent's test harness
+        // (no destructors, no atexit handlers: nothing of the parent's state).
         unsafe { libc::_exit(if ok { 0 } else { 1 }) };
     }
     let mut status = 0;
+    // SAFETY: `pid` is this process's child; `status` is a live `c_int`.
     unsafe { libc::waitpid(pid, &mut status, 0) };
     assert!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
