@@ -1208,6 +1208,7 @@ fn loss_store(server: &Scratch) -> RedisStore {
     RedisStore::with_settings(&format!("redis://127.0.0.1:{}/0", server.port), &settings).unwrap()
 }
 
+#[track_caller]
 fn is_lost<T: std::fmt::Debug>(r: Result<T, StoreError>) -> String {
     match r {
         Err(StoreError::Lost(m)) => m,
