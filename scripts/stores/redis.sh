@@ -46,7 +46,8 @@ redis_stop() {
 # server = run_id/master_replid), unless it already names this server, and
 # waits until the server's clock passed its fence. A server this script just
 # started never served a holder: fence 0. Another gets the fence init gives
-# with the default settings (redis_max_window_ms 30,000 + max_skew_ms 5,000),
+# with the default settings (redis_max_window_ms 30,000 + 2 x max_skew_ms
+# 5,000 = 40,000 ms: INIT and CLAIM in lease/src/redis_store/scripts.rs),
 # waited out once per server start. Spoken over /dev/tcp: redis-cli is not
 # needed for a server that already runs.
 redis_vouch() {
@@ -60,7 +61,7 @@ local i = redis.call('HMGET', KEYS[1], 'server', 'fence_ms')
 local fence = tonumber(i[2])
 if i[1] ~= run .. '/' .. repl or not fence then
   fence = 0
-  if ARGV[1] ~= 'fresh' then fence = now + 35000 end
+  if ARGV[1] ~= 'fresh' then fence = now + 40000 end
   redis.call('HSET', KEYS[1], 'server', run .. '/' .. repl, 'fence_ms', string.format('%.0f', fence))
 end
 return math.max(0, fence - now)"

@@ -2,8 +2,8 @@
 //!
 //! ```text
 //! snowmint:lease:{<space key>}:space     string: the space's canonical text (checked on every claim)
-//! snowmint:lease:{<space key>}:slot:<n>  hash: token, counter, expires_ms, hwm_ms
-//! snowmint:lease:{<space key>}:marker    hash: server, fence_ms, max_window_ms
+//! snowmint:lease:{<space key>}:slot:<n>  hash: token, counter, expires_ms, hwm_ms, epoch
+//! snowmint:lease:{<space key>}:marker    hash: server, fence_ms, max_window_ms, epoch
 //! snowmint:lease:init                    hash: server, fence_ms (`lease init`)
 //! ```
 //!
@@ -23,9 +23,12 @@
 //! after such a loss: the space's marker names the server (`run_id` and
 //! `master_replid`) that holds its records; a claim that finds it missing or
 //! naming another server fences every slot's `hwm` to at least store time +
-//! `redis_max_window_ms` + `max_skew_ms`, above every reservation confirmed
-//! before the loss (the argument: scripts.rs, CLAIM, and docs/SEMANTICS.md,
-//! "Redis").
+//! `redis_max_window_ms` + 2 × `max_skew_ms`, above every reservation
+//! confirmed before the loss, and starts a new epoch. Each record carries the
+//! epoch it was claimed under; a renewal or release is `Lost` unless the
+//! marker names this server with the record's epoch, so a holder whose record
+//! a rollback brought back cannot go on (the argument: scripts.rs, CLAIM, and
+//! docs/SEMANTICS.md, "Redis").
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -63,7 +66,7 @@ pub struct RedisStore {
     timeout: Duration,
     /// `redis_max_window_ms`: the largest window served, and the fence's span.
     max_window_ms: u64,
-    /// `max_skew_ms`: added to the fence for a new server's clock.
+    /// `max_skew_ms`: twice added to the fence (clocks ahead, then behind).
     skew_ms: u64,
     /// `redis_allow_eviction`.
     allow_eviction: bool,
@@ -201,6 +204,10 @@ impl RedisStore {
         format!("{}:slot:{slot}", Self::base(space))
     }
 
+    fn marker_key(space: &SlotSpace) -> String {
+        format!("{}:marker", Self::base(space))
+    }
+
     /// Every key matching `pattern` (`SCAN`, so the server is never blocked
     /// for long).
     fn scan(&self, pattern: &str) -> Result<Vec<String>, StoreError> {
@@ -253,6 +260,14 @@ impl RedisStore {
     }
 
     fn lost(holder: &Holder, reply: &[String]) -> StoreError {
+        if reply.get(2).map(String::as_str) == Some("epoch") {
+            return StoreError::Lost(format!(
+                "slot {}: the store lost data since this claim (Redis restarted, failed over \
+                 or was wiped; its record may be an old copy): its space's marker names another \
+                 server or epoch",
+                holder.slot
+            ));
+        }
         match reply.get(1).map(String::as_str) {
             Some("0") => StoreError::Lost(format!(
                 "slot {}'s record is gone from the store (were Redis's data lost?)",
@@ -367,6 +382,7 @@ impl Store for RedisStore {
         let reply: Vec<String> = self.with_conn(|c| {
             self.renew
                 .key(&key)
+                .key(Self::marker_key(space))
                 .arg(&holder.token)
                 .arg(holder.counter)
                 .arg(ttl_ms)
@@ -396,6 +412,7 @@ impl Store for RedisStore {
         let reply: Vec<String> = self.with_conn(|c| {
             self.release
                 .key(&key)
+                .key(Self::marker_key(space))
                 .arg(&holder.token)
                 .arg(holder.counter)
                 .arg(last_ms)
@@ -415,14 +432,17 @@ impl Store for RedisStore {
     /// Writes the init key: spaces first claimed later on this server (same
     /// `run_id` and `master_replid`) need no fence of their own. Kept if it
     /// already names this server; else written with a fence at store time +
-    /// `redis_max_window_ms` + `max_skew_ms` (a wipe just before may have left
-    /// live holders). Refuses a server that may evict keys without a TTL,
+    /// `redis_max_window_ms` + 2 × `max_skew_ms`, as a claim's (a wipe just
+    /// before may have left live holders). Refuses a server that may evict keys without a TTL,
     /// unless `redis_allow_eviction` (claims then trust no init key).
     fn init(&self) -> Result<(), StoreError> {
         let reply: Vec<String> = self.with_conn(|c| {
             self.init
                 .key(INIT_KEY)
-                .arg(self.max_window_ms.saturating_add(self.skew_ms))
+                .arg(
+                    self.max_window_ms
+                        .saturating_add(self.skew_ms.saturating_mul(2)),
+                )
                 .arg(if self.allow_eviction { "1" } else { "0" })
                 .invoke(c)
         })?;
@@ -499,6 +519,8 @@ impl Store for RedisStore {
     }
 
     /// One Lua script: decides by `TIME` and clears the token (`hwm` kept).
+    /// The record's epoch is not checked: freeing a record from before a data
+    /// loss lowers nothing (a claim counts its `hwm` as at least the fence).
     fn release_slot(
         &self,
         space_key: &str,

@@ -11,17 +11,19 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function int(n) return string.format('%.0f', n) end
 -- A slot's record: nil (bad), {used=false} (no record), or its fields.
+-- `epoch` is the marker epoch it was claimed under ('' if it has none).
 local function read(key)
-  local h = redis.pcall('HMGET', key, 'token', 'counter', 'expires_ms', 'hwm_ms')
+  local h = redis.pcall('HMGET', key, 'token', 'counter', 'expires_ms', 'hwm_ms', 'epoch')
   if h.err then return nil, h.err end
   if not h[1] and not h[2] and not h[3] and not h[4] then
-    return {used = false, token = '', counter = 0, expires = 0, hwm = 0}
+    return {used = false, token = '', counter = 0, expires = 0, hwm = 0, epoch = ''}
   end
   local counter, expires, hwm = tonumber(h[2]), tonumber(h[3]), tonumber(h[4])
   if type(h[1]) ~= 'string' or not counter or not expires or not hwm then
     return nil, 'fields token, counter, expires_ms, hwm_ms expected'
   end
-  return {used = true, token = h[1], counter = counter, expires = expires, hwm = hwm}
+  return {used = true, token = h[1], counter = counter, expires = expires, hwm = hwm,
+    epoch = h[5] or ''}
 end
 -- The server's identity: its run_id (new at every start) and replication ID
 -- (new when a replica is promoted). nil if INFO does not show them.
@@ -30,6 +32,16 @@ local function identity()
   local repl = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')
   if not run or not repl then return nil end
   return run .. '/' .. repl
+end
+-- Whether a holder whose record `r` (KEYS[1]) matched its token may still
+-- act on it: the space's marker (KEYS[2]) must exist, name this server and
+-- carry the epoch the record was claimed under. Else the store lost data
+-- since that claim, and the record may be a copy from before a successor's
+-- claim (a rollback brings back old records, tokens and counters included).
+local function current(r)
+  local m = redis.pcall('HMGET', KEYS[2], 'server', 'epoch')
+  if m.err or not m[1] or not m[2] or m[2] == '' then return false end
+  return m[1] == identity() and m[2] == r.epoch
 end
 -- The eviction policy if it may evict keys without a TTL (ours), else nil.
 local function evicting()
@@ -47,13 +59,19 @@ end
 /// slot, why}, {'window', max}, {'eviction', policy}, {'noidentity'} or
 /// {'maxwindow', stored}.
 ///
-/// The fence: every `hwm` a holder was confirmed is at most its store time +
-/// max_window_ms (+ skew_ms, below). The marker names the server that wrote
-/// the space's records since the last fence; if it is missing or names
-/// another server (a wipe, a restart, a failover: records may be older than
-/// what holders were confirmed), the claim writes a new fence at now +
-/// max_window_ms + skew_ms, above every reservation confirmed before the loss,
-/// and every slot's `hwm` counts as at least the fence.
+/// The fence: every `hwm` a holder was confirmed is at most the store time
+/// of that confirmation + max_window_ms. That time may have been up to
+/// skew_ms ahead of true time (a claim checks the skew), and the store clock
+/// read now may be up to skew_ms behind it (stepped back, claims still
+/// accepted): 2 * skew_ms between the two readings. The marker names the
+/// server that wrote the space's records since the last fence; if it is
+/// missing, has no epoch or names another server (a wipe, a restart, a
+/// failover: records may be older than what holders were confirmed), the
+/// claim writes a new fence at now + max_window_ms + 2 * skew_ms, above every
+/// reservation confirmed before the loss, and every slot's `hwm` counts as at
+/// least the fence. It also writes a new epoch (this server and the claim's
+/// random token): records claimed before carry another, so their holders'
+/// renewals and releases answer lost (RENEW, RELEASE).
 pub(super) const CLAIM: &str = r"
 local base = KEYS[1]
 local text, slots, prefer = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -71,17 +89,20 @@ if type(stored) == 'table' then return {'badspace', stored.err or 'not a string'
 if stored and stored ~= text then
   return {'badspace', 'another slot space is stored under its key'}
 end
-local m = redis.pcall('HMGET', base .. ':marker', 'server', 'fence_ms', 'max_window_ms')
+local m = redis.pcall('HMGET', base .. ':marker', 'server', 'fence_ms', 'max_window_ms', 'epoch')
 if m.err then return {'badspace', 'marker: ' .. m.err} end
-local fence
-if m[1] == server then
-  fence = tonumber(m[2])
+local fence, epoch
+if m[1] == server and m[4] and m[4] ~= '' then
+  fence, epoch = tonumber(m[2]), m[4]
   if not fence then return {'badspace', 'marker: fence_ms expected'} end
   if tonumber(m[3]) ~= maxw then return {'maxwindow', tostring(m[3])} end
 else
   -- Holders of the lost records may have used the marker's (larger) bound.
-  local span = math.max(maxw, tonumber(m[3]) or 0) + skew
+  local span = math.max(maxw, tonumber(m[3]) or 0) + 2 * skew
   fence = now + span
+  -- New at every marker write (the token is random), so no record written
+  -- before this one carries it.
+  epoch = server .. '/' .. token
   if not m[1] and not stored and not allow then
     -- A space never claimed on a server `lease init` vouched for since
     -- (same identity, so no restart or failover; a wipe removes the init
@@ -93,13 +114,13 @@ else
     end
   end
   redis.call('HSET', base .. ':marker', 'server', server, 'fence_ms', int(fence),
-    'max_window_ms', int(maxw))
+    'max_window_ms', int(maxw), 'epoch', epoch)
 end
 if not stored then redis.call('SET', base .. ':space', text) end
 -- A slot's hwm as this claim counts it: never below the fence; with
 -- evictions allowed, a missing record may be an evicted one: fenced anew.
 local function hwm_of(r)
-  if allow and not r.used then return math.max(fence, now + maxw + skew) end
+  if allow and not r.used then return math.max(fence, now + maxw + 2 * skew) end
   return math.max(r.hwm, fence)
 end
 local pick, rec
@@ -130,13 +151,14 @@ local counter = rec.counter + 1
 local expires = now + ttl
 local hwm = math.max(prev, now + window)
 redis.call('HSET', base .. ':slot:' .. pick, 'token', token, 'counter', int(counter),
-  'expires_ms', int(expires), 'hwm_ms', int(hwm))
+  'expires_ms', int(expires), 'hwm_ms', int(hwm), 'epoch', epoch)
 return {'claimed', int(pick), int(counter), int(prev), int(hwm), int(expires), int(fence)}
 ";
 
-/// KEYS[1]: the slot's hash. ARGV: token, counter, ttl_ms, window_ms,
-/// max_window_ms. Returns {'ok', hwm, expires}, {'lost', counter},
-/// {'window', max} or {'badrecord', why}.
+/// KEYS[1]: the slot's hash, KEYS[2]: the space's marker. ARGV: token,
+/// counter, ttl_ms, window_ms, max_window_ms. Returns {'ok', hwm, expires},
+/// {'lost', counter}, {'lost', counter, 'epoch'} (the store lost data since
+/// the claim), {'window', max} or {'badrecord', why}.
 pub(super) const RENEW: &str = r"
 if tonumber(ARGV[4]) > tonumber(ARGV[5]) then return {'window', ARGV[5]} end
 local r, why = read(KEYS[1])
@@ -144,20 +166,24 @@ if not r then return {'badrecord', why} end
 if r.token ~= ARGV[1] or r.counter ~= tonumber(ARGV[2]) then
   return {'lost', int(r.counter)}
 end
+if not current(r) then return {'lost', int(r.counter), 'epoch'} end
 local expires = now + tonumber(ARGV[3])
 local hwm = math.max(r.hwm, now + tonumber(ARGV[4]))
 redis.call('HSET', KEYS[1], 'expires_ms', int(expires), 'hwm_ms', int(hwm))
 return {'ok', int(hwm), int(expires)}
 ";
 
-/// KEYS[1]: the slot's hash. ARGV: token, counter, last_ms.
-/// Returns {'ok'}, {'lost', counter} or {'badrecord', why}.
+/// KEYS[1]: the slot's hash, KEYS[2]: the space's marker. ARGV: token,
+/// counter, last_ms. Returns {'ok'}, {'lost', counter}, {'lost', counter,
+/// 'epoch'} (as RENEW; the record is left as it is: claims fence it) or
+/// {'badrecord', why}.
 pub(super) const RELEASE: &str = r"
 local r, why = read(KEYS[1])
 if not r then return {'badrecord', why} end
 if r.token ~= ARGV[1] or r.counter ~= tonumber(ARGV[2]) then
   return {'lost', int(r.counter)}
 end
+if not current(r) then return {'lost', int(r.counter), 'epoch'} end
 redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now), 'hwm_ms', ARGV[3])
 return {'ok'}
 ";
@@ -179,7 +205,8 @@ redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now))
 return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '1'}
 ";
 
-/// KEYS[1]: the store's init key. ARGV: max_window_ms + skew_ms,
+/// KEYS[1]: the store's init key. ARGV: max_window_ms + 2 * skew_ms (as
+/// CLAIM's fence),
 /// allow_eviction. Vouches for the spaces not yet claimed on this server:
 /// keeps the key if it names this server, else writes it with a fence at
 /// now plus the span (a wipe just before may have left live holders, whose
