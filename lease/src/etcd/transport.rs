@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 use crate::error::LeaseError;
 use crate::file::system_ms;
 use crate::store::StoreError;
+use crate::url::{percent_decode, Authority};
 
 /// A client of one etcd member's JSON gateway.
 pub(super) struct Client {
@@ -129,13 +130,13 @@ impl Client {
                 crate::url::redact(&format!("etcd://{rest}"))
             )));
         }
-        let (credentials, host) = match rest.rsplit_once('@') {
-            Some((userinfo, host)) => {
-                let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-                let decode = |s: &str| percent_decode(s);
-                (Some((decode(user)?, decode(password)?)), host)
-            }
-            None => (None, rest),
+        let authority = Authority::parse(rest);
+        let credentials = match authority.user {
+            Some(user) => Some((
+                percent_decode(user, "etcd user")?,
+                percent_decode(authority.password.unwrap_or(""), "etcd password")?,
+            )),
+            None => None,
         };
         let timeout = Duration::from_millis(timeout_ms.max(1));
         let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -146,7 +147,7 @@ impl Client {
             .build()
             .into();
         Ok(Client {
-            base: format!("http://{host}"),
+            base: format!("http://{}", authority.host),
             name: crate::url::redact(&format!("etcd://{rest}")),
             credentials,
             token: Mutex::new(None),
@@ -346,30 +347,6 @@ pub(super) fn parse_kvs(kvs: &Value) -> Result<Vec<(String, Kv)>, StoreError> {
             ))
         })
         .collect()
-}
-
-/// Percent-decoding of the user information.
-fn percent_decode(s: &str) -> Result<String, LeaseError> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let v = s
-                .get(i + 1..i + 3)
-                .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| {
-                    LeaseError::url("bad percent escape in the etcd user or password")
-                })?;
-            out.push(v);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out)
-        .map_err(|_| LeaseError::url("the etcd user or password decodes to invalid UTF-8"))
 }
 
 /// Why an HTTP call failed.

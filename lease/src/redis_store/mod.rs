@@ -270,10 +270,7 @@ impl RedisStore {
 /// The password of a `scheme://user:password@host` URL, decoded as the client
 /// decodes it (for scrubbing messages about a URL the client refused).
 fn password_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
-    let userinfo = authority.rsplit_once('@')?.0;
-    let pw = userinfo.split_once(':')?.1;
+    let pw = crate::url::Authority::of_url(url)?.1.password?;
     (!pw.is_empty()).then(|| pw.to_string())
 }
 
