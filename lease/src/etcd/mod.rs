@@ -33,8 +33,8 @@ use crate::file::new_token;
 use crate::file::State;
 use crate::space::SlotSpace;
 use crate::store::{
-    check_space_key, is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease,
-    SlotState, SpaceRecord, Store, StoreError,
+    check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep, Renewal, SlotRecord,
+    SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
 
 mod transport;
@@ -528,40 +528,47 @@ impl Store for EtcdStore {
     }
 
     /// One transaction, if the holder key and the state are as read: the
-    /// state with the token cleared (`hwm` and counter kept), the holder key
-    /// deleted; then its etcd lease revoked.
+    /// state with the token cleared (`hwm` kept or reset, counter kept), the
+    /// holder key deleted; then its etcd lease revoked.
     fn release_slot(
         &self,
         space_key: &str,
         slot: u64,
         force: bool,
+        reset_hwm_ms: Option<u64>,
     ) -> Result<SlotRelease, StoreError> {
         check_space_key(space_key)?;
         let prefix = format!("{ROOT}{space_key}/slot/{slot}/");
         let (state_key, holder_key) = (format!("{prefix}state"), format!("{prefix}holder"));
         for _ in 0..ROUNDS {
             let read = self.read_slot(space_key, slot)?;
-            let Some(holder) = &read.holder else {
+            if read.state.is_none() && read.holder.is_none() {
                 return Ok(SlotRelease::WasFree);
-            };
+            }
             let now = self.now_ms()?;
             let record = self.slot_record(slot, &read, now)?;
-            if record.state == SlotState::Held && !force {
-                return Ok(SlotRelease::Refused(record));
+            match ReleaseStep::of(record.state, force, reset_hwm_ms) {
+                ReleaseStep::Nothing => return Ok(SlotRelease::WasFree),
+                ReleaseStep::Refuse => return Ok(SlotRelease::Refused(record)),
+                ReleaseStep::Write => {}
             }
             let state = State {
-                hwm_ms: record.hwm_ms,
+                hwm_ms: reset_hwm_ms.unwrap_or(record.hwm_ms),
                 counter: record.counter,
                 token: String::new(),
+            };
+            // The holder key as read: absent stays absent (a claim between
+            // the read and this transaction fails it), present is deleted.
+            let holder_as_read = match &read.holder {
+                Some(h) => json!({"key": b64(&holder_key), "result": "EQUAL", "target": "MOD",
+                                  "mod_revision": h.mod_revision.to_string()}),
+                None => json!({"key": b64(&holder_key), "result": "EQUAL", "target": "CREATE",
+                               "create_revision": "0"}),
             };
             let answer = self.client.call(
                 "kv/txn",
                 &json!({
-                    "compare": [
-                        {"key": b64(&holder_key), "result": "EQUAL", "target": "MOD",
-                         "mod_revision": holder.mod_revision.to_string()},
-                        Self::state_unchanged(&state_key, &read),
-                    ],
+                    "compare": [holder_as_read, Self::state_unchanged(&state_key, &read)],
                     "success": [
                         {"request_put": {"key": b64(&state_key), "value": b64(&state.to_text())}},
                         {"request_delete_range": {"key": b64(&holder_key)}},
@@ -569,7 +576,7 @@ impl Store for EtcdStore {
                 }),
             )?;
             if answer["succeeded"].as_bool() == Some(true) {
-                if holder.lease != 0 {
+                if let Some(holder) = read.holder.as_ref().filter(|h| h.lease != 0) {
                     self.client.revoke(holder.lease);
                 }
                 return Ok(SlotRelease::Released(record));
