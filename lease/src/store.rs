@@ -159,6 +159,8 @@ pub trait Store: Send + Sync {
 
 /// What an operator's release does with a slot found in `state`: the one
 /// rule of [`Store::release_slot`] that every store applies.
+// Without the file store (not unix) only the network stores' features use it.
+#[cfg_attr(not(unix), allow(dead_code))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ReleaseStep {
     /// Nothing to do: [`SlotRelease::WasFree`].
@@ -169,6 +171,7 @@ pub(crate) enum ReleaseStep {
     Write,
 }
 
+#[cfg_attr(not(unix), allow(dead_code))]
 impl ReleaseStep {
     /// The step for a slot in `state` (a slot never claimed counts as free).
     pub(crate) fn of(state: SlotState, force: bool, reset_hwm_ms: Option<u64>) -> ReleaseStep {
