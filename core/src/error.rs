@@ -240,6 +240,11 @@ pub enum LeaseProblem {
     /// generator of this process holds: it would keep issuing with them
     /// after the lease ends, when another process may hold the slot.
     NodesLeased,
+    /// The store, as configured, cannot keep the leases' guarantees (an
+    /// evicting Redis, a network filesystem, a directory other users may
+    /// write...): refused before anything was claimed. The detail names the
+    /// setting to change; retrying does not help.
+    Refused,
 }
 
 /// Why a generator option was refused.
@@ -628,6 +633,7 @@ impl LeaseProblem {
                 "these node values are leased by a generator of this process",
                 [N(0); 3],
             ),
+            LeaseProblem::Refused => ("the store cannot keep leases safe as configured", [N(0); 3]),
         }
     }
 }

@@ -65,6 +65,9 @@ pub enum StoreError {
     Lost(String),
     /// The store holds something this version cannot read.
     BadRecord(String),
+    /// The store, as configured, cannot keep the guarantees (the cause names
+    /// the setting): nothing was written, and trying again does not help.
+    Refused(String),
 }
 
 /// A lease store. Every method is one atomic step on the store; the driver

@@ -426,6 +426,11 @@ fn a_world_writable_store_directory_is_refused() {
             .contains("may be written by every user (mode 777, no sticky bit): refused"),
         "{e}"
     );
+    assert!(
+        e.to_string()
+            .contains("cannot keep leases safe as configured"),
+        "{e}"
+    );
     set_mode(&store, 0o1777);
     open_at(&url, None).unwrap().close().unwrap();
     if is_root() {

@@ -1067,6 +1067,9 @@ fn evicting_servers_are_refused_unless_allowed() {
     let m = e.to_string();
     assert!(m.contains("maxmemory-policy is allkeys-lru"), "{m}");
     assert!(m.contains("redis_allow_eviction=true"), "{m}");
+    // A refusal names the configuration, not a store that did not answer.
+    assert!(m.contains("cannot keep leases safe as configured"), "{m}");
+    assert!(!m.contains("did not answer"), "{m}");
     let e = open("redis_allow_eviction=maybe").unwrap_err();
     assert_eq!(e.code(), "invalid_option", "{e}");
     let e = snowmint_lease::ops::init(&server.url("")).unwrap_err();
@@ -1133,7 +1136,7 @@ fn wide_spaces_are_capped_and_the_widest_claim_is_quick() {
     let s = RedisStore::new(&format!("redis://127.0.0.1:{}/0", server.port), 5_000).unwrap();
     let space = SlotSpace::new(wide(15), &[("datacenter", 1)], Some("wide")).unwrap();
     match s.claim(&space, &req(60_000, 1_000)) {
-        Err(StoreError::Unreachable(m)) => {
+        Err(StoreError::Refused(m)) => {
             assert!(m.contains("32768 values"), "{m}");
             assert!(m.contains("at most 16384"), "{m}");
         }
@@ -1193,7 +1196,7 @@ fn init_vouches_for_new_spaces_after_its_fence() {
     assert!(again.prev_hwm_ms >= before + 3_000, "{again:?}");
 
     match s.claim(&space("late"), &req(60_000, 2_001)) {
-        Err(StoreError::Unreachable(m)) => {
+        Err(StoreError::Refused(m)) => {
             assert!(m.contains("above redis_max_window_ms (2000)"), "{m}")
         }
         other => panic!("{other:?}"),

@@ -224,7 +224,10 @@ pub fn late_claim_hwm(claim: &Claim) -> u64 {
 /// A store error as `last_error` shows it.
 pub fn describe(e: &StoreError) -> String {
     match e {
-        StoreError::Unreachable(d) | StoreError::Lost(d) | StoreError::BadRecord(d) => d.clone(),
+        StoreError::Unreachable(d)
+        | StoreError::Lost(d)
+        | StoreError::BadRecord(d)
+        | StoreError::Refused(d) => d.clone(),
         StoreError::NoFreeSlot => "no free slot".into(),
     }
 }

@@ -558,6 +558,7 @@ pub(crate) fn store_error(name: &str, slots: u64, e: StoreError) -> LeaseError {
         StoreError::Unreachable(d) | StoreError::Lost(d) => (LeaseProblem::Unreachable, d),
         StoreError::NoFreeSlot => (LeaseProblem::NoFreeSlot { slots }, String::new()),
         StoreError::BadRecord(d) => (LeaseProblem::BadRecord, d),
+        StoreError::Refused(d) => (LeaseProblem::Refused, d),
     };
     let detail = if detail.is_empty() {
         name.to_string()

@@ -201,13 +201,13 @@ pub(super) fn check_filesystem(
     match class {
         FsClass::Local => Ok(()),
         FsClass::Volatile if !default_dir => Ok(()),
-        FsClass::Volatile => Err(StoreError::Unreachable(format!(
+        FsClass::Volatile => Err(StoreError::Refused(format!(
             "the default directory {} is on {name}, which forgets every hwm at reboot \
              (safe only if the clock never steps back across one): set XDG_STATE_HOME or HOME, \
              name a directory on a disk (file:/var/lib/app/ids), or add allow_fs={name} to the URL",
             dir.display()
         ))),
-        FsClass::Shared => Err(StoreError::Unreachable(format!(
+        FsClass::Shared => Err(StoreError::Refused(format!(
             "{} is on {name}, a network, cluster or FUSE filesystem (or one this system cannot \
              name), where flock may not exclude other holders: use a local directory or a \
              network store; allow_fs={name} in the URL accepts it if its locks really exclude",
@@ -245,7 +245,7 @@ pub(super) fn private_dir(dir: &Path) -> Result<(), StoreError> {
     } else {
         return Ok(());
     };
-    Err(StoreError::Unreachable(format!(
+    Err(StoreError::Refused(format!(
         "the default directory {} {why}: refused (another user could lower its hwm); \
          if it is yours, make it private (chmod 700: its hwm values are worth keeping), \
          else remove it, or name a directory (file:/path)",
@@ -257,7 +257,7 @@ pub(super) fn private_dir(dir: &Path) -> Result<(), StoreError> {
 pub(super) fn check_store_dir(dir: &Path) -> Result<fs::Metadata, StoreError> {
     let m = fs::metadata(dir).map_err(|e| io_err("cannot stat", dir, e))?;
     if m.mode() & 0o002 != 0 && m.mode() & 0o1000 == 0 {
-        return Err(StoreError::Unreachable(format!(
+        return Err(StoreError::Refused(format!(
             "{} may be written by every user (mode {:o}, no sticky bit): refused (another user \
              could replace its files and lower an hwm)",
             dir.display(),
@@ -289,7 +289,7 @@ pub(super) fn check_space_dir(sdir: &Path, store: &fs::Metadata) -> Result<(), S
     } else {
         return Ok(());
     };
-    Err(StoreError::Unreachable(format!(
+    Err(StoreError::Refused(format!(
         "{} {why}: refused (another user could lower its hwm)",
         sdir.display()
     )))
@@ -420,7 +420,7 @@ mod tests {
         check_filesystem(shm, None, false).unwrap();
         let e = check_filesystem(shm, None, true).unwrap_err();
         assert!(
-            matches!(&e, StoreError::Unreachable(m) if m.contains("is on tmpfs, which forgets every hwm")),
+            matches!(&e, StoreError::Refused(m) if m.contains("is on tmpfs, which forgets every hwm")),
             "{e:?}"
         );
         check_filesystem(shm, Some("tmpfs"), true).unwrap();

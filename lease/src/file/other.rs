@@ -35,7 +35,7 @@ impl FileStore {
     }
 
     fn unavailable(&self) -> StoreError {
-        StoreError::Unreachable(format!(
+        StoreError::Refused(format!(
             "the file store needs a Unix system (flock): {} cannot be used here; \
              use a network store (postgres, mysql, redis, etcd)",
             self.describe()
@@ -105,7 +105,7 @@ mod tests {
         let e = store.claim(&space, &req).unwrap_err();
         assert_eq!(
             e,
-            StoreError::Unreachable(
+            StoreError::Refused(
                 "the file store needs a Unix system (flock): file:C:/ids cannot be used here; \
                  use a network store (postgres, mysql, redis, etcd)"
                     .into()

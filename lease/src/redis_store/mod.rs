@@ -239,7 +239,7 @@ impl RedisStore {
     /// The refusals every script may answer, as errors naming the setting.
     fn refusal(&self, reply: &[String]) -> Option<StoreError> {
         let arg = reply.get(1).map_or("?", String::as_str);
-        Some(StoreError::Unreachable(match reply.first()?.as_str() {
+        Some(StoreError::Refused(match reply.first()?.as_str() {
             "window" => format!(
                 "window_ms is above redis_max_window_ms ({arg}): the fence after a data loss \
                  must cover every holder's reservation"
@@ -316,7 +316,7 @@ impl Store for RedisStore {
 
     fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
         if space.slots() > MAX_SLOTS {
-            return Err(StoreError::Unreachable(format!(
+            return Err(StoreError::Refused(format!(
                 "the leased field '{}' has {} values; the Redis store serves at most {MAX_SLOTS} \
                  (14 bits: a claim reads them all in one script, blocking the server)",
                 space.leased_field(),
