@@ -287,6 +287,7 @@ fn a_forked_child_leaves_the_parents_lease_alone() {
         let forked = matches!(g.next_id(), Err(snowmint::Error::ProcessForked));
         let closed = g.close().is_ok();
         drop(g); // and the drop: nothing either
+                 // SAFETY: _exit(2) in the forked child: ends it without running the parent's destructors or atexit handlers twice.
         unsafe { libc::_exit(if forked && closed { 0 } else { 1 }) };
     }
     let mut status = 0;

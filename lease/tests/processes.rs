@@ -204,9 +204,11 @@ fn unwritable_store_expires_the_reservation() {
         "1",
     ];
     // Root ignores permissions: run the probe as nobody (65534) then.
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     let mut p = if root {
         let c = std::ffi::CString::new(store.display().to_string()).unwrap();
+        // SAFETY: c is a NUL-terminated path; chown(2) reads it only.
         assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
         let mut cmd = Command::new("setpriv");
         cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", PROBE]);
@@ -329,6 +331,7 @@ fn the_fallback_directory_is_private() {
             e.contains("belongs to uid 65534, not to this user (0): refused"),
             "{e}"
         );
+        // SAFETY: c is a NUL-terminated path; chown(2) reads it only.
         assert_eq!(unsafe { libc::chown(c.as_ptr(), 0, 0) }, 0);
     } else {
         eprintln!("not root: a fallback directory of another user is not tried");

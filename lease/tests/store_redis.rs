@@ -662,6 +662,7 @@ fn paused_holder_is_replaced_safely() {
     b.wait_for(20, |l| l.iter().any(|x| x.starts_with("hwm ")));
     assert_eq!(value(&b.lines(), "slot"), Some(slot), "{:?}", b.lines());
     assert_eq!(field(&space, slot, "counter"), "2");
+    // SAFETY: kill(2) on the pid of a child this test spawned and still owns.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
     let a_out = a.finish(20);
     std::fs::write(&go, "").unwrap();

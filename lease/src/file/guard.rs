@@ -64,6 +64,7 @@ pub(super) fn filesystem(path: &Path) -> io::Result<(String, FsClass)> {
 fn fs_of(path: &CString) -> io::Result<(String, FsClass)> {
     // SAFETY: a valid C string and a zeroed out-struct statfs fills.
     let mut buf: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: path is a NUL-terminated C string and buf a valid, writable struct the call fills.
     if unsafe { libc::statfs(path.as_ptr(), &mut buf) } != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -127,6 +128,7 @@ pub(super) fn linux_magic(magic: u32) -> (Option<&'static str>, FsClass) {
 fn fs_of(path: &CString) -> io::Result<(String, FsClass)> {
     // SAFETY: a valid C string and a zeroed out-struct statfs fills.
     let mut buf: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: path is a NUL-terminated C string and buf a valid, writable struct the call fills.
     if unsafe { libc::statfs(path.as_ptr(), &mut buf) } != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -145,6 +147,7 @@ fn fs_of(path: &CString) -> io::Result<(String, FsClass)> {
 fn fs_of(path: &CString) -> io::Result<(String, FsClass)> {
     // SAFETY: a valid C string and a zeroed out-struct statvfs fills.
     let mut buf: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: path is a NUL-terminated C string and buf a valid, writable struct the call fills.
     if unsafe { libc::statvfs(path.as_ptr(), &mut buf) } != 0 {
         return Err(io::Error::last_os_error());
     }

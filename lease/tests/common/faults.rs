@@ -169,6 +169,7 @@ pub fn live_overlap(base: &str, ns: &str) {
     let a_pre = ids(&a.lines());
     proxy.set(Dir::Down, Flow::Delay(500));
     let resumed = now_ms();
+    // SAFETY: kill(2) on the pid of a child this test spawned and still owns.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
     let paused_for = stopped.elapsed();
     // Only the first round trip is held back: a SQL renewal takes several.

@@ -493,6 +493,7 @@ pub fn paused_holder(db: &Db) {
     a.wait_for(20, |l| ids(l).len() >= 100);
     assert_eq!(value(&a.lines(), "slot"), Some(7));
     let pid = a.child.id() as i32;
+    // SAFETY: kill(2) on the pid of a child this test spawned and still owns.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
     let a_before = ids(&a.lines());
     std::thread::sleep(Duration::from_millis(2500));
@@ -516,6 +517,7 @@ pub fn paused_holder(db: &Db) {
     b.wait_for(20, |l| l.iter().any(|x| x.starts_with("hwm ")));
     assert_eq!(value(&b.lines(), "slot"), Some(7), "{:?}", b.lines());
 
+    // SAFETY: kill(2) on the pid of a child this test spawned and still owns.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
     let a_out = a.finish(20);
     std::fs::write(&go, "").unwrap();
