@@ -108,7 +108,7 @@ pub(crate) enum Command {
     /// Operate a lease store: create its tables, list its slots, free a slot.
     ///
     /// The store is given as a lease URL, as to `generate --lease`
-    /// (docs/SEMANTICS.md, "Leases", "Operations").
+    /// (docs/LEASES.md, "Operations").
     Lease {
         #[command(subcommand)]
         command: LeaseCommand,
@@ -142,7 +142,7 @@ pub(crate) struct GenerateArgs {
     #[arg(long, value_name = "ID")]
     pub(crate) resume_after: Option<u64>,
     /// Lease the one node field not given with --node from a store, e.g.
-    /// file:/var/lib/app/ids?namespace=orders (docs/SEMANTICS.md, "Leases").
+    /// file:/var/lib/app/ids?namespace=orders (docs/LEASES.md).
     #[arg(long, value_name = "URL")]
     pub(crate) lease: Option<String>,
     /// Before the IDs, write the node values in use and the lease to stderr

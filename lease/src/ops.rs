@@ -58,7 +58,7 @@ impl From<LeaseError> for OpsError {
 pub struct SpaceListing {
     /// The space's key (what `--space` takes).
     pub key: String,
-    /// Its canonical text (docs/SEMANTICS.md, "Vocabulary").
+    /// Its canonical text (docs/LEASES.md, "Vocabulary").
     pub text: String,
     /// The `namespace=` line of the text (`None` when empty).
     pub namespace: Option<String>,
