@@ -200,8 +200,16 @@ pub(crate) enum LeaseCommand {
         #[arg(long, value_name = "N")]
         slot: u64,
         /// Also free a slot that is held and not expired.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "reset_hwm")]
         force: bool,
+        /// Repair a slot whose hwm a store clock step put far ahead: free it
+        /// and set its hwm to TIME (RFC 3339, e.g. 2026-11-25T18:00:00Z, or
+        /// Unix ms). Refused while the slot is held and not expired, and
+        /// unless TIME is between now + window_ms + max_skew_ms (the URL's)
+        /// and an hour later. Lowering hwm is safe only if no ID of the slot
+        /// was issued above TIME: see docs/LEASES.md, "Operations".
+        #[arg(long, value_name = "TIME")]
+        reset_hwm: Option<String>,
     },
 }
 

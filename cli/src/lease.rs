@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use serde_json::{json, Value};
-use snowmint_lease::ops::{self, Listing, Released};
+use snowmint_lease::ops::{self, Listing, OpsError, Released};
 use snowmint_lease::{SlotRecord, SlotState};
 
 use crate::args::LeaseCommand;
@@ -38,8 +38,12 @@ pub(crate) fn lease(
             space,
             slot,
             force,
+            reset_hwm,
         } => {
-            let r = ops::release(&store, space.as_deref(), slot, force)?;
+            let r = match reset_hwm {
+                Some(time) => ops::reset_hwm(&store, space.as_deref(), slot, parse_time(&time)?)?,
+                None => ops::release(&store, space.as_deref(), slot, force)?,
+            };
             released(&r, json, out)?;
         }
     }
@@ -132,6 +136,21 @@ fn list_text(l: &Listing, out: &mut impl Write) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `--reset-hwm`'s TIME: Unix ms (digits only) or an RFC 3339 date.
+fn parse_time(s: &str) -> Result<u64, Failure> {
+    let ms = if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        s.parse::<u64>().ok()
+    } else {
+        snowmint::time::parse_rfc3339(s).and_then(|ms| u64::try_from(ms).ok())
+    };
+    ms.ok_or_else(|| {
+        Failure::Ops(OpsError::Refused(format!(
+            "--reset-hwm takes an RFC 3339 date (2026-11-25T18:00:00Z) or Unix ms, not '{}'",
+            s.chars().take(64).collect::<String>()
+        )))
+    })
+}
+
 /// `release`: what was freed, or that the slot was free already.
 fn released(r: &Released, json: bool, out: &mut impl Write) -> Result<(), Failure> {
     if json {
@@ -140,12 +159,23 @@ fn released(r: &Released, json: bool, out: &mut impl Write) -> Result<(), Failur
             "space": r.space,
             "slot": r.slot,
             "released": r.before.is_some(),
+            "reset_hwm_ms": r.reset_hwm_ms,
             "before": r.before.as_ref().map(|b| slot_json(&r.space, b)),
         });
         writeln!(out, "{v}")?;
         return Ok(());
     }
     match &r.before {
+        Some(b) if r.reset_hwm_ms.is_some() => writeln!(
+            out,
+            "slot {} of {} released (was {}, claim {}); hwm reset from {} to {}",
+            r.slot,
+            r.space,
+            b.state.name(),
+            b.counter,
+            date(b.hwm_ms),
+            date(r.reset_hwm_ms.unwrap_or(b.hwm_ms))
+        )?,
         Some(b) => writeln!(
             out,
             "slot {} of {} released (was {}, claim {}); hwm kept: reserved until {}",

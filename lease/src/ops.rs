@@ -1,6 +1,6 @@
 //! Operations on a store, for an operator (`snowmint lease init|list|release`):
 //! create the schema, list every slot space with its slots, free a slot whose
-//! holder is gone. Each store call is one atomic step of the store (see
+//! holder is gone, repair a slot whose `hwm` a store clock step poisoned. Each store call is one atomic step of the store (see
 //! [`Store::init`], [`Store::list`], [`Store::release_slot`]) and runs under
 //! the URL's `timeout_ms`, as the driver's calls do.
 
@@ -119,6 +119,8 @@ pub struct Released {
     /// The slot's record before, or `None` if it was already free (nothing
     /// was written).
     pub before: Option<SlotRecord>,
+    /// The `hwm` a [`reset_hwm`] wrote (`None`: kept, or nothing written).
+    pub reset_hwm_ms: Option<u64>,
 }
 
 fn open(url: &str) -> Result<(LeaseUrl, Arc<dyn Store>), OpsError> {
@@ -175,6 +177,10 @@ fn describe_spaces(spaces: &[SpaceListing]) -> String {
         .join(", ")
 }
 
+/// How far past its lowest safe value [`reset_hwm`] accepts a new `hwm`: a
+/// value further ahead would leave the slot as unusable as the one repaired.
+pub const RESET_HWM_MAX_AHEAD_MS: u64 = 3_600_000;
+
 /// Frees `slot` of a space of the store of `url`, keeping its `hwm`: the space
 /// `space` (a key from [`list`]), or the only one the store holds (in the
 /// URL's namespace, if it has one). A slot held and not expired by the store's
@@ -185,6 +191,58 @@ pub fn release(
     space: Option<&str>,
     slot: u64,
     force: bool,
+) -> Result<Released, OpsError> {
+    release_with(url, space, slot, force, None)
+}
+
+/// Repairs `slot` (chosen as by [`release`]) whose `hwm` is far ahead: frees
+/// it and sets its `hwm` to `hwm_ms` in one atomic step of the store.
+/// Refused while the slot is held and not expired (there is no `force`: a
+/// live holder may be issuing IDs above `hwm_ms`), and unless `hwm_ms` is
+/// in `[now + window_ms + max_skew_ms, that + RESET_HWM_MAX_AHEAD_MS]` by
+/// this host's clock, with the URL's `window_ms` and `max_skew_ms`: a holder
+/// whose clock is right never issued an ID above the lower end (its limit is
+/// capped at its clock + window + skew), so the lowered `hwm` is safe if
+/// every holder of the space used at most these settings and their clocks
+/// and this host's are right. docs/LEASES.md, "Operations", says what the
+/// operator checks.
+pub fn reset_hwm(
+    url: &str,
+    space: Option<&str>,
+    slot: u64,
+    hwm_ms: u64,
+) -> Result<Released, OpsError> {
+    let settings = LeaseUrl::parse(url)?.settings;
+    let lowest = crate::file::system_ms()
+        .saturating_add(settings.window_ms)
+        .saturating_add(settings.max_skew_ms);
+    let highest = lowest.saturating_add(RESET_HWM_MAX_AHEAD_MS);
+    if hwm_ms < lowest {
+        return Err(OpsError::Refused(format!(
+            "--reset-hwm {} is below now + window_ms + max_skew_ms ({}): a holder \
+             may have issued IDs up to there",
+            Iso8601(hwm_ms),
+            Iso8601(lowest)
+        )));
+    }
+    if hwm_ms > highest {
+        return Err(OpsError::Refused(format!(
+            "--reset-hwm {} is more than {} s past now + window_ms + max_skew_ms ({}): \
+             the slot would stay unusable",
+            Iso8601(hwm_ms),
+            RESET_HWM_MAX_AHEAD_MS / 1000,
+            Iso8601(lowest)
+        )));
+    }
+    release_with(url, space, slot, false, Some(hwm_ms))
+}
+
+fn release_with(
+    url: &str,
+    space: Option<&str>,
+    slot: u64,
+    force: bool,
+    reset_hwm_ms: Option<u64>,
 ) -> Result<Released, OpsError> {
     let (url, store) = open(url)?;
     let listing = list_store(&url, &store)?;
@@ -233,7 +291,7 @@ pub fn release(
     let (s, k) = (Arc::clone(&store), key.clone());
     let n = chosen.slots.unwrap_or(0);
     let outcome = timed(url.settings.timeout_ms, move || {
-        s.release_slot(&k, slot, force)
+        s.release_slot(&k, slot, force, reset_hwm_ms)
     })
     .map_err(|e| store_error(&name, n, e))?;
     match outcome {
@@ -242,21 +300,28 @@ pub fn release(
             space: key,
             slot,
             before: None,
+            reset_hwm_ms: None,
         }),
         SlotRelease::Released(r) => Ok(Released {
             store: name,
             space: key,
             slot,
             before: Some(r),
+            reset_hwm_ms,
         }),
         SlotRelease::Refused(r) => {
             let until = match r.expires_ms {
                 Some(ms) => format!("held until {}", Iso8601(ms)),
                 None => "held while its holder's process lives".to_string(),
             };
+            let hint = if reset_hwm_ms.is_some() {
+                "a reset waits until no holder lives, even with --force: stop the holder \
+                 (or let its claim expire) first"
+            } else {
+                "pass --force if you know the holder is gone"
+            };
             Err(OpsError::Refused(format!(
-                "slot {slot} of {key} in {name} is {until} (claim {}); \
-                 pass --force if you know the holder is gone",
+                "slot {slot} of {key} in {name} is {until} (claim {}); {hint}",
                 r.counter
             )))
         }

@@ -81,7 +81,8 @@ pub enum StoreError {
 ///   only if its token and claim counter are still the holder's;
 /// - a returned `hwm` is durable (the write is confirmed) before the call returns;
 /// - [`release_slot`](Store::release_slot) (an operator's) frees a slot whoever
-///   holds it, but keeps its `hwm` and makes the holder's next renewal fail.
+///   holds it, but keeps its `hwm` and makes the holder's next renewal fail;
+///   only its repair form sets `hwm`, and never on a live claim.
 ///
 /// The operations methods ([`init`](Store::init), [`list`](Store::list),
 /// [`release_slot`](Store::release_slot)) have defaults that fail, for stores
@@ -131,18 +132,57 @@ pub trait Store: Send + Sync {
     }
 
     /// Operations: frees slot `slot` of the space `space_key` in one atomic
-    /// step, keeping its `hwm` (never lowered). A slot held and not expired
-    /// by the store's clock is freed only with `force` (the operator knows
-    /// its holder is gone); its holder's next renewal then fails as *lost*
-    /// and it stops issuing. A new holder starts above the kept `hwm`.
+    /// step. Without `reset_hwm_ms` it keeps the slot's `hwm` (never
+    /// lowered): a slot held and not expired by the store's clock is freed
+    /// only with `force` (the operator knows its holder is gone); its
+    /// holder's next renewal then fails as *lost* and it stops issuing. A new
+    /// holder starts above the kept `hwm`.
+    ///
+    /// With `reset_hwm_ms`, the repair of a slot whose `hwm` a store clock
+    /// step poisoned: in the same atomic step the slot is freed (if it was
+    /// held) and its `hwm` set to exactly that value, lowered or not. A slot
+    /// held and not expired is refused even with `force`; a slot never
+    /// claimed has nothing to repair (`WasFree`, nothing written). Checking
+    /// that no ID of the slot was issued above the new value is the caller's
+    /// part (see [`crate::ops::release`] and docs/LEASES.md, "Operations").
     fn release_slot(
         &self,
         space_key: &str,
         slot: u64,
         force: bool,
+        reset_hwm_ms: Option<u64>,
     ) -> Result<SlotRelease, StoreError> {
-        let _ = (space_key, slot, force);
+        let _ = (space_key, slot, force, reset_hwm_ms);
         Err(not_supported(&self.describe()))
+    }
+}
+
+/// What an operator's release does with a slot found in `state`: the one
+/// rule of [`Store::release_slot`] that every store applies.
+// Without the file store (not unix) only the network stores' features use it.
+#[cfg_attr(not(unix), allow(dead_code))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReleaseStep {
+    /// Nothing to do: [`SlotRelease::WasFree`].
+    Nothing,
+    /// Held and not expired: [`SlotRelease::Refused`].
+    Refuse,
+    /// Write the slot free, with `hwm` kept or reset.
+    Write,
+}
+
+#[cfg_attr(not(unix), allow(dead_code))]
+impl ReleaseStep {
+    /// The step for a slot in `state` (a slot never claimed counts as free).
+    pub(crate) fn of(state: SlotState, force: bool, reset_hwm_ms: Option<u64>) -> ReleaseStep {
+        match (state, reset_hwm_ms) {
+            // A reset never overrides a live claim: its holder may be
+            // issuing IDs above the new hwm right now.
+            (SlotState::Held, Some(_)) => ReleaseStep::Refuse,
+            (SlotState::Held, None) if !force => ReleaseStep::Refuse,
+            (SlotState::Free, None) => ReleaseStep::Nothing,
+            _ => ReleaseStep::Write,
+        }
     }
 }
 
@@ -205,9 +245,10 @@ pub struct SpaceRecord {
 pub enum SlotRelease {
     /// The slot was already free (or was never claimed): nothing written.
     WasFree,
-    /// Freed; `hwm` kept. The record as it was before.
+    /// Freed; `hwm` kept (or reset, when asked). The record as it was before.
     Released(SlotRecord),
-    /// Held and not expired, and `force` was not given: nothing written.
+    /// Held and not expired, and `force` was not given (or a reset was
+    /// asked): nothing written.
     /// The record as read.
     Refused(SlotRecord),
 }

@@ -61,18 +61,67 @@ impl StoreUrl {
 
 /// `scheme://user:password@host...` without the password.
 pub(crate) fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    match authority.rsplit_once('@') {
-        Some((userinfo, host)) => {
-            let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
-            let masked = if userinfo.contains(':') { ":***" } else { "" };
+    match Authority::of_url(url) {
+        Some((
+            scheme,
+            Authority {
+                user: Some(user),
+                password,
+                host,
+            },
+            tail,
+        )) => {
+            let masked = if password.is_some() { ":***" } else { "" };
             format!("{scheme}://{user}{masked}@{host}{tail}")
         }
-        None => url.to_string(),
+        _ => url.to_string(),
+    }
+}
+
+/// The authority of a URL (`[user[:password]@]host[:port]`), split as
+/// written: user and password are still percent-encoded (decode them with
+/// [`percent_decode`]). The one place that reads user information.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Authority<'a> {
+    /// Before the `@` (and the first `:` in it); `None` without an `@`.
+    pub(crate) user: Option<&'a str>,
+    /// After the first `:` before the `@`; `None` without one.
+    pub(crate) password: Option<&'a str>,
+    /// After the last `@`: `host[:port]`.
+    pub(crate) host: &'a str,
+}
+
+impl<'a> Authority<'a> {
+    /// Splits an authority at its last `@` (a password may hold an
+    /// unencoded `@`) and the user information at its first `:` (a user
+    /// name may not hold one, a password may).
+    pub(crate) fn parse(authority: &'a str) -> Authority<'a> {
+        match authority.rsplit_once('@') {
+            Some((userinfo, host)) => {
+                let (user, password) = match userinfo.split_once(':') {
+                    Some((u, p)) => (u, Some(p)),
+                    None => (userinfo, None),
+                };
+                Authority {
+                    user: Some(user),
+                    password,
+                    host,
+                }
+            }
+            None => Authority {
+                user: None,
+                password: None,
+                host: authority,
+            },
+        }
+    }
+
+    /// `scheme://authority...` as its scheme, its authority (up to the first
+    /// `/` or `?`) and the rest; `None` without `://`.
+    pub(crate) fn of_url(url: &'a str) -> Option<(&'a str, Authority<'a>, &'a str)> {
+        let (scheme, rest) = url.split_once("://")?;
+        let (authority, tail) = rest.split_at(rest.find(['/', '?']).unwrap_or(rest.len()));
+        Some((scheme, Authority::parse(authority), tail))
     }
 }
 
@@ -253,14 +302,14 @@ impl LeaseUrl {
                 })
             };
             match k {
-                "namespace" => settings.namespace = Some(decode(v)?),
+                "namespace" => settings.namespace = Some(percent_decode(v, "namespace")?),
                 "ttl_ms" => settings.ttl_ms = number()?,
                 "renew_ms" => settings.renew_ms = number()?,
                 "window_ms" => settings.window_ms = number()?,
                 "max_skew_ms" => settings.max_skew_ms = number()?,
                 "timeout_ms" => settings.timeout_ms = number()?,
                 "allow_fs" if store.kind() == "file" && !v.is_empty() => {
-                    settings.allow_fs = Some(decode(v)?)
+                    settings.allow_fs = Some(percent_decode(v, "allow_fs value")?)
                 }
                 "allow_fs" => {
                     return Err(LeaseError::url(
@@ -349,7 +398,7 @@ fn file_path(rest: &str) -> Result<PathBuf, LeaseError> {
     if path.is_empty() {
         return default_dir();
     }
-    Ok(PathBuf::from(decode(path)?))
+    Ok(PathBuf::from(percent_decode(path, "file path")?))
 }
 
 /// The per-user default directory of plain `file`: `$XDG_STATE_HOME/snowmint/leases`,
@@ -380,8 +429,9 @@ pub(crate) fn default_dir() -> Result<PathBuf, LeaseError> {
     Ok(std::env::temp_dir().join(format!("snowmint-leases-{user}")))
 }
 
-/// Percent-decoding (`%2F`); anything else is kept as is.
-fn decode(s: &str) -> Result<String, LeaseError> {
+/// Percent-decoding (`%2F`) of a URL's `part` (named in errors, which never
+/// quote the text: it may be a password); anything else is kept as is.
+pub(crate) fn percent_decode(s: &str, part: &str) -> Result<String, LeaseError> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -390,7 +440,9 @@ fn decode(s: &str) -> Result<String, LeaseError> {
             let hex = s
                 .get(i + 1..i + 3)
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-                .ok_or_else(|| LeaseError::url(format!("bad percent escape at byte {i}")))?;
+                .ok_or_else(|| {
+                    LeaseError::url(format!("bad percent escape at byte {i} of the {part}"))
+                })?;
             out.push(hex);
             i += 3;
         } else {
@@ -398,7 +450,8 @@ fn decode(s: &str) -> Result<String, LeaseError> {
             i += 1;
         }
     }
-    String::from_utf8(out).map_err(|_| LeaseError::url("the URL decodes to invalid UTF-8"))
+    String::from_utf8(out)
+        .map_err(|_| LeaseError::url(format!("the {part} decodes to invalid UTF-8")))
 }
 
 #[cfg(test)]
@@ -537,5 +590,52 @@ mod tests {
             "{e}"
         );
         assert!(e.to_string().ends_with("[invalid_option]"), "{e}");
+    }
+
+    #[test]
+    fn authorities() {
+        let a = Authority::parse;
+        let parts = |x: Authority<'static>| (x.user, x.password, x.host);
+        assert_eq!(parts(a("h:1")), (None, None, "h:1"));
+        assert_eq!(parts(a("u@h")), (Some("u"), None, "h"));
+        // The last '@' ends the user information; the first ':' ends the user.
+        assert_eq!(parts(a("u:p@ss:w@h:2")), (Some("u"), Some("p@ss:w"), "h:2"));
+        assert_eq!(parts(a(":@h")), (Some(""), Some(""), "h"));
+        let (scheme, auth, tail) = Authority::of_url("redis://u:pw@h:6379/2?x=1").unwrap();
+        assert_eq!(
+            (scheme, auth.password, auth.host, tail),
+            ("redis", Some("pw"), "h:6379", "/2?x=1")
+        );
+        assert_eq!(Authority::of_url("file:/x"), None);
+    }
+
+    #[test]
+    fn redaction() {
+        assert_eq!(redact("etcd://u:s%40c@h:1/x?y"), "etcd://u:***@h:1/x?y");
+        assert_eq!(redact("redis://u@h"), "redis://u@h");
+        assert_eq!(redact("redis://:pw@h"), "redis://:***@h");
+        assert_eq!(redact("postgres://h/db?x=1"), "postgres://h/db?x=1");
+        assert_eq!(redact("file:/a@b:c"), "file:/a@b:c");
+    }
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(
+            percent_decode("s%40cret%2f", "password").unwrap(),
+            "s@cret/"
+        );
+        assert_eq!(percent_decode("plain", "user").unwrap(), "plain");
+        let e = percent_decode("se%zzcret", "password")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("bad percent escape at byte 2 of the password"),
+            "{e}"
+        );
+        assert!(!e.contains("cret"), "{e}");
+        let e = percent_decode("%ff", "password").unwrap_err().to_string();
+        assert!(e.contains("invalid UTF-8") && !e.contains("ff"), "{e}");
+        let e = percent_decode("x%4", "user").unwrap_err().to_string();
+        assert!(e.contains("byte 1"), "{e}");
     }
 }

@@ -30,6 +30,17 @@ fn file_store_operations() {
 }
 
 #[test]
+fn poisoned_slot_repaired() {
+    let dir = temp_dir("repair");
+    let url = format!(
+        "file:{}?namespace=repair&renew_ms=200&window_ms=1500",
+        dir.display()
+    );
+    repair(&url, false);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn missing_directory_lists_nothing_and_init_creates_it() {
     let dir = temp_dir("init");
     let url = format!("file:{}", dir.display());

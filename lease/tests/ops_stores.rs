@@ -33,6 +33,7 @@ fn url(var: &str, tag: &str) -> String {
 fn postgres_operations() {
     operations(&url("SNOWMINT_TEST_POSTGRES_URL", "pg"), true);
     expired(&url("SNOWMINT_TEST_POSTGRES_URL", "pgx"), true);
+    repair(&url("SNOWMINT_TEST_POSTGRES_URL", "pgr"), true);
 }
 
 #[cfg(feature = "mysql")]
@@ -40,6 +41,7 @@ fn postgres_operations() {
 fn mysql_operations() {
     operations(&url("SNOWMINT_TEST_MYSQL_URL", "my"), true);
     expired(&url("SNOWMINT_TEST_MYSQL_URL", "myx"), true);
+    repair(&url("SNOWMINT_TEST_MYSQL_URL", "myr"), true);
 }
 
 #[cfg(feature = "redis")]
@@ -47,6 +49,14 @@ fn mysql_operations() {
 fn redis_operations() {
     operations(&url("SNOWMINT_TEST_REDIS_URL", "rd"), true);
     expired(&url("SNOWMINT_TEST_REDIS_URL", "rdx"), true);
+    // The poisoning claim's window must be within the space's limit.
+    repair(
+        &format!(
+            "{}&redis_max_window_ms={TEN_YEARS_MS}",
+            url("SNOWMINT_TEST_REDIS_URL", "rdr")
+        ),
+        true,
+    );
 }
 
 #[cfg(feature = "etcd")]
@@ -54,6 +64,7 @@ fn redis_operations() {
 fn etcd_operations() {
     operations(&url("SNOWMINT_TEST_ETCD_URL", "et"), true);
     expired(&url("SNOWMINT_TEST_ETCD_URL", "etx"), false);
+    repair(&url("SNOWMINT_TEST_ETCD_URL", "etr"), true);
 }
 
 /// A server that does not answer is `lease_unavailable`, within the timeout.

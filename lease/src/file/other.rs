@@ -77,6 +77,7 @@ impl Store for FileStore {
         space_key: &str,
         _: u64,
         _: bool,
+        _: Option<u64>,
     ) -> Result<crate::store::SlotRelease, StoreError> {
         crate::store::check_space_key(space_key)?;
         Err(self.unavailable())
@@ -112,6 +113,6 @@ mod tests {
         );
         assert_eq!(store.now_ms().unwrap_err(), e);
         assert_eq!(store.init().unwrap_err(), e);
-        assert!(store.release_slot("../x", 0, false).is_err());
+        assert!(store.release_slot("../x", 0, false, None).is_err());
     }
 }

@@ -13,8 +13,8 @@ use super::guard::{self, io_err};
 use super::{new_token, system_ms, State};
 use crate::space::SlotSpace;
 use crate::store::{
-    check_space_key, is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease,
-    SlotState, SpaceRecord, Store, StoreError,
+    check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep, Renewal, SlotRecord,
+    SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
 
 /// The embedded store (Unix): see the module documentation.
@@ -447,6 +447,7 @@ impl Store for FileStore {
         space_key: &str,
         slot: u64,
         force: bool,
+        reset_hwm_ms: Option<u64>,
     ) -> Result<SlotRelease, StoreError> {
         check_space_key(space_key)?;
         let sdir = self.dir.join(space_key);
@@ -454,12 +455,13 @@ impl Store for FileStore {
             return Ok(SlotRelease::WasFree);
         }
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
+        // Claims take the space lock too: the slot stays as read until written.
         let _space = Self::lock_space(&sdir)?;
         let record = Self::record(&sdir, slot)?;
-        match record.state {
-            SlotState::Free | SlotState::Expired => return Ok(SlotRelease::WasFree),
-            SlotState::Held if !force => return Ok(SlotRelease::Refused(record)),
-            SlotState::Held => {}
+        match ReleaseStep::of(record.state, force, reset_hwm_ms) {
+            ReleaseStep::Nothing => return Ok(SlotRelease::WasFree),
+            ReleaseStep::Refuse => return Ok(SlotRelease::Refused(record)),
+            ReleaseStep::Write => {}
         }
         let lock = sdir.join(format!("{slot}.lock"));
         match fs::remove_file(&lock) {
@@ -468,7 +470,7 @@ impl Store for FileStore {
             Err(e) => return Err(io_err("cannot remove", &lock, e)),
         }
         let state = State {
-            hwm_ms: record.hwm_ms,
+            hwm_ms: reset_hwm_ms.unwrap_or(record.hwm_ms),
             counter: record.counter,
             token: String::new(),
         };

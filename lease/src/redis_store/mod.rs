@@ -76,6 +76,7 @@ pub struct RedisStore {
     renew: Script,
     release: Script,
     release_slot: Script,
+    reset_slot: Script,
     init: Script,
 }
 
@@ -134,6 +135,7 @@ impl RedisStore {
             renew: Script::new(&format!("{PRELUDE}{RENEW}")),
             release: Script::new(&format!("{PRELUDE}{RELEASE}")),
             release_slot: Script::new(&format!("{PRELUDE}{RELEASE_SLOT}")),
+            reset_slot: Script::new(&format!("{PRELUDE}{RESET_SLOT}")),
             init: Script::new(&format!("{PRELUDE}{INIT}")),
         })
     }
@@ -285,10 +287,7 @@ impl RedisStore {
 /// The password of a `scheme://user:password@host` URL, decoded as the client
 /// decodes it (for scrubbing messages about a URL the client refused).
 fn password_of(url: &str) -> Option<String> {
-    let rest = url.split_once("://")?.1;
-    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
-    let userinfo = authority.rsplit_once('@')?.0;
-    let pw = userinfo.split_once(':')?.1;
+    let pw = crate::url::Authority::of_url(url)?.1.password?;
     (!pw.is_empty()).then(|| pw.to_string())
 }
 
@@ -518,22 +517,26 @@ impl Store for RedisStore {
         Ok((now, spaces))
     }
 
-    /// One Lua script: decides by `TIME` and clears the token (`hwm` kept).
-    /// The record's epoch is not checked: freeing a record from before a data
-    /// loss lowers nothing (a claim counts its `hwm` as at least the fence).
+    /// One Lua script: decides by `TIME` and clears the token (`hwm` kept,
+    /// or set by [`RESET_SLOT`] when asked). The record's epoch is not
+    /// checked: freeing a record from before a data loss lowers nothing (a
+    /// claim counts its `hwm` as at least the fence).
     fn release_slot(
         &self,
         space_key: &str,
         slot: u64,
         force: bool,
+        reset_hwm_ms: Option<u64>,
     ) -> Result<SlotRelease, StoreError> {
         check_space_key(space_key)?;
         let key = format!("snowmint:lease:{{{space_key}}}:slot:{slot}");
-        let reply: Vec<String> = self.with_conn(|c| {
-            self.release_slot
+        let reply: Vec<String> = self.with_conn(|c| match reset_hwm_ms {
+            Some(hwm) => self.reset_slot.key(&key).arg(hwm).invoke(c),
+            None => self
+                .release_slot
                 .key(&key)
                 .arg(if force { "1" } else { "0" })
-                .invoke(c)
+                .invoke(c),
         })?;
         let record = |state| -> Result<SlotRecord, StoreError> {
             Ok(SlotRecord {
@@ -547,6 +550,7 @@ impl Store for RedisStore {
         };
         let state = match reply.first().map(String::as_str) {
             Some("free") => return Ok(SlotRelease::WasFree),
+            Some("idle") => SlotState::Free,
             Some("held") => SlotState::Held,
             Some("expired") => SlotState::Expired,
             Some("badrecord") => {
@@ -565,6 +569,26 @@ impl Store for RedisStore {
         }
     }
 }
+
+/// KEYS[1]: a slot record. ARGV[1]: the new hwm. The operator's repair
+/// ([`Store::release_slot`] with a reset): refuses a claim alive by `TIME`,
+/// else frees the slot and sets its hwm, in one step. Replies as
+/// `RELEASE_SLOT`, with 'idle' for a record nobody held.
+const RESET_SLOT: &str = r"
+local r, why = read(KEYS[1])
+if not r then return {'badrecord', why} end
+if not r.used then return {'free'} end
+local state = 'idle'
+if r.token ~= '' then
+  state = 'held'
+  if r.expires <= now then state = 'expired' end
+end
+if state == 'held' then
+  return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '0'}
+end
+redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now), 'hwm_ms', ARGV[1])
+return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '1'}
+";
 
 #[cfg(test)]
 mod tests {

@@ -143,8 +143,9 @@ impl Store for SqlStore {
         space_key: &str,
         slot: u64,
         force: bool,
+        reset_hwm_ms: Option<u64>,
     ) -> Result<SlotRelease, StoreError> {
         self.pool
-            .call(|c, _| c.release_slot(space_key, slot, force))
+            .call(|c, _| c.release_slot(space_key, slot, force, reset_hwm_ms))
     }
 }

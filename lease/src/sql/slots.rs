@@ -7,8 +7,8 @@ use super::transport::{as_i64, as_u64, int, Conn, DbResult, Dialect, Failure, Va
 use crate::file::new_token;
 use crate::space::SlotSpace;
 use crate::store::{
-    Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord,
-    StoreError,
+    Claim, ClaimRequest, Holder, ReleaseStep, Renewal, SlotRecord, SlotRelease, SlotState,
+    SpaceRecord, StoreError,
 };
 
 const CONTENDED_ROUNDS: usize = 50;
@@ -394,15 +394,17 @@ impl Conn {
     }
 
     /// Operations: frees the slot's row if it is expired (or held, with
-    /// `force`), keeping `hwm`, in one transaction on the locked row.
+    /// `force`), keeping `hwm` or setting it to `reset_hwm_ms` (never on a
+    /// live claim), in one transaction on the locked row.
     pub(super) fn release_slot(
         &mut self,
         key: &str,
         slot: u64,
         force: bool,
+        reset_hwm_ms: Option<u64>,
     ) -> Result<SlotRelease, StoreError> {
         self.transaction(
-            |c| c.release_slot_in_transaction(key, slot, force),
+            |c| c.release_slot_in_transaction(key, slot, force, reset_hwm_ms),
             |r| matches!(r, SlotRelease::Released(_)),
         )
     }
@@ -412,6 +414,7 @@ impl Conn {
         key: &str,
         slot: u64,
         force: bool,
+        reset_hwm_ms: Option<u64>,
     ) -> Result<SlotRelease, StoreError> {
         let sql = format!(
             "SELECT token, counter, expires_ms, hwm_ms, {} FROM snowmint_lease_slot \
@@ -427,15 +430,20 @@ impl Conn {
             Val::I(_) => return Err(bad_row(key)),
         };
         let record = slot_record(slot, &token, int(&r[1]), int(&r[2]), int(&r[3]), int(&r[4]));
-        match record.state {
-            SlotState::Free => return Ok(SlotRelease::WasFree),
-            SlotState::Held if !force => return Ok(SlotRelease::Refused(record)),
-            SlotState::Held | SlotState::Expired => {}
+        match ReleaseStep::of(record.state, force, reset_hwm_ms) {
+            ReleaseStep::Nothing => return Ok(SlotRelease::WasFree),
+            ReleaseStep::Refuse => return Ok(SlotRelease::Refused(record)),
+            ReleaseStep::Write => {}
         }
+        let hwm = reset_hwm_ms.unwrap_or(record.hwm_ms);
         self.query(
-            "UPDATE snowmint_lease_slot SET token = '', expires_ms = 0 \
+            "UPDATE snowmint_lease_slot SET token = '', expires_ms = 0, hwm_ms = ? \
              WHERE space_key = ? AND slot = ?",
-            &[Val::S(key.into()), Val::I(as_i64(slot))],
+            &[
+                Val::I(as_i64(hwm)),
+                Val::S(key.into()),
+                Val::I(as_i64(slot)),
+            ],
         )?;
         Ok(SlotRelease::Released(record))
     }

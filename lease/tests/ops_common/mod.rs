@@ -239,3 +239,112 @@ pub fn expired(url: &str, shows_expired: bool) {
     let rec = l.spaces[0].records.iter().find(|r| r.slot == slot).unwrap();
     assert_eq!((rec.state, rec.hwm_ms), (SlotState::Free, c.hwm_ms));
 }
+
+/// Ten years: the step of a store clock that poisons a slot in [`repair`].
+pub const TEN_YEARS_MS: u64 = 10 * 365 * 86_400_000;
+
+fn local_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// The operator's repair of a poisoned slot. The poison is a claim with a
+/// window of ten years: it writes the hwm a claim on a store whose clock
+/// jumped ten years ahead writes (store time + window), while the holder's
+/// own limit would have stayed near its clock. The repair is refused while
+/// the claim lives (there is no force for it), and for a TIME below now +
+/// window_ms + max_skew_ms or more than an hour above that; once the holder
+/// is gone (its TTL ran out, `expires`; the file store: its process's lock
+/// went with the store) it frees the slot and sets hwm exactly; the old
+/// claim is lost, and a new holder on the slot issues again within seconds,
+/// above the new hwm, instead of in ten years.
+pub fn repair(url: &str, expires: bool) {
+    let u = LeaseUrl::parse(url).unwrap();
+    let (window, skew) = (u.settings.window_ms, u.settings.max_skew_ms);
+    let mut store = Some(u.open_store().unwrap());
+    let fields = [("datacenter", 4)];
+    let space = SlotSpace::new(twitter(), &fields, u.settings.namespace.as_deref()).unwrap();
+    let key = space.key().to_string();
+    let c = store
+        .as_ref()
+        .unwrap()
+        .claim(
+            &space,
+            &ClaimRequest {
+                prefer: None,
+                ttl_ms: 1000,
+                window_ms: TEN_YEARS_MS,
+            },
+        )
+        .unwrap();
+    let (slot, poisoned) = (c.holder.slot, c.hwm_ms);
+    assert!(poisoned > local_ms() + TEN_YEARS_MS - 600_000, "{c:?}");
+    let record = || {
+        let l = ops::list(url).unwrap();
+        let s = l.spaces.iter().find(|s| s.key == key).unwrap();
+        s.records.iter().find(|r| r.slot == slot).unwrap().clone()
+    };
+
+    // Held: refused, whatever TIME; nothing written.
+    let good = || local_ms() + window + skew + 500;
+    let m = refused(
+        ops::reset_hwm(url, Some(&key), slot, good()).unwrap_err(),
+        "a reset waits until no holder lives, even with --force",
+    );
+    assert!(m.contains("held"), "{m}");
+    let rec = record();
+    assert_eq!(
+        (rec.state, rec.hwm_ms),
+        (SlotState::Held, poisoned),
+        "{rec:?}"
+    );
+
+    // TIME out of bounds: refused before the store is asked.
+    refused(
+        ops::reset_hwm(url, Some(&key), slot, local_ms()).unwrap_err(),
+        "is below now + window_ms + max_skew_ms",
+    );
+    refused(
+        ops::reset_hwm(url, Some(&key), slot, good() + ops::RESET_HWM_MAX_AHEAD_MS).unwrap_err(),
+        "the slot would stay unusable",
+    );
+
+    // The holder goes.
+    if expires {
+        let deadline = Instant::now() + Duration::from_secs(8);
+        while record().state == SlotState::Held {
+            assert!(Instant::now() < deadline, "never expired");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    } else {
+        store = None;
+    }
+    let time = good();
+    let r = ops::reset_hwm(url, Some(&key), slot, time).unwrap();
+    assert_eq!(r.reset_hwm_ms, Some(time));
+    let before = r.before.expect("a record was written");
+    assert_eq!(
+        (before.counter, before.hwm_ms),
+        (c.holder.counter, poisoned)
+    );
+    let rec = record();
+    assert_eq!((rec.state, rec.hwm_ms), (SlotState::Free, time), "{rec:?}");
+    // The old claim is lost (the file store's went with its process).
+    if let Some(store) = &store {
+        match store.renew(&space, &c.holder, 1000, window) {
+            Err(StoreError::Lost(_)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+
+    // A new holder on the slot: above the new hwm, within seconds.
+    let b = LeasedGenerator::open_with(&u, twitter(), &fields, patient(), Some(slot), SystemClock)
+        .unwrap();
+    assert_eq!(b.slot(), slot);
+    let id = b.next_id().unwrap().get();
+    assert!(time_of(id) > time, "{} <= {time}", time_of(id));
+    assert!(time_of(id) < time + 60_000);
+    b.close().unwrap();
+}
