@@ -309,8 +309,8 @@ typedef struct snowmint_options {
   uint64_t resume_after;
   /**
    * A lease URL (`file:/var/lib/app/ids?namespace=orders`): the one node
-   * field not given is leased from that store (see docs/SEMANTICS.md,
-   * "Leases"); NULL: no lease. Only `snowmint_generator_new*` take it.
+   * field not given is leased from that store (see docs/LEASES.md);
+   * NULL: no lease. Only `snowmint_generator_new*` take it.
    */
   const char *lease;
 } snowmint_options;
@@ -620,7 +620,7 @@ enum snowmint_status snowmint_generator_nodes(const struct snowmint_generator *g
  * lease, else an object with the keys `store`, `field`, `slot`, `claim`,
  * `hwm_ms`, `reserved_until_ms`, `expires_ms` (null: held while the process
  * lives), `renewals`, `skew_ms`, `timeouts`, `lost`, `last_error` and
- * `space` (docs/SEMANTICS.md, "Leases"). `SNOWMINT_STATUS_BUFFER_TOO_SMALL`
+ * `space` (docs/LEASES.md). `SNOWMINT_STATUS_BUFFER_TOO_SMALL`
  * if it does not fit (1024 bytes hold it unless the store's name is long).
  */
 enum snowmint_status snowmint_generator_lease_json(const struct snowmint_generator *generator,

@@ -32,8 +32,8 @@ pub struct snowmint_options {
     /// See `has_resume_after`.
     pub resume_after: u64,
     /// A lease URL (`file:/var/lib/app/ids?namespace=orders`): the one node
-    /// field not given is leased from that store (see docs/SEMANTICS.md,
-    /// "Leases"); NULL: no lease. Only `snowmint_generator_new*` take it.
+    /// field not given is leased from that store (see docs/LEASES.md);
+    /// NULL: no lease. Only `snowmint_generator_new*` take it.
     pub lease: *const c_char,
 }
 
@@ -195,7 +195,7 @@ pub unsafe extern "C" fn snowmint_generator_nodes(
 /// lease, else an object with the keys `store`, `field`, `slot`, `claim`,
 /// `hwm_ms`, `reserved_until_ms`, `expires_ms` (null: held while the process
 /// lives), `renewals`, `skew_ms`, `timeouts`, `lost`, `last_error` and
-/// `space` (docs/SEMANTICS.md, "Leases"). `SNOWMINT_STATUS_BUFFER_TOO_SMALL`
+/// `space` (docs/LEASES.md). `SNOWMINT_STATUS_BUFFER_TOO_SMALL`
 /// if it does not fit (1024 bytes hold it unless the store's name is long).
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_generator_lease_json(

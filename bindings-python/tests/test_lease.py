@@ -1,6 +1,6 @@
 """The `lease` option of Generator: a real file store in a temporary directory.
 
-The protocol is the lease crate's (docs/SEMANTICS.md, "Leases"); these tests
+The protocol is the lease crate's (docs/LEASES.md); these tests
 check what Python sees of it: the keyword, `lease`, `nodes`, `close()`, `with`,
 garbage collection, and the codes and classes of its errors.
 """

@@ -108,7 +108,7 @@ pub(crate) enum Command {
     /// Operate a lease store: create its tables, list its slots, free a slot.
     ///
     /// The store is given as a lease URL, as to `generate --lease`
-    /// (docs/SEMANTICS.md, "Leases", "Operations").
+    /// (docs/LEASES.md, "Operations").
     Lease {
         #[command(subcommand)]
         command: LeaseCommand,
@@ -142,7 +142,7 @@ pub(crate) struct GenerateArgs {
     #[arg(long, value_name = "ID")]
     pub(crate) resume_after: Option<u64>,
     /// Lease the one node field not given with --node from a store, e.g.
-    /// file:/var/lib/app/ids?namespace=orders (docs/SEMANTICS.md, "Leases").
+    /// file:/var/lib/app/ids?namespace=orders (docs/LEASES.md).
     #[arg(long, value_name = "URL")]
     pub(crate) lease: Option<String>,
     /// Before the IDs, write the node values in use and the lease to stderr
@@ -207,7 +207,7 @@ pub(crate) enum LeaseCommand {
         /// Unix ms). Refused while the slot is held and not expired, and
         /// unless TIME is between now + window_ms + max_skew_ms (the URL's)
         /// and an hour later. Lowering hwm is safe only if no ID of the slot
-        /// was issued above TIME: see docs/SEMANTICS.md, "Operations".
+        /// was issued above TIME: see docs/LEASES.md, "Operations".
         #[arg(long, value_name = "TIME")]
         reset_hwm: Option<String>,
     },

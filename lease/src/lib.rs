@@ -7,7 +7,7 @@
 //! of the slot has issued or may still issue. A holder issues only inside the
 //! reservation the store has confirmed, and a new holder starts strictly above
 //! the old `hwm`, so no two holders ever issue the same ID. The protocol and
-//! its safety argument are in `docs/SEMANTICS.md` ("Leases").
+//! its safety argument are in `docs/LEASES.md`.
 //!
 //! - [`LeaseUrl`]: the one option every language passes (`file:/var/lib/app/ids?namespace=orders`).
 //! - [`SlotSpace`]: the slots of a layout's ID space, and the stable key a store files them under.

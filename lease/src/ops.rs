@@ -58,7 +58,7 @@ impl From<LeaseError> for OpsError {
 pub struct SpaceListing {
     /// The space's key (what `--space` takes).
     pub key: String,
-    /// Its canonical text (docs/SEMANTICS.md, "Vocabulary").
+    /// Its canonical text (docs/LEASES.md, "Vocabulary").
     pub text: String,
     /// The `namespace=` line of the text (`None` when empty).
     pub namespace: Option<String>,
@@ -204,7 +204,7 @@ pub fn release(
 /// whose clock is right never issued an ID above the lower end (its limit is
 /// capped at its clock + window + skew), so the lowered `hwm` is safe if
 /// every holder of the space used at most these settings and their clocks
-/// and this host's are right. docs/SEMANTICS.md, "Operations", says what the
+/// and this host's are right. docs/LEASES.md, "Operations", says what the
 /// operator checks.
 pub fn reset_hwm(
     url: &str,

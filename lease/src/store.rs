@@ -147,7 +147,7 @@ pub trait Store: Send + Sync {
     /// held and not expired is refused even with `force`; a slot never
     /// claimed has nothing to repair (`WasFree`, nothing written). Checking
     /// that no ID of the slot was issued above the new value is the caller's
-    /// part (see [`crate::ops::release`] and docs/SEMANTICS.md, "Operations").
+    /// part (see [`crate::ops::release`] and docs/LEASES.md, "Operations").
     fn release_slot(
         &self,
         space_key: &str,
