@@ -29,6 +29,8 @@ struct Shifty {
     shift_ms: AtomicI64,
     /// How long a claim waits before it is made, ms.
     claim_delay_ms: AtomicU64,
+    /// The last hwm the store confirmed (claim or renewal).
+    last_hwm_ms: AtomicU64,
 }
 
 impl Shifty {
@@ -38,6 +40,7 @@ impl Shifty {
             hang: AtomicU64::new(0),
             shift_ms: AtomicI64::new(0),
             claim_delay_ms: AtomicU64::new(0),
+            last_hwm_ms: AtomicU64::new(0),
         })
     }
 }
@@ -52,7 +55,9 @@ impl Store for Shifty {
     fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
         let delay = self.claim_delay_ms.load(Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(delay));
-        self.inner.claim(space, req)
+        let c = self.inner.claim(space, req)?;
+        self.last_hwm_ms.store(c.hwm_ms, Ordering::SeqCst);
+        Ok(c)
     }
     fn renew(
         &self,
@@ -72,8 +77,20 @@ impl Store for Shifty {
         }
         // hwm = max(hwm, store time + window): a clock moved by `shift`
         // writes what `window + shift` writes on the real one.
-        let window = (window as i64 + self.shift_ms.load(Ordering::SeqCst)).max(0) as u64;
-        self.inner.renew(space, h, ttl, window)
+        let shifted = window as i64 + self.shift_ms.load(Ordering::SeqCst);
+        let last = self.last_hwm_ms.load(Ordering::SeqCst);
+        if shifted < 0 || now_ms() + shifted as u64 <= last {
+            // A network store whose clock is that far behind confirms the
+            // renewal and moves nothing; the file store, whose clock is this
+            // host's, would refuse it instead (its own step-back check).
+            return Ok(Renewal {
+                hwm_ms: last,
+                expires_ms: None,
+            });
+        }
+        let r = self.inner.renew(space, h, ttl, shifted as u64)?;
+        self.last_hwm_ms.store(r.hwm_ms, Ordering::SeqCst);
+        Ok(r)
     }
     fn release(&self, space: &SlotSpace, h: &Holder, last_ms: u64) -> Result<(), StoreError> {
         self.inner.release(space, h, last_ms)
