@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for the scripts/test-* parts. Source it; do not run it.
 #
 # Tools are installed into the repository's ignored folders (.venv/ for Python,
@@ -126,4 +127,120 @@ ensure_zig() {
   dir=$("$ROOT/.venv/bin/python" -c 'import os, ziglang; print(os.path.dirname(ziglang.__file__))')
   export PATH="$dir:$ROOT/.venv/bin:$PATH"
   ensure_cargo_tool cargo-zigbuild 0.24.1 cargo-zigbuild --locked
+}
+
+# Pinned versions of the Python suite's packages (scripts/test-python,
+# scripts/release-python).
+PYTEST_VERSION=9.2.0
+MYPY_VERSION=2.4.1
+DJANGO_VERSION=5.2.19
+SQLALCHEMY_VERSION=2.1.9
+PSYCOPG_VERSION=3.3.9
+
+# python_test_venv DIR [--fresh] : a venv at DIR with pytest, mypy and the
+# recipes' ORMs at their pinned versions (pip skips what is there already);
+# --fresh recreates it first.
+python_test_venv() {
+  local dir=$1
+  if [ "${2:-}" = --fresh ] || [ ! -x "$dir/bin/python" ]; then
+    rm -rf "$dir"
+    python3 -m venv "$dir"
+  fi
+  "$dir/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION" \
+    "Django==$DJANGO_VERSION" "SQLAlchemy==$SQLALCHEMY_VERSION" "psycopg[binary]==$PSYCOPG_VERSION"
+}
+
+# python_suite VENV RUN_DIR : bindings-python/tests against the package
+# installed in VENV, run from RUN_DIR (where the source tree is not
+# importable); needs SNOWMINT_TEST_POSTGRES_URL (use_stores postgres).
+python_suite() {
+  local venv=$1 run_dir=$2 status
+  export SNOWMINT_ROOT="$ROOT"
+  export SNOWMINT_VECTORS="$ROOT/vectors"
+  set +e
+  (cd "$run_dir" && "$venv/bin/python" -m pytest -q -p no:cacheprovider \
+    --rootdir "$ROOT/bindings-python/tests" "$ROOT/bindings-python/tests")
+  status=$?
+  set -e
+  if [ "$status" -ne 0 ]; then
+    echo "pytest failed (exit status $status)" >&2
+    exit "$status"
+  fi
+}
+
+# The Node packages' common steps (scripts/test-node, scripts/release-node).
+# shellcheck disable=SC2034 # read by scripts/test-node and scripts/release-node
+TYPESCRIPT_VERSION=5.9.3
+WASM_BINDGEN_VERSION=0.2.130
+NPM_TARBALLS="$ROOT/target/npm"
+
+# node_wasm_fallback : the WebAssembly fallback (bindings-wasm/pkg-node, npm
+# name snowmint-wasm), a dependency of snowmint; then `npm install` in
+# bindings-node with that fresh build (not saved to package.json: the
+# published one exists only after a release). `npm install`, not `npm ci`:
+# the registry serves only the linux-x64 variants of the CLI's optional
+# platform packages (see TOOLCHAIN.md).
+node_wasm_fallback() {
+  say "node: the WebAssembly fallback (bindings-wasm/build.sh: wasm32 target, wasm-bindgen-cli $WASM_BINDGEN_VERSION, npm binaryen)"
+  ensure_rust_target wasm32-unknown-unknown
+  ensure_cargo_tool wasm-bindgen "$WASM_BINDGEN_VERSION" wasm-bindgen-cli
+  (cd "$ROOT/bindings-wasm" && npm ci --no-audit --no-fund --loglevel=error)
+  CARGO_TARGET_DIR="$ROOT/target" "$ROOT/bindings-wasm/build.sh"
+  say "node: npm install (bindings-node)"
+  (cd "$ROOT/bindings-node" && npm install --no-audit --no-fund --loglevel=error --no-save ../bindings-wasm/pkg-node)
+}
+
+# node_binding_fresh : fails if the committed binding.js and index.d.ts are
+# not what the last `napi build --js binding.js` generated.
+node_binding_fresh() {
+  say "node: the committed binding.js and index.d.ts are what the build generates"
+  if ! git -C "$ROOT" ls-files --error-unmatch bindings-node/binding.js bindings-node/index.d.ts >/dev/null ||
+    ! git -C "$ROOT" diff --exit-code -- bindings-node/binding.js bindings-node/index.d.ts; then
+    echo "bindings-node/binding.js or index.d.ts is stale: commit the regenerated files" >&2
+    exit 1
+  fi
+}
+
+# node_pack PLATFORM... : `npm pack` of snowmint, snowmint-wasm and the
+# platform packages (bindings-node/npm/PLATFORM, with their .node file
+# already copied in) into $NPM_TARBALLS; checks what every tarball carries.
+# Sets NODE_MAIN_TGZ and NODE_WASM_TGZ.
+node_pack() {
+  say "node: npm pack: snowmint, snowmint-wasm and the platform packages $* (into $NPM_TARBALLS)"
+  rm -rf "$NPM_TARBALLS"
+  mkdir -p "$NPM_TARBALLS"
+  NODE_MAIN_TGZ=$(node_pack_one "$ROOT/bindings-node")
+  NODE_WASM_TGZ=$(node_pack_one "$ROOT/bindings-wasm/pkg-node")
+  local p tgz f
+  for p in "$@"; do node_pack_one "$ROOT/bindings-node/npm/$p" >/dev/null; done
+  tar -tzf "$NPM_TARBALLS/$NODE_MAIN_TGZ" | sort
+  if tar -tzf "$NPM_TARBALLS/$NODE_MAIN_TGZ" | grep -E '\.(node|wasm)$'; then
+    echo "the main package must ship no binary: the addons are in the platform packages, the WebAssembly in snowmint-wasm" >&2
+    exit 1
+  fi
+  # Every tarball carries the licences (copies: npm pack skips symlinks), the
+  # main one its README too.
+  for tgz in "$NPM_TARBALLS"/*.tgz; do
+    for f in LICENSE-MIT LICENSE-APACHE; do
+      tar -xzOf "$tgz" "package/$f" | cmp - "$ROOT/$f" || { echo "$(basename "$tgz") has no $f" >&2; exit 1; }
+    done
+  done
+  tar -xzOf "$NPM_TARBALLS/$NODE_MAIN_TGZ" package/README.md | cmp - "$ROOT/bindings-node/README.md"
+  ls -l "$NPM_TARBALLS"
+}
+node_pack_one() { (cd "$1" && npm pack --silent --pack-destination "$NPM_TARBALLS" | tail -n 1); }
+
+# node_consumer DIR TARBALL... : a fresh consumer project in DIR that installs
+# snowmint's and snowmint-wasm's tarballs and TARBALL... (in $NPM_TARBALLS)
+# as users install the published packages, plus the npm specs in NPM_EXTRA;
+# --omit=optional: the other platform packages are not published.
+node_consumer() {
+  local dir=$1 t
+  shift
+  mkdir -p "$dir"
+  printf '{ "name": "snowmint-consumer", "private": true, "type": "commonjs" }\n' > "$dir/package.json"
+  local specs=("$NPM_TARBALLS/$NODE_MAIN_TGZ" "$NPM_TARBALLS/$NODE_WASM_TGZ")
+  for t in "$@"; do specs+=("$NPM_TARBALLS/$t"); done
+  (cd "$dir" && npm install --no-audit --no-fund --loglevel=error --omit=optional "${specs[@]}" ${NPM_EXTRA[@]+"${NPM_EXTRA[@]}"})
 }

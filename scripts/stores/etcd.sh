@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # etcd v3 for the lease store tests (sourced by scripts/test-stores, which
 # provides say, ensure_apt, RUN_DIR and CLEANUPS).
 #
@@ -74,8 +75,12 @@ _etcd_restart_script() {
   {
     echo '#!/usr/bin/env bash'
     echo "pid=\$(cat '$dir/pid')"
+    # The restart script's own variables, not this one's: single quotes.
+    # shellcheck disable=SC2016
     echo 'kill -TERM "$pid" 2>/dev/null'
+    # shellcheck disable=SC2016
     echo 'for ((i = 0; i < 200; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done'
+    # shellcheck disable=SC2016
     echo 'kill -KILL "$pid" 2>/dev/null'
     printf '%q ' "$@"
     echo ">>'$dir/etcd.log' 2>&1 </dev/null &"
@@ -142,6 +147,8 @@ start_etcd() {
   }
   auth=$_ETCD_PORT
   password="pw$RANDOM$RANDOM"
+  # Any of the three failing is the error (A && B && C || fail, meant so).
+  # shellcheck disable=SC2015
   _etcd_post "$auth" auth/user/add "{\"name\":\"root\",\"password\":\"$password\"}" &&
     _etcd_post "$auth" auth/user/grant "{\"user\":\"root\",\"role\":\"root\"}" &&
     _etcd_post "$auth" auth/enable "{}" || {

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # MySQL/MariaDB for the lease store tests (sourced by scripts/test-stores).
 #
 # start_mysql: the server on 127.0.0.1:${SNOWMINT_STORES_MYSQL_PORT:-3306} if
@@ -75,6 +76,8 @@ mysql_throwaway() {
   (($#)) && extra=$(printf ' %q' "$@")
   ensure_apt mariadb-server
   local install server admin client
+  # Any of the four missing is the error (A && B && ... || fail, meant so).
+  # shellcheck disable=SC2015
   install=$(mysql_tool mariadb-install-db mysql_install_db) &&
     server=$(mysql_tool mariadbd mysqld) &&
     admin=$(mysql_tool mariadb-admin mysqladmin) &&

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # PostgreSQL for the lease store tests (sourced by scripts/test-stores).
 #
 # start_postgres: the server on 127.0.0.1:${SNOWMINT_STORES_POSTGRES_PORT:-5432}
@@ -53,6 +54,9 @@ postgres_throwaway() {
   local name=$1 port
   ensure_apt postgresql
   local bin
+  # Debian's version folders (15, 16...): plain names, and ls -d lists none
+  # when the glob matches nothing.
+  # shellcheck disable=SC2012
   bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
   if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
     echo "postgres: no server binaries under /usr/lib/postgresql/*/bin" >&2

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Redis for the lease store tests: sourced by scripts/test-stores, which
 # provides say, ensure_apt, RUN_DIR and CLEANUPS.
 #
@@ -13,6 +14,8 @@
 
 # redis_answers PORT: a Redis on 127.0.0.1:PORT answers PING with PONG.
 redis_answers() {
+  # The port is the child shell's $1: single quotes.
+  # shellcheck disable=SC2016
   timeout 3 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" && printf "PING\r\n" >&3 &&
     IFS= read -r -t 2 reply <&3 && [[ $reply == "+PONG"* ]]' _ "$1" 2>/dev/null
 }
@@ -22,6 +25,7 @@ redis_free_port() {
   local p i
   for ((i = 0; i < 50; i++)); do
     p=$((20000 + RANDOM % 40000))
+    # shellcheck disable=SC2016
     if ! timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$p" 2>/dev/null; then
       echo "$p"
       return 0

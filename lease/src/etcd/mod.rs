@@ -353,7 +353,7 @@ impl Store for EtcdStore {
             for _ in 0..ROUNDS {
                 let slots = self.read_space(space)?;
                 let now = self.client.store_ms()?;
-                let free = |n: &u64| slots.get(n).map_or(true, |s| s.holder.is_none());
+                let free = |n: &u64| slots.get(n).is_none_or(|s| s.holder.is_none());
                 // The preferred slot; then free slots whose hwm is behind the
                 // clock, lowest first (a slot never used has hwm 0); then the
                 // other free ones, lowest hwm first.
