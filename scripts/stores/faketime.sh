@@ -18,6 +18,8 @@
 # The multi-threaded preload library.
 faketime_lib() {
   local lib
+  # A glob over Debian's multiarch folders (plain names); none: empty.
+  # shellcheck disable=SC2012
   lib=$(ls /usr/lib/*/faketime/libfaketimeMT.so.1 2>/dev/null | head -n 1)
   if [ -z "$lib" ]; then
     echo "faketime: no libfaketimeMT.so.1 under /usr/lib/*/faketime" >&2
@@ -36,6 +38,8 @@ start_faketime_postgres() {
   ensure_apt libfaketime postgresql
   FAKETIME_LIB=$(faketime_lib) || exit 1
   local bin dir="$RUN_DIR/postgres-faketime" as=() port
+  # Debian's version folders (15, 16...), as scripts/stores/postgres.sh.
+  # shellcheck disable=SC2012
   bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
   mkdir -p "$dir"
   echo "+0" >"$dir/offset"

@@ -69,6 +69,8 @@ if i[1] ~= run .. '/' .. repl or not fence then
   redis.call('HSET', KEYS[1], 'server', run .. '/' .. repl, 'fence_ms', string.format('%.0f', fence))
 end
 return math.max(0, fence - now)"
+  # The inner script's $1 and $@ are its own arguments (single quotes on purpose).
+  # shellcheck disable=SC2016
   reply=$(timeout 5 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
     shift
     out="*$#\r\n"
