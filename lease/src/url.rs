@@ -166,7 +166,7 @@ pub struct Settings {
     pub timeout_ms: u64,
     /// Redis only: the largest `window_ms` any holder of a space may use; the
     /// store refuses a larger one, and fences claims after a data loss by it
-    /// (docs/LEASES.md, "Redis"). Every holder of a space must use the same
+    /// (docs/STORES.md, "Redis"). Every holder of a space must use the same
     /// value. Default 30,000.
     pub redis_max_window_ms: u64,
     /// Redis only: claim even when the server may evict keys without a TTL

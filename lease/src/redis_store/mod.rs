@@ -28,7 +28,7 @@
 //! epoch it was claimed under; a renewal or release is `Lost` unless the
 //! marker names this server with the record's epoch, so a holder whose record
 //! a rollback brought back cannot go on (the argument: scripts.rs, CLAIM, and
-//! docs/LEASES.md, "Redis").
+//! docs/STORES.md, "Redis").
 
 use std::sync::Mutex;
 use std::time::Duration;
