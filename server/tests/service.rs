@@ -66,9 +66,11 @@ impl Server {
         let deadline = Instant::now() + START_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let line = log
-                .recv_timeout(left)
-                .unwrap_or_else(|_| panic!("no start line; log so far: {lines:?}"));
+            let Ok(line) = log.recv_timeout(left) else {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("no start line; log so far: {lines:?}");
+            };
             lines.push(line.clone());
             let addr = match serde_json::from_str::<Value>(&line) {
                 Ok(v) if v["event"] == "start" => v["listen"].as_str().map(str::to_string),
