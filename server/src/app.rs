@@ -281,11 +281,16 @@ fn no_store(body: String, kind: &'static str) -> Response {
 /// The layout a decode request names: `layout=` (a preset or a JSON
 /// descriptor), else the generator's.
 fn decode_layout(s: &AppState, q: &HashMap<String, String>) -> Result<Layout, ApiError> {
+    // A generator named is checked even when `layout=` overrides its layout.
+    let named = match q.get("generator") {
+        Some(n) => Some(s.pick(Some(n))?),
+        None => None,
+    };
     match q.get("layout") {
         Some(l) if l.trim_start().starts_with('{') => Ok(Layout::parse(l)?),
         Some(p) => Ok(Layout::preset(p)?),
-        None => Ok(*s
-            .pick(q.get("generator").map(String::as_str))?
+        None => Ok(*named
+            .map_or_else(|| s.pick(None), Ok)?
             .gen
             .config()
             .layout()),
@@ -378,7 +383,7 @@ async fn leaf_get(
 /// `GET /api/segment/get/{key}` (Leaf): segment mode is not offered.
 async fn leaf_segment() -> ApiError {
     ApiError::new(
-        StatusCode::NOT_IMPLEMENTED,
+        StatusCode::NOT_FOUND,
         "segment_not_offered",
         "Leaf's segment mode is not offered: use /api/snowflake/get/{key}",
     )

@@ -276,7 +276,7 @@ fn every_endpoint_answers() {
         "{ts}"
     );
     let r = s.get("/api/segment/get/orders");
-    assert_eq!((r.status, r.code().as_str()), (501, "segment_not_offered"));
+    assert_eq!((r.status, r.code().as_str()), (404, "segment_not_offered"));
 
     assert_eq!(s.get("/healthz").status, 200);
     let r = s.get("/readyz");
@@ -331,6 +331,11 @@ fn bad_input_is_a_clear_error() {
         ("/v1/decode/-1", 400, "invalid_id"),
         ("/v1/decode/18446744073709551616", 400, "invalid_id"),
         ("/v1/decode/1?layout=nope", 400, "unknown_preset"),
+        (
+            "/v1/decode/1?layout=leaf&generator=nope",
+            404,
+            "unknown_generator",
+        ),
         ("/v1/decode/1?layout=%7Bbad", 400, "invalid_layout"),
         ("/decodeSnowflakeId?snowflakeId=x", 400, "invalid_id"),
         ("/decodeSnowflakeId", 400, "invalid_id"),
