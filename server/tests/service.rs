@@ -642,3 +642,28 @@ fn two_servers_on_one_store_never_share_an_id() {
     }
     assert_eq!(seen.len(), 20_000);
 }
+
+#[test]
+fn sigterm_lets_in_flight_requests_finish() {
+    // sonyflake issues 256 IDs per 10 ms: 50,000 take about 2 s, so the
+    // request is still running when SIGTERM arrives.
+    let mut s = Server::start(&[
+        "--preset",
+        "sonyflake",
+        "--node",
+        "machine=7",
+        "--max-count",
+        "50000",
+    ]);
+    let addr = s.addr.clone();
+    let client = std::thread::spawn(move || request(&addr, "/v1/ids?count=50000", &[]));
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, took) = s.terminate();
+    let r = client.join().unwrap();
+    assert_eq!(ids_of(&r).len(), 50_000, "the in-flight request finished");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        took > Duration::from_millis(500),
+        "{took:?}: the server waited for it"
+    );
+}
