@@ -17,14 +17,31 @@ const BIN: &str = env!("CARGO_BIN_EXE_snowmint-server");
 /// Generous: the machine is shared and loaded.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// A temporary directory, removed on drop (declared before the servers that
+/// use it, so dropped after them).
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A fresh temporary directory per call.
-fn temp_dir(tag: &str) -> PathBuf {
+fn temp_dir(tag: &str) -> TempDir {
     static N: AtomicU32 = AtomicU32::new(0);
     let n = N.fetch_add(1, Ordering::SeqCst);
     let d = std::env::temp_dir().join(format!("snowmint-server-{tag}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TempDir(d)
 }
 
 fn now_ms() -> u64 {
