@@ -1,0 +1,321 @@
+//! The configuration: flags, `SNOWMINT_*` environment variables (clap reads
+//! both) and an optional TOML file with several generators. Every problem is
+//! reported before the server listens, naming the flag or key.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use clap::Parser;
+use serde::Deserialize;
+use snowmint::Layout;
+
+/// The default address: loopback, so a server started without tokens is
+/// never reachable from another machine; 7610 is next to Snowflake's 7609.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:7610";
+
+/// The default largest `count` of one `/v1/ids` request.
+pub const DEFAULT_MAX_COUNT: u64 = 10_000;
+
+/// `snowmint-server`'s flags; each can also come from its environment variable.
+#[derive(Debug, Parser)]
+#[command(
+    name = "snowmint-server",
+    version,
+    about = "The snowmint ID service: Snowflake IDs over HTTP, compatible with Leaf's API."
+)]
+pub struct Flags {
+    /// A TOML file with `listen`, `max_count`, `token_file`, `insecure`,
+    /// `log_format` and one `[generators.NAME]` table per generator (`layout`,
+    /// `nodes`, `lease`). Flags given as well override its top-level keys.
+    #[arg(long, env = "SNOWMINT_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The generator's layout preset (leaf, twitter, sonyflake, ...).
+    #[arg(long, env = "SNOWMINT_PRESET", conflicts_with = "layout")]
+    pub preset: Option<String>,
+    /// A JSON layout descriptor (or @FILE to read one).
+    #[arg(long, env = "SNOWMINT_LAYOUT", value_name = "JSON")]
+    pub layout: Option<String>,
+    /// A node value, NAME=VALUE (repeat; in the environment, comma-separated).
+    #[arg(
+        long = "node",
+        env = "SNOWMINT_NODE",
+        value_name = "NAME=VALUE",
+        value_delimiter = ','
+    )]
+    pub nodes: Vec<String>,
+    /// Lease the one node field not given with --node from a store
+    /// (file:DIR, postgres://, mysql://, redis://, etcd://).
+    #[arg(
+        long,
+        env = "SNOWMINT_LEASE",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub lease: Option<String>,
+    /// The generator's name (the flags configure one generator).
+    #[arg(long, env = "SNOWMINT_NAME", default_value = "default")]
+    pub name: String,
+    /// The address to listen on [default: 127.0.0.1:7610].
+    #[arg(long, env = "SNOWMINT_LISTEN", value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// The largest `count` of one request [default: 10000].
+    #[arg(long, env = "SNOWMINT_MAX_COUNT", value_name = "N")]
+    pub max_count: Option<u64>,
+    /// A file of bearer tokens, one per line; every route but /healthz and
+    /// /readyz then needs one.
+    #[arg(long, env = "SNOWMINT_TOKEN_FILE", value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// Allow a non-loopback address without tokens.
+    #[arg(long, env = "SNOWMINT_INSECURE")]
+    pub insecure: bool,
+    /// Log lines as text or JSON.
+    #[arg(long, env = "SNOWMINT_LOG_FORMAT", value_parser = ["text", "json"])]
+    pub log_format: Option<String>,
+}
+
+/// The TOML file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    listen: Option<String>,
+    max_count: Option<u64>,
+    token_file: Option<PathBuf>,
+    insecure: Option<bool>,
+    log_format: Option<String>,
+    #[serde(default)]
+    generators: BTreeMap<String, FileGenerator>,
+}
+
+/// One `[generators.NAME]` table.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileGenerator {
+    /// A preset name or a JSON descriptor.
+    layout: Option<String>,
+    #[serde(default)]
+    nodes: BTreeMap<String, u64>,
+    lease: Option<String>,
+}
+
+/// One generator to open.
+#[derive(Debug)]
+pub struct GeneratorSpec {
+    /// Its name in URLs.
+    pub name: String,
+    /// Its layout.
+    pub layout: Layout,
+    /// The node values given (all of them, or all but the leased one).
+    pub nodes: Vec<(String, u64)>,
+    /// The lease URL (secret: never printed as is).
+    pub lease: Option<String>,
+}
+
+/// The whole, checked configuration.
+#[derive(Debug)]
+pub struct Config {
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// The largest `count`.
+    pub max_count: u64,
+    /// The accepted bearer tokens (empty: no authentication).
+    pub tokens: Vec<Vec<u8>>,
+    /// JSON log lines.
+    pub json_logs: bool,
+    /// The generators, in name order.
+    pub generators: Vec<GeneratorSpec>,
+}
+
+/// A configuration error: the flag or key, and what is wrong with it.
+#[derive(Debug)]
+pub struct ConfigError {
+    /// The flag (`--listen`) or key (`generators.orders.layout`).
+    pub key: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ConfigError {
+    fn new(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            key: key.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "configuration error in {}: {}", self.key, self.message)
+    }
+}
+
+/// Checks the flags (and the file they name) into a [`Config`].
+pub fn load(flags: Flags) -> Result<Config, ConfigError> {
+    let file = match &flags.config {
+        Some(path) => read_file(path)?,
+        None => File::default(),
+    };
+    let listen_text = flags
+        .listen
+        .or(file.listen)
+        .unwrap_or_else(|| DEFAULT_LISTEN.to_string());
+    let listen: SocketAddr = listen_text.parse().map_err(|_| {
+        ConfigError::new(
+            "listen",
+            format!("'{listen_text}' is not an IP address and port"),
+        )
+    })?;
+    let max_count = flags
+        .max_count
+        .or(file.max_count)
+        .unwrap_or(DEFAULT_MAX_COUNT);
+    if max_count == 0 || max_count > u64::from(u32::MAX) {
+        return Err(ConfigError::new(
+            "max_count",
+            "must be between 1 and 2^32 - 1",
+        ));
+    }
+    let tokens = match flags.token_file.or(file.token_file) {
+        Some(path) => read_tokens(&path)?,
+        None => Vec::new(),
+    };
+    let insecure = flags.insecure || file.insecure.unwrap_or(false);
+    if !listen.ip().is_loopback() && tokens.is_empty() && !insecure {
+        return Err(ConfigError::new(
+            "listen",
+            format!("{listen} is not a loopback address: give --token-file, or --insecure to serve it without authentication"),
+        ));
+    }
+    let json_logs = match flags.log_format.or(file.log_format).as_deref() {
+        None | Some("text") => false,
+        Some("json") => true,
+        Some(other) => {
+            return Err(ConfigError::new(
+                "log_format",
+                format!("'{other}' is neither text nor json"),
+            ))
+        }
+    };
+
+    let flag_generator = flags.preset.is_some()
+        || flags.layout.is_some()
+        || flags.lease.is_some()
+        || !flags.nodes.is_empty();
+    let mut generators = Vec::new();
+    if flag_generator || file.generators.is_empty() {
+        let layout = match (&flags.preset, &flags.layout) {
+            (Some(p), _) => preset(p, "--preset")?,
+            (None, Some(l)) => descriptor(l, "--layout")?,
+            (None, None) => preset("twitter", "--preset")?,
+        };
+        let mut nodes = Vec::new();
+        for n in &flags.nodes {
+            let (name, value) = n.split_once('=').ok_or_else(|| {
+                ConfigError::new("--node", format!("expected NAME=VALUE, got '{n}'"))
+            })?;
+            let value = value.parse().map_err(|_| {
+                ConfigError::new("--node", format!("'{value}' is not a non-negative integer"))
+            })?;
+            nodes.push((name.to_string(), value));
+        }
+        generators.push(GeneratorSpec {
+            name: flags.name.clone(),
+            layout,
+            nodes,
+            lease: flags.lease.clone(),
+        });
+    }
+    for (name, g) in file.generators {
+        let key = format!("generators.{name}");
+        if !valid_name(&name) {
+            return Err(ConfigError::new(
+                key,
+                "a generator's name is 1 to 64 letters, digits, '-' or '_'",
+            ));
+        }
+        if generators.iter().any(|s| s.name == name) {
+            return Err(ConfigError::new(key, "this name is also given by --name"));
+        }
+        let layout = match &g.layout {
+            Some(l) if l.trim_start().starts_with('{') => descriptor(l, &format!("{key}.layout"))?,
+            Some(p) => preset(p, &format!("{key}.layout"))?,
+            None => {
+                return Err(ConfigError::new(
+                    format!("{key}.layout"),
+                    "missing (a preset name or a JSON descriptor)",
+                ))
+            }
+        };
+        generators.push(GeneratorSpec {
+            name,
+            layout,
+            nodes: g.nodes.into_iter().collect(),
+            lease: g.lease,
+        });
+    }
+    Ok(Config {
+        listen,
+        max_count,
+        tokens,
+        json_logs,
+        generators,
+    })
+}
+
+/// Names that need no escaping in a URL path.
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn preset(name: &str, key: &str) -> Result<Layout, ConfigError> {
+    Layout::preset(name).map_err(|e| ConfigError::new(key, format!("'{name}': {e}")))
+}
+
+fn descriptor(text: &str, key: &str) -> Result<Layout, ConfigError> {
+    let owned;
+    let json = match text.strip_prefix('@') {
+        Some(path) => {
+            owned = std::fs::read_to_string(path)
+                .map_err(|e| ConfigError::new(key, format!("{path}: {e}")))?;
+            owned.as_str()
+        }
+        None => text,
+    };
+    Layout::parse(json).map_err(|e| ConfigError::new(key, e.to_string()))
+}
+
+fn read_file(path: &Path) -> Result<File, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new("--config", format!("{}: {e}", path.display())))?;
+    // toml's message names the key and the line; it quotes the file, which
+    // may hold a lease URL with a password, so only its first line is kept.
+    toml::from_str(&text).map_err(|e| {
+        let message = e.to_string();
+        let first = message.lines().next().unwrap_or_default().to_string();
+        let detail = e.message().to_string();
+        ConfigError::new(path.display().to_string(), format!("{first}: {detail}"))
+    })
+}
+
+/// The tokens of a token file: one per line, blank lines and `#` comments skipped.
+fn read_tokens(path: &Path) -> Result<Vec<Vec<u8>>, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new("token_file", format!("{}: {e}", path.display())))?;
+    let tokens: Vec<Vec<u8>> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+    if tokens.is_empty() {
+        return Err(ConfigError::new(
+            "token_file",
+            format!("{} holds no token", path.display()),
+        ));
+    }
+    Ok(tokens)
+}

@@ -1,0 +1,686 @@
+//! The service as a real process: the built binary, spawned on an ephemeral
+//! loopback port with file leases in a temporary directory, called over TCP.
+//! Every wait is bounded.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_snowmint-server");
+/// Generous: the machine is shared and loaded.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A temporary directory, removed on drop (declared before the servers that
+/// use it, so dropped after them).
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A fresh temporary directory per call.
+fn temp_dir(tag: &str) -> TempDir {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let n = N.fetch_add(1, Ordering::SeqCst);
+    let d = std::env::temp_dir().join(format!("snowmint-server-{tag}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    TempDir(d)
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+/// A running server and its log lines (stderr).
+struct Server {
+    child: Child,
+    addr: String,
+    log: mpsc::Receiver<String>,
+    lines: Vec<String>,
+}
+
+impl Server {
+    /// Starts the binary with `args` (plus `--listen 127.0.0.1:0`) and waits for its start line.
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .args(["--listen", "127.0.0.1:0"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, log) = mpsc::channel();
+        let stderr = child.stderr.take().unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut lines = Vec::new();
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(line) = log.recv_timeout(left) else {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("no start line; log so far: {lines:?}");
+            };
+            lines.push(line.clone());
+            let addr = match serde_json::from_str::<Value>(&line) {
+                Ok(v) if v["event"] == "start" => v["listen"].as_str().map(str::to_string),
+                Ok(_) => None,
+                Err(_) => line
+                    .split(" start listen=\"")
+                    .nth(1)
+                    .map(|rest| rest.split('"').next().unwrap().to_string()),
+            };
+            if let Some(addr) = addr {
+                return Server {
+                    child,
+                    addr,
+                    log,
+                    lines,
+                };
+            }
+        }
+    }
+
+    fn get(&self, path: &str) -> Response {
+        request(&self.addr, path, &[])
+    }
+
+    fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Response {
+        request(&self.addr, path, headers)
+    }
+
+    /// The leased slot of the only generator.
+    fn slot(&self) -> u64 {
+        let g = self.get("/v1/generators").json();
+        g["generators"][0]["lease"]["slot"].as_u64().unwrap()
+    }
+
+    /// Sends SIGTERM and waits (bounded) for the exit.
+    fn terminate(&mut self) -> (ExitStatus, Duration) {
+        let start = Instant::now();
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        (self.wait(Duration::from_secs(15)), start.elapsed())
+    }
+
+    fn wait(&mut self, timeout: Duration) -> ExitStatus {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not exit in {timeout:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Every log line so far (after the process ended: all of them).
+    fn log_lines(&mut self) -> Vec<String> {
+        while let Ok(l) = self.log.recv_timeout(Duration::from_millis(200)) {
+            self.lines.push(l);
+        }
+        self.lines.clone()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[derive(Debug)]
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {:?}", self.body))
+    }
+
+    fn code(&self) -> String {
+        self.json()["error"]["code"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+/// One HTTP/1.1 GET with `Connection: close` (bodies are not chunked for these routes).
+fn request(addr: &str, path: &str, headers: &[(&str, &str)]) -> Response {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    for (n, v) in headers {
+        req.push_str(&format!("{n}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    Response {
+        status,
+        headers,
+        body: body.to_string(),
+    }
+}
+
+fn ids_of(r: &Response) -> Vec<u64> {
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.json()["ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().parse().unwrap())
+        .collect()
+}
+
+fn lease_arg(dir: &Path) -> String {
+    format!("file:{}?namespace=test", dir.display())
+}
+
+#[test]
+fn every_endpoint_answers() {
+    let dir = temp_dir("endpoints");
+    let lease = lease_arg(&dir);
+    let s = Server::start(&["--preset", "leaf", "--lease", &lease]);
+    let slot = s.slot();
+
+    let r = s.get("/v1/ids?count=5");
+    assert_eq!(r.header("cache-control"), Some("no-store"));
+    assert_eq!(r.json()["generator"], "default");
+    let ids = ids_of(&r);
+    assert_eq!(ids.len(), 5);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    assert_eq!(ids_of(&s.get("/v1/ids")).len(), 1, "count defaults to 1");
+
+    let r = s.get_with("/v1/ids?count=3", &[("Accept", "text/plain")]);
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+    assert_eq!(r.header("cache-control"), Some("no-store"));
+    let plain: Vec<u64> = r.body.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(plain.len(), 3);
+    assert!(plain[0] > ids[4]);
+
+    let d = s.get(&format!("/v1/decode/{}", ids[0])).json();
+    assert_eq!(d["id"], ids[0].to_string());
+    assert_eq!(d["worker"], slot);
+    assert!(d["timestamp_ms"].as_u64().unwrap().abs_diff(now_ms()) < 120_000);
+    assert!(d["time"].as_str().unwrap().ends_with('Z'));
+    let d2 = s.get(&format!("/v1/decode/{}?layout=leaf", ids[0])).json();
+    assert_eq!(d, d2);
+
+    let g = s.get("/v1/generators").json();
+    let g0 = &g["generators"][0];
+    assert_eq!(g0["name"], "default");
+    assert_eq!(g0["preset"], "leaf");
+    assert_eq!(g0["nodes"]["worker"], slot);
+    assert!(g0["lease"]["store"].as_str().unwrap().starts_with("file:"));
+    assert!(g0["lease"]["reserved_until_ms"].as_u64().is_some());
+
+    // Leaf: text/plain ID for any key when one generator is configured.
+    let r = s.get("/api/snowflake/get/anything");
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+    let leaf_id: u64 = r.body.trim().parse().unwrap();
+    assert!(leaf_id > plain[2]);
+    let r = s
+        .get(&format!("/decodeSnowflakeId?snowflakeId={leaf_id}"))
+        .json();
+    assert_eq!(r["workerId"], slot.to_string());
+    assert_eq!(r["sequenceId"], (leaf_id & 0xfff).to_string());
+    let ts = r["timestamp"].as_str().unwrap();
+    assert!(
+        ts.starts_with(&((leaf_id >> 22) + 1_288_834_974_657).to_string()),
+        "{ts}"
+    );
+    let r = s.get("/api/segment/get/orders");
+    assert_eq!((r.status, r.code().as_str()), (404, "segment_not_offered"));
+
+    assert_eq!(s.get("/healthz").status, 200);
+    let r = s.get("/readyz");
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(r.json()["ready"], true);
+    let r = s.get("/metrics");
+    assert_eq!(r.status, 200);
+    assert!(
+        r.body
+            .contains("snowmint_ids_issued_total{generator=\"default\"} 10"),
+        "{}",
+        r.body
+    );
+    assert!(r
+        .body
+        .contains("snowmint_http_requests_total{route=\"/v1/ids\",status=\"200\"}"));
+    assert!(r.body.contains(&format!(
+        "snowmint_lease_slot{{generator=\"default\"}} {slot}"
+    )));
+    assert!(r
+        .body
+        .contains("snowmint_http_request_duration_seconds_bucket"));
+    assert!(r.body.trim_end().ends_with("# EOF"));
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let s = Server::start(&[
+        "--preset",
+        "twitter",
+        "--node",
+        "datacenter=1",
+        "--node",
+        "worker=2",
+        "--max-count",
+        "100",
+    ]);
+    for (path, status, code) in [
+        ("/v1/ids?count=0", 400, "invalid_option"),
+        ("/v1/ids?count=-1", 400, "invalid_option"),
+        ("/v1/ids?count=101", 400, "invalid_option"),
+        (
+            "/v1/ids?count=99999999999999999999999",
+            400,
+            "invalid_option",
+        ),
+        ("/v1/ids?count=abc", 400, "invalid_option"),
+        ("/v1/ids?count=", 400, "invalid_option"),
+        ("/v1/ids?count=1.5", 400, "invalid_option"),
+        ("/v1/ids?generator=nope", 404, "unknown_generator"),
+        ("/v1/decode/abc", 400, "invalid_id"),
+        ("/v1/decode/-1", 400, "invalid_id"),
+        ("/v1/decode/18446744073709551616", 400, "invalid_id"),
+        ("/v1/decode/1?layout=nope", 400, "unknown_preset"),
+        (
+            "/v1/decode/1?layout=leaf&generator=nope",
+            404,
+            "unknown_generator",
+        ),
+        ("/v1/decode/1?layout=%7Bbad", 400, "invalid_layout"),
+        ("/decodeSnowflakeId?snowflakeId=x", 400, "invalid_id"),
+        ("/decodeSnowflakeId", 400, "invalid_id"),
+        ("/no/such/route", 404, "not_found"),
+    ] {
+        let r = s.get(path);
+        assert_eq!(
+            (r.status, r.code()),
+            (status, code.to_string()),
+            "{path}: {}",
+            r.body
+        );
+        assert!(!r.json()["error"]["message"].as_str().unwrap().is_empty());
+    }
+    assert_eq!(ids_of(&s.get("/v1/ids?count=100")).len(), 100);
+}
+
+#[test]
+fn several_generators_from_a_toml_file() {
+    let dir = temp_dir("toml");
+    let file = dir.join("server.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "max_count = 50\n[generators.orders]\nlayout = \"leaf\"\nlease = \"{}\"\n\
+             [generators.users]\nlayout = \"twitter\"\nnodes = {{ datacenter = 3, worker = 4 }}\n",
+            lease_arg(&dir.join("leases"))
+        ),
+    )
+    .unwrap();
+    let s = Server::start(&["--config", file.to_str().unwrap()]);
+    let r = s.get("/v1/ids");
+    assert_eq!((r.status, r.code().as_str()), (400, "missing_generator"));
+    let users = ids_of(&s.get("/v1/ids?generator=users&count=50"));
+    let d = s
+        .get(&format!("/v1/decode/{}?generator=users", users[0]))
+        .json();
+    assert_eq!(
+        (d["datacenter"].as_u64(), d["worker"].as_u64()),
+        (Some(3), Some(4))
+    );
+    let r = s.get("/v1/ids?generator=users&count=51");
+    assert_eq!(r.status, 400);
+    assert_eq!(s.get("/api/snowflake/get/orders").status, 200);
+    let r = s.get("/api/snowflake/get/other");
+    assert_eq!((r.status, r.code().as_str()), (404, "unknown_generator"));
+    let names: Vec<String> = s.get("/v1/generators").json()["generators"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["orders", "users"]);
+}
+
+/// Runs the binary to completion (bounded) and returns its exit code and stderr.
+fn run(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{args:?} did not exit");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), text)
+}
+
+#[test]
+fn configuration_errors_name_the_key_and_exit_2() {
+    let dir = temp_dir("config");
+    let bad_toml = dir.join("bad.toml");
+    std::fs::write(&bad_toml, "[generators.a]\nlayout = \"leaf\"\ncolour = 1\n").unwrap();
+    let no_layout = dir.join("nolayout.toml");
+    std::fs::write(&no_layout, "[generators.a]\nnodes = { worker = 1 }\n").unwrap();
+    for (args, key) in [
+        // Would start (the generator is complete) but for the address.
+        (
+            vec![
+                "--preset",
+                "leaf",
+                "--node",
+                "worker=1",
+                "--listen",
+                "0.0.0.0:0",
+            ],
+            "not a loopback address",
+        ),
+        (vec!["--listen", "nowhere"], "listen"),
+        (vec!["--node", "worker"], "--node"),
+        (vec!["--preset", "nope"], "--preset"),
+        (vec!["--layout", "{"], "--layout"),
+        (vec!["--max-count", "0"], "max_count"),
+        (vec!["--token-file", "/nonexistent/tokens"], "token_file"),
+        (vec!["--config", bad_toml.to_str().unwrap()], "colour"),
+        (
+            vec!["--config", no_layout.to_str().unwrap()],
+            "generators.a.layout",
+        ),
+    ] {
+        let (code, text) = run(&args, &[]);
+        assert_eq!(code, Some(2), "{args:?}: {text}");
+        assert!(text.contains(key), "{args:?} should name {key}: {text}");
+    }
+    // A node value the layout does not have: refused before listening, too.
+    let (code, text) = run(
+        &[
+            "--preset",
+            "twitter",
+            "--node",
+            "colour=1",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("unknown_field"), "{text}");
+}
+
+#[test]
+fn secrets_reach_no_log_error_or_help() {
+    let secret = "s3cret-pw-1234";
+    let url = format!("postgres://user:{secret}@127.0.0.1:1/test?namespace=x");
+    let (code, text) = run(
+        &[
+            "--preset",
+            "leaf",
+            "--lease",
+            &url,
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+    );
+    assert_ne!(code, Some(0), "{text}");
+    assert!(!text.contains(secret), "{text}");
+    let (code, text) = run(&["--help"], &[("SNOWMINT_LEASE", &url)]);
+    assert_eq!(code, Some(0));
+    assert!(
+        text.contains("--token-file") && !text.contains(secret),
+        "{text}"
+    );
+}
+
+#[test]
+fn bearer_tokens() {
+    let dir = temp_dir("tokens");
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, "# ops\nalpha-token-1\n\nbravo-token-2\n").unwrap();
+    let mut s = Server::start(&[
+        "--node",
+        "datacenter=1",
+        "--node",
+        "worker=1",
+        "--token-file",
+        tokens.to_str().unwrap(),
+    ]);
+    for path in [
+        "/v1/ids",
+        "/metrics",
+        "/v1/generators",
+        "/api/snowflake/get/x",
+        "/v1/decode/1",
+    ] {
+        let r = s.get(path);
+        assert_eq!(
+            (r.status, r.code().as_str()),
+            (401, "unauthorized"),
+            "{path}"
+        );
+        assert_eq!(r.header("www-authenticate"), Some("Bearer"));
+        let r = s.get_with(path, &[("Authorization", "Bearer alpha-token-")]);
+        assert_eq!(r.status, 401, "{path}: a prefix of a token");
+        let r = s.get_with(path, &[("Authorization", "Bearer bravo-token-2x")]);
+        assert_eq!(r.status, 401, "{path}: a token with more after it");
+        let r = s.get_with(path, &[("Authorization", "Basic YWxwaGE=")]);
+        assert_eq!(r.status, 401, "{path}: another scheme");
+    }
+    for t in ["alpha-token-1", "bravo-token-2"] {
+        let r = s.get_with(
+            "/v1/ids?count=2",
+            &[("Authorization", &format!("Bearer {t}"))],
+        );
+        assert_eq!(ids_of(&r).len(), 2);
+    }
+    assert_eq!(s.get("/healthz").status, 200);
+    assert_eq!(s.get("/readyz").status, 200);
+    let (status, _) = s.terminate();
+    assert!(status.success());
+    let log = s.log_lines().join("\n");
+    assert!(
+        !log.contains("alpha-token") && !log.contains("bravo-token"),
+        "{log}"
+    );
+}
+
+/// The `hwm_ms` of the only slot file under `dir`.
+fn slot_hwm(dir: &Path) -> u64 {
+    let mut found = Vec::new();
+    for space in std::fs::read_dir(dir).unwrap() {
+        let space = space.unwrap().path();
+        if !space.is_dir() {
+            continue;
+        }
+        for f in std::fs::read_dir(&space).unwrap() {
+            let f = f.unwrap().path();
+            if f.extension().is_some_and(|e| e == "state") {
+                let text = std::fs::read_to_string(&f).unwrap();
+                let hwm = text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("hwm_ms="))
+                    .unwrap();
+                found.push(hwm.parse().unwrap());
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "one slot file under {}", dir.display());
+    found[0]
+}
+
+#[test]
+fn sigterm_releases_the_lease_and_exits_0() {
+    let dir = temp_dir("sigterm");
+    let lease = lease_arg(&dir);
+    let mut s = Server::start(&[
+        "--preset",
+        "leaf",
+        "--lease",
+        &lease,
+        "--log-format",
+        "json",
+    ]);
+    let slot = s.slot();
+    let last = ids_of(&s.get("/v1/ids?count=10"))[9];
+    // While held, the slot's hwm is a reservation ahead of the clock (20 s by default).
+    assert!(slot_hwm(&dir) > now_ms() + 5_000);
+    let (status, took) = s.terminate();
+    assert!(status.success(), "{status:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    // Released: hwm lowered to the last time unit issued, so the slot is free at once.
+    let hwm = slot_hwm(&dir);
+    assert!(
+        hwm <= now_ms(),
+        "hwm {hwm} is still a reservation ahead: the lease was not released"
+    );
+    let log = s.log_lines();
+    let events: Vec<String> = log
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["event"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    for e in [
+        "lease_claimed",
+        "start",
+        "shutdown",
+        "lease_released",
+        "stop",
+    ] {
+        assert!(events.iter().any(|x| x == e), "{e} missing from {log:?}");
+    }
+
+    // The next server takes the same slot and issues at once, above the last ID.
+    let s2 = Server::start(&["--preset", "leaf", "--lease", &lease]);
+    assert_eq!(s2.slot(), slot);
+    let start = Instant::now();
+    let r = s2.get("/readyz");
+    assert_eq!(r.status, 200, "{}", r.body);
+    let next = ids_of(&s2.get("/v1/ids"))[0];
+    assert!(next > last);
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn two_servers_on_one_store_never_share_an_id() {
+    let dir = temp_dir("two");
+    let lease = lease_arg(&dir);
+    let a = Server::start(&["--preset", "leaf", "--lease", &lease]);
+    let b = Server::start(&["--preset", "leaf", "--lease", &lease]);
+    let (sa, sb) = (a.slot(), b.slot());
+    assert_ne!(sa, sb);
+    let mut seen = HashSet::new();
+    for _ in 0..10 {
+        for (s, slot) in [(&a, sa), (&b, sb)] {
+            for id in ids_of(&s.get("/v1/ids?count=1000")) {
+                assert_eq!((id >> 12) & 0x3ff, slot, "{id} carries its server's slot");
+                assert!(seen.insert(id), "{id} issued twice");
+            }
+        }
+    }
+    assert_eq!(seen.len(), 20_000);
+}
+
+#[test]
+fn sigterm_lets_in_flight_requests_finish() {
+    // sonyflake issues 256 IDs per 10 ms: 50,000 take about 2 s, so the
+    // request is still running when SIGTERM arrives.
+    let mut s = Server::start(&[
+        "--preset",
+        "sonyflake",
+        "--node",
+        "machine=7",
+        "--max-count",
+        "50000",
+    ]);
+    let addr = s.addr.clone();
+    let client = std::thread::spawn(move || request(&addr, "/v1/ids?count=50000", &[]));
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, took) = s.terminate();
+    let r = client.join().unwrap();
+    assert_eq!(ids_of(&r).len(), 50_000, "the in-flight request finished");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        took > Duration::from_millis(500),
+        "{took:?}: the server waited for it"
+    );
+}
