@@ -107,7 +107,7 @@ pub use mask::{IdMask, MASK_MIN_BITS};
 pub use names::{FieldName, MAX_FIELDS, MAX_FIELD_BITS, MAX_NODES, MAX_TIME_END_MS};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
-pub use sync::{Generator, ManualClock};
+pub use sync::{Generator, ManualClock, StateKey};
 
 pub use time::Iso8601;
 #[cfg(feature = "std")]

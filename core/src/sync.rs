@@ -102,9 +102,10 @@ impl Shared {
 /// What makes two generators' IDs collide: the time encoding, where the
 /// sequence sits, and the node bits. Layout and field names do not matter, so
 /// `twitter` with datacenter 1, worker 0 and `leaf` with worker 32 (the same
-/// bits) share one state too.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Key {
+/// bits) have one key, and in one process share one state
+/// ([`Config::state_key`]). Opaque: compare it, hash it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StateKey {
     epoch_ms: u64,
     unit_ms: u64,
     total_bits: u32,
@@ -114,17 +115,20 @@ struct Key {
     node_bits: u64,
 }
 
-impl Key {
-    fn of(cfg: &Config) -> Key {
-        let l = cfg.layout();
-        Key {
+impl Config {
+    /// The key of the ID bits this configuration issues: two configurations
+    /// with the same key issue the same IDs, and [`Generator`]s of one
+    /// process with the same key share one state.
+    pub fn state_key(&self) -> StateKey {
+        let l = self.layout();
+        StateKey {
             epoch_ms: l.epoch_ms(),
             unit_ms: l.time_unit_ms(),
             total_bits: l.total_bits(),
             time_bits: l.timestamp().bits(),
             seq_bits: l.sequence().bits(),
             seq_shift: l.sequence().shift(),
-            node_bits: cfg.nodes().bits(),
+            node_bits: self.nodes().bits(),
         }
     }
 }
@@ -135,7 +139,7 @@ impl Key {
 /// would repeat the IDs of the current time unit. One entry per distinct
 /// node configuration is a few dozen bytes.
 struct Entry {
-    key: Key,
+    key: StateKey,
     fork_gen: u64,
     shared: Arc<Shared>,
 }
@@ -159,7 +163,7 @@ static REGISTRY: Registry = Registry {
 // The registry under loom: dropped at the end of every execution.
 #[cfg(loom)]
 loom::lazy_static! {
-    static ref LOOM_ENTRIES: loom::sync::Mutex<Vec<(Key, Arc<Shared>)>> =
+    static ref LOOM_ENTRIES: loom::sync::Mutex<Vec<(StateKey, Arc<Shared>)>> =
         loom::sync::Mutex::new(Vec::new());
 }
 
@@ -195,7 +199,7 @@ impl Registry {
     }
 
     /// The shared state for `key`, created with `initial` if there is none.
-    fn join(&self, key: Key, initial: u64) -> (Arc<Shared>, u64) {
+    fn join(&self, key: StateKey, initial: u64) -> (Arc<Shared>, u64) {
         let fork_gen = FORK_GEN.load(Ordering::Acquire);
         // Each loom execution builds its own atomics: no state outlives one,
         // so the entries live in a registry loom resets per execution.
@@ -369,7 +373,7 @@ impl<C: Clock> Generator<C> {
         let cfg = Config::new(layout, nodes, options)?;
         layout.check_epoch(clock.now_ms())?;
         install_fork_handlers();
-        let (shared, fork_gen) = REGISTRY.join(Key::of(&cfg), cfg.initial_state());
+        let (shared, fork_gen) = REGISTRY.join(cfg.state_key(), cfg.initial_state());
         Ok(Generator {
             cfg,
             shared,

@@ -40,7 +40,7 @@ pub struct LeasedGenerator<C: Clock + Send + Sync + 'static = SystemClock> {
     pid: u32,
     /// This lease's entry in the process's list of leased node values, until
     /// `close`.
-    leased: Mutex<Option<leased::Entry>>,
+    leased: Mutex<Option<snowmint::StateKey>>,
 }
 
 /// What the background thread and the handle share.
