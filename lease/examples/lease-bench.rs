@@ -9,11 +9,12 @@
 //! ```
 //!
 //! URL: a store without a query (`file:/tmp/x`, `postgres://postgres@127.0.0.1/test`,
-//! `mysql://...`, `redis://...`, `etcd://...`); default a fresh directory. Each
+//! `mysql://...`, `redis://...`, `etcd://...`,
+//! `zookeeper://...`); default a fresh directory. Each
 //! run works in a namespace of its own. `bench/stores/run.sh` runs it on the
-//! four network stores and the file store. The server's CPU time is the sum of
+//! five network stores and the file store. The server's CPU time is the sum of
 //! user + system time over the processes named like the server
-//! (`postgres`, `mariadbd`/`mysqld`, `redis-server`, `etcd`) in /proc, read
+//! (`postgres`, `mariadbd`/`mysqld`, `redis-server`, `etcd`, `java`) in /proc, read
 //! while the holders' connections are open.
 
 use std::hint::black_box;
@@ -78,6 +79,9 @@ fn server_names(kind: &str) -> &'static [&'static str] {
         "mysql" => &["mariadbd", "mysqld"],
         "redis" => &["redis-server"],
         "etcd" => &["etcd"],
+        // The JVM: every java process (on the bench machine, only the
+        // throwaway ZooKeeper servers run on it).
+        "zookeeper" => &["java"],
         _ => &[],
     }
 }

@@ -51,6 +51,8 @@ mod etcd;
 mod redis_store;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 mod sql;
+#[cfg(feature = "zookeeper")]
+mod zookeeper;
 
 pub use any::AnyGenerator;
 #[doc(hidden)]
@@ -66,7 +68,9 @@ pub use space::SlotSpace;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 pub use sql::SqlStore;
 pub use store::{
-    is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease, SlotState,
-    SpaceRecord, Store, StoreError,
+    hwm_bound, is_space_key, Claim, ClaimRequest, Holder, Marker, MarkerState, Renewal, SlotRecord,
+    SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
 pub use url::{LeaseUrl, Settings, StoreUrl, BUILT_STORES};
+#[cfg(feature = "zookeeper")]
+pub use zookeeper::ZookeeperStore;

@@ -11,7 +11,7 @@ use snowmint::Iso8601;
 
 use crate::driver::{store_error, timed};
 use crate::error::LeaseError;
-use crate::store::{SlotRecord, SlotRelease, Store};
+use crate::store::{Marker, SlotRecord, SlotRelease, Store};
 use crate::url::LeaseUrl;
 
 /// Why an operation failed: the store's error (`lease_unavailable`, or
@@ -69,10 +69,17 @@ pub struct SpaceListing {
     pub slots: Option<u64>,
     /// The records of the slots ever claimed, by slot.
     pub records: Vec<SlotRecord>,
+    /// The space's marker and fence (Redis only).
+    pub marker: Option<Marker>,
 }
 
 impl SpaceListing {
-    fn new(key: String, text: String, records: Vec<SlotRecord>) -> SpaceListing {
+    fn new(
+        key: String,
+        text: String,
+        records: Vec<SlotRecord>,
+        marker: Option<Marker>,
+    ) -> SpaceListing {
         let line = |name: &str| {
             text.lines()
                 .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
@@ -92,6 +99,7 @@ impl SpaceListing {
             leased,
             slots,
             records,
+            marker,
         }
     }
 }
@@ -155,7 +163,7 @@ fn list_store(url: &LeaseUrl, store: &Arc<dyn Store>) -> Result<Listing, OpsErro
     let ns = url.settings.namespace.as_deref();
     let mut spaces: Vec<SpaceListing> = spaces
         .into_iter()
-        .map(|s| SpaceListing::new(s.key, s.text, s.slots))
+        .map(|s| SpaceListing::new(s.key, s.text, s.slots, s.marker))
         .filter(|s| ns.is_none() || s.namespace.as_deref() == ns)
         .collect();
     spaces.sort_by(|a, b| a.key.cmp(&b.key));

@@ -99,7 +99,10 @@ pub trait Store: Send + Sync {
 
     /// Atomically claims a free or expired slot of `space`: `req.prefer` if it
     /// is free, else preferably one whose `hwm` is behind the store's clock.
-    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError>;
+    /// [`claim_within`](Store::claim_within) without a bound.
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        self.claim_within(space, req, u64::MAX)
+    }
 
     /// Extends the claim by `ttl_ms` and raises `hwm` to exactly
     /// `max(hwm, store time + window_ms)`, if `holder` still holds the slot.
@@ -107,12 +110,39 @@ pub trait Store: Send + Sync {
     /// The driver reads the store's clock from this: an `hwm` that moved is
     /// store time + `window_ms` (it tracks the skew on every renewal without
     /// another call), so a store must not round or pad it.
+    /// [`renew_within`](Store::renew_within) without a bound.
     fn renew(
         &self,
         space: &SlotSpace,
         holder: &Holder,
         ttl_ms: u64,
         window_ms: u64,
+    ) -> Result<Renewal, StoreError> {
+        self.renew_within(space, holder, ttl_ms, window_ms, u64::MAX)
+    }
+
+    /// The claim ([`claim`](Store::claim)), refused ([`StoreError::Refused`],
+    /// nothing written) if store time + `req.window_ms` is above
+    /// `max_hwm_ms`: the claimer's bound on how far its clock justifies a
+    /// reservation (see [`hwm_bound`]). A store checks it in the same atomic
+    /// step that reads its clock.
+    fn claim_within(
+        &self,
+        space: &SlotSpace,
+        req: &ClaimRequest,
+        max_hwm_ms: u64,
+    ) -> Result<Claim, StoreError>;
+
+    /// The renewal ([`renew`](Store::renew)), refused
+    /// ([`StoreError::Refused`], nothing written) if store time + `window_ms`
+    /// is above `max_hwm_ms`, as [`claim_within`](Store::claim_within).
+    fn renew_within(
+        &self,
+        space: &SlotSpace,
+        holder: &Holder,
+        ttl_ms: u64,
+        window_ms: u64,
+        max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError>;
 
     /// Sets `hwm` to `last_ms` (the start of the last time unit issued, or the
@@ -158,6 +188,51 @@ pub trait Store: Send + Sync {
         let _ = (space_key, slot, force, reset_hwm_ms);
         Err(not_supported(&self.describe()))
     }
+}
+
+/// The highest `hwm` a claim or renewal sent at `sent_ms` by the holder's
+/// clock may have a store write from its own clock: `sent_ms + timeout_ms +
+/// max_skew_ms + window_ms`.
+///
+/// Why it never refuses a healthy store: the store reads its clock after the
+/// call was sent and, for an answer the holder uses, before `sent_ms +
+/// timeout_ms` (a later answer is dropped or released); a store clock within
+/// `max_skew_ms` of the holder's therefore reads at most `sent_ms +
+/// timeout_ms + max_skew_ms`. A store whose clock was stepped further ahead
+/// than that can no longer write an `hwm` that would keep the slot unusable
+/// until real time catches up. It bounds only what the store's clock adds
+/// (store time + window): a `prev_hwm` or fence already written is kept.
+pub fn hwm_bound(sent_ms: u64, timeout_ms: u64, max_skew_ms: u64, window_ms: u64) -> u64 {
+    sent_ms
+        .saturating_add(timeout_ms)
+        .saturating_add(max_skew_ms)
+        .saturating_add(window_ms)
+}
+
+/// `Ok` if a store whose clock reads `store_ms` may write `store_ms +
+/// window_ms` under the bound `max_hwm_ms`, else the refusal every store
+/// gives (before writing anything).
+pub(crate) fn check_hwm_bound(
+    store_ms: u64,
+    window_ms: u64,
+    max_hwm_ms: u64,
+) -> Result<(), StoreError> {
+    let hwm = store_ms.saturating_add(window_ms);
+    if hwm <= max_hwm_ms {
+        return Ok(());
+    }
+    Err(StoreError::Refused(hwm_refusal(hwm, store_ms, max_hwm_ms)))
+}
+
+/// The text of [`check_hwm_bound`]'s refusal (also built by the Redis script
+/// from the same three numbers).
+pub(crate) fn hwm_refusal(hwm_ms: u64, store_ms: u64, max_hwm_ms: u64) -> String {
+    format!(
+        "hwm_too_far: refused to write hwm {hwm_ms} ms (store time {store_ms} ms + window_ms): \
+         above the bound {max_hwm_ms} ms (the holder's clock + timeout_ms + max_skew_ms + \
+         window_ms) by {} ms, so the store's clock is that far ahead; nothing was written",
+        hwm_ms - max_hwm_ms
+    )
 }
 
 /// What an operator's release does with a slot found in `state`: the one
@@ -241,6 +316,47 @@ pub struct SpaceRecord {
     pub text: String,
     /// The records of the slots ever claimed, by slot.
     pub slots: Vec<SlotRecord>,
+    /// The space's marker (Redis only; `None` for the other stores).
+    pub marker: Option<Marker>,
+}
+
+/// A Redis space's marker as `list` reads it: whether claims are fenced, and
+/// until when (docs/STORES.md, "Redis").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Marker {
+    /// Present (names this server), missing, or naming another server.
+    pub state: MarkerState,
+    /// The server the marker names (`run_id/master_replid`), if any.
+    pub server: Option<String>,
+    /// The marker's fence, Unix ms by the store's clock (0: none): every
+    /// claim counts each slot's `hwm` as at least this. Active while it is
+    /// above the store's clock.
+    pub fence_ms: u64,
+}
+
+/// What a space's marker says about the server's data (see [`Marker`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkerState {
+    /// It names this server with an epoch: no data loss seen since the
+    /// last fence.
+    Present,
+    /// There is none (a wipe, an eviction, or a space never claimed): the
+    /// next claim writes a new fence.
+    Missing,
+    /// It names another server (a restart, a failover): the next claim
+    /// writes a new fence, and every older claim's renewal fails as lost.
+    OtherServer,
+}
+
+impl MarkerState {
+    /// `present`, `missing` or `other-server`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MarkerState::Present => "present",
+            MarkerState::Missing => "missing",
+            MarkerState::OtherServer => "other-server",
+        }
+    }
 }
 
 /// What [`Store::release_slot`] did.

@@ -31,6 +31,11 @@ pub(crate) fn open(url: &StoreUrl, settings: &Settings) -> Result<Arc<dyn Store>
         StoreUrl::Redis(u) => Arc::new(crate::redis_store::RedisStore::with_settings(u, settings)?),
         #[cfg(feature = "etcd")]
         StoreUrl::Etcd(u) => Arc::new(crate::etcd::EtcdStore::new(u, settings.timeout_ms)?),
+        #[cfg(feature = "zookeeper")]
+        StoreUrl::Zookeeper(u) => Arc::new(crate::zookeeper::ZookeeperStore::new(
+            u,
+            settings.timeout_ms,
+        )?),
         // `LeaseUrl::parse` refuses a store this build does not have.
         #[allow(unreachable_patterns)]
         other => {

@@ -24,12 +24,16 @@ pub enum StoreUrl {
     /// (`redis://host:6379/0`; `rediss://` for TLS).
     Redis(String),
     /// etcd v3: its client endpoint as `http://host:port` (`etcd://host:port`
-    /// in the lease URL).
+    /// in the lease URL), or a cluster's members as `http://host:port,host:port`.
     Etcd(String),
+    /// ZooKeeper: the ensemble and an optional chroot as
+    /// `host:port[,host:port...][/chroot]` (`zookeeper://` removed).
+    Zookeeper(String),
 }
 
 impl StoreUrl {
-    /// The scheme's store name (`file`, `postgres`, `mysql`, `redis`, `etcd`).
+    /// The scheme's store name (`file`, `postgres`, `mysql`, `redis`, `etcd`,
+    /// `zookeeper`).
     pub fn kind(&self) -> &'static str {
         match self {
             StoreUrl::File(_) => "file",
@@ -37,6 +41,7 @@ impl StoreUrl {
             StoreUrl::Mysql(_) => "mysql",
             StoreUrl::Redis(_) => "redis",
             StoreUrl::Etcd(_) => "etcd",
+            StoreUrl::Zookeeper(_) => "zookeeper",
         }
     }
 
@@ -47,6 +52,7 @@ impl StoreUrl {
             StoreUrl::File(dir) => format!("file:{}", dir.display()),
             StoreUrl::Postgres(u) | StoreUrl::Mysql(u) | StoreUrl::Redis(u) => redact(u),
             StoreUrl::Etcd(u) => redact(&u.replacen("http://", "etcd://", 1)),
+            StoreUrl::Zookeeper(u) => format!("zookeeper://{u}"),
         }
     }
 }
@@ -136,6 +142,8 @@ pub const BUILT_STORES: &[&str] = &[
     "redis",
     #[cfg(feature = "etcd")]
     "etcd",
+    #[cfg(feature = "zookeeper")]
+    "zookeeper",
 ];
 
 /// The lease's timing and naming options (the URL's query).
@@ -364,6 +372,16 @@ fn parse_store(head: &str) -> Result<StoreUrl, LeaseError> {
         }
         "redis" | "rediss" => StoreUrl::Redis(network("Redis")?),
         "etcd" => StoreUrl::Etcd(format!("http:{}", &network("etcd")?[5..])),
+        "zookeeper" => {
+            let inner = network("ZooKeeper")?["zookeeper://".len()..].to_string();
+            if inner.contains('@') {
+                return Err(LeaseError::url(
+                    "a ZooKeeper URL has no user or password (the store uses no ZooKeeper \
+                     authentication)",
+                ));
+            }
+            StoreUrl::Zookeeper(inner)
+        }
         "" => {
             return Err(LeaseError::url(
                 "empty URL (expected e.g. 'file:/var/lib/myapp/ids' or 'file')",
@@ -371,7 +389,7 @@ fn parse_store(head: &str) -> Result<StoreUrl, LeaseError> {
         }
         s => {
             return Err(LeaseError::url(format!(
-                "unknown scheme '{}' (known: file, postgres, mysql, redis, etcd)",
+                "unknown scheme '{}' (known: file, postgres, mysql, redis, etcd, zookeeper)",
                 s.chars().take(32).collect::<String>()
             )))
         }
@@ -503,6 +521,14 @@ mod tests {
             StoreUrl::Etcd("http://127.0.0.1:2379".into())
         );
         assert_eq!(
+            store("zookeeper://a:2181,b:2181/app?namespace=x"),
+            StoreUrl::Zookeeper("a:2181,b:2181/app".into())
+        );
+        assert_eq!(
+            StoreUrl::Zookeeper("a:2181,b:2181/app".into()).describe(),
+            "zookeeper://a:2181,b:2181/app"
+        );
+        assert_eq!(
             StoreUrl::Postgres("postgres://app:secret@db:5432/ids".into()).describe(),
             "postgres://app:***@db:5432/ids"
         );
@@ -559,7 +585,10 @@ mod tests {
 
     #[test]
     fn refusals_name_the_problem() {
-        assert!(err("zookeeper://h:2181/x").contains("unknown scheme 'zookeeper'"));
+        assert!(err("consul://h:8500/x").contains("unknown scheme 'consul'"));
+        #[cfg(not(feature = "zookeeper"))]
+        assert!(err("zookeeper://h:2181/x").contains("'zookeeper' store is not built"));
+        assert!(err("zookeeper://u:p@h:2181").contains("no user or password"));
         #[cfg(not(feature = "postgres"))]
         assert!(err("postgres://u@h/db").contains("'postgres' store is not built"));
         assert!(err("redis:6379").contains("'redis://host[:port]...'"));

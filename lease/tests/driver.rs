@@ -52,19 +52,27 @@ impl Store for Shifty {
     fn now_ms(&self) -> Result<u64, StoreError> {
         self.inner.now_ms()
     }
-    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+    // The claimer's bound is not passed on: the shifted clock below is this
+    // store's own, which the bound (from the holder's clock) knows nothing of.
+    fn claim_within(
+        &self,
+        space: &SlotSpace,
+        req: &ClaimRequest,
+        _max_hwm_ms: u64,
+    ) -> Result<Claim, StoreError> {
         let delay = self.claim_delay_ms.load(Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(delay));
         let c = self.inner.claim(space, req)?;
         self.last_hwm_ms.store(c.hwm_ms, Ordering::SeqCst);
         Ok(c)
     }
-    fn renew(
+    fn renew_within(
         &self,
         space: &SlotSpace,
         h: &Holder,
         ttl: u64,
         window: u64,
+        _max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         if self
             .hang

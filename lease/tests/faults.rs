@@ -7,7 +7,8 @@
     feature = "postgres",
     feature = "mysql",
     feature = "redis",
-    feature = "etcd"
+    feature = "etcd",
+    feature = "zookeeper"
 ))]
 
 mod common;
@@ -103,14 +104,23 @@ mod postgres {
     scenarios!("SNOWMINT_TEST_POSTGRES_URL", |n: String| n, one_round_trip: false);
 
     /// The store clock steps, on a throwaway server under libfaketime
-    /// (`scripts/stores/faketime.sh`). Redis 7.0 does not start under
-    /// Debian's libfaketime 0.9.10 (its allocator's first clock_gettime call
-    /// recurses into the library before it is ready): no Redis twin yet.
+    /// (`scripts/stores/faketime.sh`; Redis's twin is in `mod redis`).
     #[test]
     fn store_clock_steps() {
         faults::store_clock_steps(
             &server("SNOWMINT_TEST_POSTGRES_FAKETIME_URL"),
             &ns("clock"),
+            &server("SNOWMINT_TEST_POSTGRES_FAKETIME_FILE"),
+        );
+    }
+
+    /// The store's clock a minute ahead: renewals refused, no far-future
+    /// `hwm` written.
+    #[test]
+    fn store_clock_far_ahead() {
+        faults::store_clock_far_ahead(
+            &server("SNOWMINT_TEST_POSTGRES_FAKETIME_URL"),
+            &ns("far"),
             &server("SNOWMINT_TEST_POSTGRES_FAKETIME_FILE"),
         );
     }
@@ -126,9 +136,33 @@ mod redis {
     scenarios!("SNOWMINT_TEST_REDIS_URL", |n: String| {
         common::faults::RedisNs::new(&url(), n)
     }, one_round_trip: true);
+
+    /// The store clock steps, on a throwaway redis-server under
+    /// `scripts/stores/clockshift.c` (Redis 7.0 does not start under
+    /// Debian's libfaketime 0.9.10: `scripts/stores/faketime.sh`).
+    #[test]
+    fn store_clock_steps() {
+        let url = server("SNOWMINT_TEST_REDIS_CLOCK_URL");
+        let ns = common::faults::RedisNs::new(&url, ns("clock"));
+        faults::store_clock_steps(&url, &ns, &server("SNOWMINT_TEST_REDIS_CLOCK_FILE"));
+    }
+
+    /// The store's clock a minute ahead: renewals refused, no far-future
+    /// `hwm` written (the CLAIM and RENEW scripts' `too_far`).
+    #[test]
+    fn store_clock_far_ahead() {
+        let url = server("SNOWMINT_TEST_REDIS_CLOCK_URL");
+        let ns = common::faults::RedisNs::new(&url, ns("far"));
+        faults::store_clock_far_ahead(&url, &ns, &server("SNOWMINT_TEST_REDIS_CLOCK_FILE"));
+    }
 }
 
 #[cfg(feature = "etcd")]
 mod etcd {
     scenarios!("SNOWMINT_TEST_ETCD_URL", |n: String| n, one_round_trip: false);
+}
+
+#[cfg(feature = "zookeeper")]
+mod zookeeper {
+    scenarios!("SNOWMINT_TEST_ZOOKEEPER_URL", |n: String| n, one_round_trip: false);
 }

@@ -182,20 +182,26 @@ impl Store for Faulty {
         self.hang();
         self.inner.now_ms()
     }
-    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
-        self.inner.claim(space, req)
+    fn claim_within(
+        &self,
+        space: &SlotSpace,
+        req: &ClaimRequest,
+        max_hwm_ms: u64,
+    ) -> Result<Claim, StoreError> {
+        self.inner.claim_within(space, req, max_hwm_ms)
     }
-    fn renew(
+    fn renew_within(
         &self,
         space: &SlotSpace,
         h: &Holder,
         ttl: u64,
         window: u64,
+        max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(StoreError::Unreachable("writes refused".into()));
         }
-        self.inner.renew(space, h, ttl, window)
+        self.inner.renew_within(space, h, ttl, window, max_hwm_ms)
     }
     fn release(&self, space: &SlotSpace, h: &Holder, last_ms: u64) -> Result<(), StoreError> {
         self.inner.release(space, h, last_ms)

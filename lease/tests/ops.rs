@@ -122,7 +122,7 @@ fn a_killed_holders_slot_is_free_and_left_alone() {
 
 #[test]
 fn unknown_store_and_bad_url_are_errors_with_codes() {
-    let e = ops::list("zookeeper://h:2181").unwrap_err();
+    let e = ops::list("consul://h:8500").unwrap_err();
     assert_eq!(e.code(), "invalid_option");
     // An unreadable directory is lease_unavailable (a file, not a directory).
     let file = temp_dir("notadir");

@@ -1,14 +1,15 @@
 //! The operations (`snowmint_lease::ops`: init, list, release) on the stores
 //! across machines, against real servers: `SNOWMINT_TEST_POSTGRES_URL`,
 //! `SNOWMINT_TEST_MYSQL_URL`, `SNOWMINT_TEST_REDIS_URL`,
-//! `SNOWMINT_TEST_ETCD_URL` (`scripts/test-stores` sets those of the stores it
+//! `SNOWMINT_TEST_ETCD_URL`, `SNOWMINT_TEST_ZOOKEEPER_URL` (`scripts/test-stores` sets those of the stores it
 //! runs; a test whose variable is missing or whose server does not answer
 //! fails). Each test has namespaces of its own run. Every wait is bounded.
 #![cfg(any(
     feature = "postgres",
     feature = "mysql",
     feature = "redis",
-    feature = "etcd"
+    feature = "etcd",
+    feature = "zookeeper"
 ))]
 
 mod ops_common;
@@ -65,6 +66,14 @@ fn etcd_operations() {
     operations(&url("SNOWMINT_TEST_ETCD_URL", "et"), true);
     expired(&url("SNOWMINT_TEST_ETCD_URL", "etx"), false);
     repair(&url("SNOWMINT_TEST_ETCD_URL", "etr"), true);
+}
+
+#[cfg(feature = "zookeeper")]
+#[test]
+fn zookeeper_operations() {
+    operations(&url("SNOWMINT_TEST_ZOOKEEPER_URL", "zk"), true);
+    expired(&url("SNOWMINT_TEST_ZOOKEEPER_URL", "zkx"), true);
+    repair(&url("SNOWMINT_TEST_ZOOKEEPER_URL", "zkr"), true);
 }
 
 /// A server that does not answer is `lease_unavailable`, within the timeout.

@@ -426,3 +426,10 @@ fn a_fuse_directory_is_refused_by_name() {
     drop(mount);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn hwm_too_far_is_refused() {
+    let dir = temp_dir("toofar");
+    common::hwm_too_far_is_refused(&format!("file:{}", dir.display()), "toofar");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -137,7 +137,13 @@ impl Store for ModelStore {
         Ok(self.model().now)
     }
 
-    fn claim(&self, _: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+    // The model has no bound check: its holders' clocks are the model's.
+    fn claim_within(
+        &self,
+        _: &SlotSpace,
+        req: &ClaimRequest,
+        _max_hwm_ms: u64,
+    ) -> Result<Claim, StoreError> {
         let mut m = self.model();
         let now = m.now;
         let free = |r: &Option<Rec>| match r {
@@ -179,12 +185,13 @@ impl Store for ModelStore {
         })
     }
 
-    fn renew(
+    fn renew_within(
         &self,
         _: &SlotSpace,
         h: &Holder,
         ttl_ms: u64,
         window_ms: u64,
+        _max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         let mut m = self.model();
         let now = m.now;

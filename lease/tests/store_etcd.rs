@@ -485,3 +485,66 @@ fn paused_holder_is_replaced_and_stops() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn hwm_too_far_is_refused() {
+    common::hwm_too_far_is_refused(&base(), &ns("toofar"));
+}
+
+/// A 3-member cluster (`SNOWMINT_TEST_ETCD_CLUSTER_URL` lists the three):
+/// holder A issues while the member it talks to (the first listed) is killed
+/// with SIGKILL. A's renewals go on through another member (or it runs dry
+/// and fails with `lease_expired` meanwhile: closed, never past its confirmed
+/// reservation), it never loses its slot, and B, claiming after the kill,
+/// gets another slot through the majority. Every ID is unique and inside its
+/// holder's confirmed reservation.
+#[test]
+fn cluster_member_killed_while_a_holder_issues() {
+    use common::faults::{assert_unique, assert_within_confirmed, Issuer};
+    let cluster = env("SNOWMINT_TEST_ETCD_CLUSTER_URL");
+    let pid_file = env("SNOWMINT_TEST_ETCD_CLUSTER_FIRST_PID_FILE");
+    let url = format!(
+        "{cluster}?namespace={}&ttl_ms=5000&renew_ms=200&window_ms=1000&timeout_ms=1500",
+        ns("cluster")
+    );
+    let a = Issuer::open(&url, None);
+    a.wait_info(10, "A's renewals", |i| i.renewals >= 2);
+    let pid: libc::pid_t = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: kill(2) on the member scripts/stores/etcd.sh started for this
+    // test (its pid file); no memory is involved.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    let killed = Instant::now();
+    let r = a.gen.info().renewals;
+    a.wait_info(15, "A's renewals through another member", |i| {
+        i.renewals >= r + 3
+    });
+    let renewed_after = killed.elapsed();
+    let b = Issuer::open(&url, None);
+    b.wait_info(10, "B's renewal", |i| i.renewals >= 1);
+    assert_ne!(a.gen.slot(), b.gen.slot());
+    assert!(a.gen.info().lost.is_none(), "{:?}", a.gen.info());
+    let (a_gen, b_gen) = (Arc::clone(&a.gen), Arc::clone(&b.gen));
+    let (a_out, b_out) = (a.stop(), b.stop());
+    for g in [a_gen, b_gen] {
+        let Ok(g) = Arc::try_unwrap(g) else {
+            panic!("a generator is still shared")
+        };
+        g.close().unwrap();
+    }
+    eprintln!(
+        "etcd cluster: A renewed 3 times within {renewed_after:?} of the kill; A issued {} IDs \
+         (errors {:?}), B {}",
+        a_out.ids.len(),
+        a_out.errors,
+        b_out.ids.len()
+    );
+    assert_within_confirmed("A", &a_out);
+    assert_within_confirmed("B", &b_out);
+    let ids = |o: &common::faults::Issued| o.ids.iter().map(|p| p.0).collect::<Vec<u64>>();
+    assert!(!b_out.ids.is_empty());
+    assert_unique("A and B", &[&ids(&a_out), &ids(&b_out)]);
+}

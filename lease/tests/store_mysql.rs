@@ -247,3 +247,9 @@ fn autocommit_off_every_write_is_committed() {
 
     admin.query_drop(format!("DROP USER '{user}'@'%'")).unwrap();
 }
+
+#[test]
+fn hwm_too_far_is_refused() {
+    let db = db();
+    common::hwm_too_far_is_refused(&db.url, &sql::unique_ns("toofar"));
+}

@@ -116,3 +116,9 @@ fn bad_url_is_invalid_option() {
     let e = SqlStore::postgres("postgres://h:notaport/db", 1000).unwrap_err();
     assert_eq!(e.code(), "invalid_option", "{e}");
 }
+
+#[test]
+fn hwm_too_far_is_refused() {
+    let db = db();
+    common::hwm_too_far_is_refused(&db.url, &sql::unique_ns("toofar"));
+}

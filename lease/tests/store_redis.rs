@@ -1349,3 +1349,9 @@ fn records_without_an_epoch_are_fenced_and_lost() {
     // The old holder's record, still without an epoch, stays lost.
     is_lost(s.renew(&space, &old.holder, 60_000, 1_000));
 }
+
+#[test]
+fn hwm_too_far_is_refused() {
+    let ns = Ns::new("toofar");
+    common::hwm_too_far_is_refused(&server_url(), &ns.0);
+}

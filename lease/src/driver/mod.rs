@@ -268,10 +268,14 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         };
         let (st, sp) = (Arc::clone(&store), Arc::clone(&space));
         let (late_st, late_sp) = (Arc::clone(&store), Arc::clone(&space));
+        // The store refuses to write store time + window above what this
+        // clock justifies (a store clock stepped far ahead would poison the
+        // slot's hwm).
+        let max_hwm_ms = hwm_bound(clock.now_ms(), &settings);
         let claim = worker
             .call(
                 timeout,
-                move || st.claim(&sp, &req),
+                move || st.claim_within(&sp, &req, max_hwm_ms),
                 // A claim that answered after its deadline: release it again
                 // (keeping its hwm), so a slow store does not leak slots.
                 move |late| {
@@ -505,14 +509,16 @@ fn renew_loop<C: Clock>(lease: &Arc<Lease>, gen: &Generator<C>) {
         };
         let l = Arc::clone(lease);
         let sent_ms = gen.clock().now_ms();
+        let max_hwm_ms = hwm_bound(sent_ms, &lease.settings);
         // A renewal that answers after its deadline is dropped: the next one
         // confirms as much (hwm only grows), and a stale answer would date
         // its skew measurement wrongly.
         let result = lease.worker.call(
             lease.settings.timeout_ms,
             move || {
+                let s = &l.settings;
                 l.store
-                    .renew(&l.space, &l.holder, l.settings.ttl_ms, l.settings.window_ms)
+                    .renew_within(&l.space, &l.holder, s.ttl_ms, s.window_ms, max_hwm_ms)
             },
             |_| {},
         );
@@ -551,6 +557,12 @@ fn renew_loop<C: Clock>(lease: &Arc<Lease>, gen: &Generator<C>) {
             }
         }
     }
+}
+
+/// The bound on store time + window for a call sent at `sent_ms` by the
+/// holder's clock ([`crate::store::hwm_bound`]).
+fn hwm_bound(sent_ms: u64, s: &Settings) -> u64 {
+    crate::store::hwm_bound(sent_ms, s.timeout_ms, s.max_skew_ms, s.window_ms)
 }
 
 pub(crate) fn store_error(name: &str, slots: u64, e: StoreError) -> LeaseError {

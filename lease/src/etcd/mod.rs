@@ -33,8 +33,8 @@ use crate::file::new_token;
 use crate::file::State;
 use crate::space::SlotSpace;
 use crate::store::{
-    check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep, Renewal, SlotRecord,
-    SlotRelease, SlotState, SpaceRecord, Store, StoreError,
+    check_hwm_bound, check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep,
+    Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
 
 mod transport;
@@ -174,6 +174,7 @@ impl EtcdStore {
         slot: &Slot,
         lease: (i64, i64),
         window_ms: u64,
+        max_hwm_ms: u64,
     ) -> Result<Option<Claim>, StoreError> {
         let prefix = Self::slot_prefix(space, n);
         let (state_key, holder_key) = (format!("{prefix}state"), format!("{prefix}holder"));
@@ -183,6 +184,7 @@ impl EtcdStore {
             .map(|(s, _)| s.clone())
             .unwrap_or_default();
         let now = self.client.store_ms()?;
+        check_hwm_bound(now, window_ms, max_hwm_ms)?;
         let new = State {
             hwm_ms: old.hwm_ms.max(now.saturating_add(window_ms)),
             counter: old.counter + 1,
@@ -347,7 +349,14 @@ impl Store for EtcdStore {
         self.client.store_ms()
     }
 
-    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+    /// The bound is checked against the member's clock (its `Date` headers)
+    /// before the transaction that would write the state.
+    fn claim_within(
+        &self,
+        space: &SlotSpace,
+        req: &ClaimRequest,
+        max_hwm_ms: u64,
+    ) -> Result<Claim, StoreError> {
         let mut lease = None;
         let result = (|| {
             for _ in 0..ROUNDS {
@@ -393,7 +402,9 @@ impl Store for EtcdStore {
                 let empty = Slot::default();
                 for n in order {
                     let slot = slots.get(&n).unwrap_or(&empty);
-                    if let Some(claim) = self.try_claim(space, n, slot, l, req.window_ms)? {
+                    if let Some(claim) =
+                        self.try_claim(space, n, slot, l, req.window_ms, max_hwm_ms)?
+                    {
                         return Ok(claim);
                     }
                 }
@@ -408,12 +419,13 @@ impl Store for EtcdStore {
         result
     }
 
-    fn renew(
+    fn renew_within(
         &self,
         space: &SlotSpace,
         holder: &Holder,
         _ttl_ms: u64,
         window_ms: u64,
+        max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         for _ in 0..ROUNDS {
             let (slot, lease) = self.read_held(space, holder)?;
@@ -429,6 +441,7 @@ impl Store for EtcdStore {
                 )));
             }
             let now = self.client.store_ms()?;
+            check_hwm_bound(now, window_ms, max_hwm_ms)?;
             let mut state = slot.state.clone().expect("checked by read_held").0;
             state.hwm_ms = state.hwm_ms.max(now.saturating_add(window_ms));
             if self.write_held(space, holder, &slot, &state, false)? {
@@ -521,6 +534,7 @@ impl Store for EtcdStore {
                 key,
                 text,
                 slots: records,
+                marker: None,
             });
         }
         spaces.sort_by(|a, b| a.key.cmp(&b.key));

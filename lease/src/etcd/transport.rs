@@ -4,6 +4,7 @@
 //! [`StoreError`]; and the member's clock read from the `Date:` headers of
 //! its answers (see [`Calibration`]).
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -18,8 +19,11 @@ use crate::url::{percent_decode, Authority};
 
 /// A client of one etcd member's JSON gateway.
 pub(super) struct Client {
-    /// `http://host:port`, without user information.
-    base: String,
+    /// `http://host:port` of every member the URL lists, without user
+    /// information.
+    bases: Vec<String>,
+    /// The member calls go to first: the last one that answered.
+    current: AtomicUsize,
     /// How messages name the store (`etcd://host:port`, no password).
     pub(super) name: String,
     /// `(user, password)` from `etcd://user:password@host:port`.
@@ -138,7 +142,19 @@ impl Client {
             )),
             None => None,
         };
-        let timeout = Duration::from_millis(timeout_ms.max(1));
+        let bases: Vec<String> = authority
+            .host
+            .split(',')
+            .map(|h| format!("http://{h}"))
+            .collect();
+        if authority.host.split(',').any(str::is_empty) {
+            return Err(LeaseError::url(format!(
+                "an etcd URL lists members as 'etcd://host:port,host:port', not '{}'",
+                crate::url::redact(&format!("etcd://{rest}"))
+            )));
+        }
+        // Every member listed may be tried within one call's timeout.
+        let timeout = Duration::from_millis((timeout_ms / bases.len() as u64).max(1));
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .timeout_global(Some(timeout))
@@ -147,7 +163,8 @@ impl Client {
             .build()
             .into();
         Ok(Client {
-            base: format!("http://{}", authority.host),
+            bases,
+            current: AtomicUsize::new(0),
             name: crate::url::redact(&format!("etcd://{rest}")),
             credentials,
             token: Mutex::new(None),
@@ -210,8 +227,48 @@ impl Client {
         Ok(Some(token))
     }
 
+    /// [`post_to`](Self::post_to) the current member; if it gives no answer
+    /// or cannot serve (no leader, its request timed out), the next listed
+    /// one, each at most once, within the call's timeout in all (each member
+    /// gets `timeout_ms` / members). Trying a write again elsewhere is safe:
+    /// every write is a transaction conditional on the revisions read, so
+    /// one that had been applied fails its comparison the second time and
+    /// the caller reads again.
     fn post(&self, path: &str, body: &Value, token: Option<&str>) -> Result<Value, Failure> {
-        let url = format!("{}/v3/{path}", self.base);
+        let n = self.bases.len();
+        let first = self.current.load(Ordering::Relaxed) % n;
+        let mut failures = Vec::new();
+        for i in 0..n {
+            let at = (first + i) % n;
+            match self.post_to(&self.bases[at], path, body, token) {
+                Ok(v) => {
+                    self.current.store(at, Ordering::Relaxed);
+                    return Ok(v);
+                }
+                Err(f) if n > 1 && f.member_down() => failures.push((at, f)),
+                Err(f) => return Err(f),
+            }
+        }
+        let (_, last) = failures.pop().expect("at least one member");
+        if failures.is_empty() {
+            return Err(last);
+        }
+        Err(Failure::Transport(format!(
+            "no member of {n} answered: {}",
+            match last {
+                Failure::Transport(e) | Failure::Etcd(_, e) => e,
+            }
+        )))
+    }
+
+    fn post_to(
+        &self,
+        base: &str,
+        path: &str,
+        body: &Value,
+        token: Option<&str>,
+    ) -> Result<Value, Failure> {
+        let url = format!("{base}/v3/{path}");
         let mut req = self
             .agent
             .post(&url)
@@ -358,6 +415,20 @@ enum Failure {
 }
 
 impl Failure {
+    /// The member gave no answer, or cannot serve now: another may.
+    fn member_down(&self) -> bool {
+        match self {
+            Failure::Transport(_) => true,
+            Failure::Etcd(status, msg) => {
+                *status == 503
+                    || msg.contains("no leader")
+                    || msg.contains("request timed out")
+                    || msg.contains("leader changed")
+                    || msg.contains("not capable")
+            }
+        }
+    }
+
     fn into_store(self, path: &str) -> StoreError {
         match self {
             Failure::Transport(e) => StoreError::Unreachable(e),
@@ -415,11 +486,15 @@ mod tests {
         assert_eq!(s.name, "etcd://127.0.0.1:1");
         let s = Client::new("http://app:s%40cret@h:2379", 100).unwrap();
         assert_eq!(s.name, "etcd://app:***@h:2379");
-        assert_eq!(s.base, "http://h:2379");
+        assert_eq!(s.bases, ["http://h:2379"]);
         assert_eq!(
             s.credentials,
             Some(("app".to_string(), "s@cret".to_string()))
         );
+        let s = Client::new("http://a:1,b:2,c:3", 100).unwrap();
+        assert_eq!(s.bases, ["http://a:1", "http://b:2", "http://c:3"]);
+        assert_eq!(s.credentials, None);
+        assert!(Client::new("http://a:1,,c:3", 100).is_err());
         let e = Client::new("http://u:pw@h:2379/x", 100).unwrap_err();
         assert!(!e.to_string().contains("pw"), "{e}");
         assert!(e.to_string().contains("etcd://u:***@h:2379/x"), "{e}");

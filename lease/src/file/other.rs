@@ -52,11 +52,18 @@ impl Store for FileStore {
         Err(self.unavailable())
     }
 
-    fn claim(&self, _: &SlotSpace, _: &ClaimRequest) -> Result<Claim, StoreError> {
+    fn claim_within(&self, _: &SlotSpace, _: &ClaimRequest, _: u64) -> Result<Claim, StoreError> {
         Err(self.unavailable())
     }
 
-    fn renew(&self, _: &SlotSpace, _: &Holder, _: u64, _: u64) -> Result<Renewal, StoreError> {
+    fn renew_within(
+        &self,
+        _: &SlotSpace,
+        _: &Holder,
+        _: u64,
+        _: u64,
+        _: u64,
+    ) -> Result<Renewal, StoreError> {
         Err(self.unavailable())
     }
 

@@ -13,8 +13,8 @@ use super::guard::{self, io_err};
 use super::{new_token, system_ms, State};
 use crate::space::SlotSpace;
 use crate::store::{
-    check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep, Renewal, SlotRecord,
-    SlotRelease, SlotState, SpaceRecord, Store, StoreError,
+    check_hwm_bound, check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep,
+    Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
 
 /// The embedded store (Unix): see the module documentation.
@@ -279,7 +279,16 @@ impl Store for FileStore {
         Ok(system_ms())
     }
 
-    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+    /// The bound is checked against this host's clock as the store reads it
+    /// (the holder's generator clock is the wall time read once and advanced
+    /// by the monotonic clock, so a step of the host clock after the holder
+    /// started shows here).
+    fn claim_within(
+        &self,
+        space: &SlotSpace,
+        req: &ClaimRequest,
+        max_hwm_ms: u64,
+    ) -> Result<Claim, StoreError> {
         let sdir = self.open_space(space)?;
         guard::sweep_temporaries(&sdir);
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
@@ -315,6 +324,8 @@ impl Store for FileStore {
             }
         }
         let (slot, file, _) = got.ok_or(StoreError::NoFreeSlot)?;
+        // Refused before anything is written; dropping `file` unlocks the slot.
+        check_hwm_bound(now, req.window_ms, max_hwm_ms)?;
         let _space = Self::lock_space(&sdir)?;
         let old = Self::read_state(&sdir, slot)?;
         let new = State {
@@ -339,12 +350,13 @@ impl Store for FileStore {
         })
     }
 
-    fn renew(
+    fn renew_within(
         &self,
         space: &SlotSpace,
         holder: &Holder,
         _ttl_ms: u64,
         window_ms: u64,
+        max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         let sdir = self.space_dir(space);
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
@@ -366,6 +378,7 @@ impl Store for FileStore {
                 state.hwm_ms
             )));
         }
+        check_hwm_bound(now, window_ms, max_hwm_ms)?;
         state.hwm_ms = state.hwm_ms.max(now.saturating_add(window_ms));
         Self::write_state(&sdir, holder.slot, &state)?;
         Ok(Renewal {
@@ -431,7 +444,12 @@ impl Store for FileStore {
                 .into_iter()
                 .map(|n| Self::record(&sdir, n))
                 .collect::<Result<Vec<_>, _>>()?;
-            spaces.push(SpaceRecord { key, text, slots });
+            spaces.push(SpaceRecord {
+                key,
+                text,
+                slots,
+                marker: None,
+            });
         }
         spaces.sort_by(|a, b| a.key.cmp(&b.key));
         Ok((now, spaces))

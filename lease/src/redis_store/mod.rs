@@ -38,8 +38,8 @@ use redis::{Client, Connection, ErrorKind, RedisError, Script};
 use crate::error::LeaseError;
 use crate::space::SlotSpace;
 use crate::store::{
-    check_space_key, is_space_key, Claim, ClaimRequest, Holder, Renewal, SlotRecord, SlotRelease,
-    SlotState, SpaceRecord, Store, StoreError,
+    check_space_key, is_space_key, Claim, ClaimRequest, Holder, Marker, MarkerState, Renewal,
+    SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
 use crate::url::Settings;
 
@@ -131,7 +131,7 @@ impl RedisStore {
             skew_ms: settings.max_skew_ms,
             allow_eviction: settings.redis_allow_eviction,
             conn: Mutex::new(None),
-            claim: Script::new(&format!("{PRELUDE}{CLAIM}")),
+            claim: Script::new(&claim_script()),
             renew: Script::new(&format!("{PRELUDE}{RENEW}")),
             release: Script::new(&format!("{PRELUDE}{RELEASE}")),
             release_slot: Script::new(&format!("{PRELUDE}{RELEASE_SLOT}")),
@@ -252,6 +252,11 @@ impl RedisStore {
             "noidentity" => "INFO shows no run_id or master_replid: the store cannot tell \
                              whether the server lost its data"
                 .to_string(),
+            "toofar" => crate::store::hwm_refusal(
+                num(reply, 1).ok()?,
+                num(reply, 2).ok()?,
+                num(reply, 3).ok()?,
+            ),
             "maxwindow" => format!(
                 "the space's holders use redis_max_window_ms={arg}, this URL {}: every holder \
                  of a space must use the same",
@@ -259,6 +264,52 @@ impl RedisStore {
             ),
             _ => return None,
         }))
+    }
+
+    /// The server's identity as the scripts compute it (`run_id` and
+    /// `master_replid` from INFO), `None` if INFO does not show them.
+    fn identity(&self) -> Result<Option<String>, StoreError> {
+        let field = |section: &str, name: &str| -> Result<Option<String>, StoreError> {
+            let info: String = self.with_conn(|c| redis::cmd("INFO").arg(section).query(c))?;
+            Ok(info.lines().find_map(|l| {
+                l.strip_prefix(name)?
+                    .strip_prefix(':')
+                    .map(|v| v.trim().to_string())
+            }))
+        };
+        Ok(
+            match (
+                field("server", "run_id")?,
+                field("replication", "master_replid")?,
+            ) {
+                (Some(run), Some(repl)) => Some(format!("{run}/{repl}")),
+                _ => None,
+            },
+        )
+    }
+
+    /// The marker of space `key` as the claim script judges it: present
+    /// only if it names `server` (this one) and has an epoch.
+    fn marker(&self, key: &str, server: Option<&str>) -> Result<Marker, StoreError> {
+        let m: Vec<Option<String>> = self.with_conn(|c| {
+            redis::cmd("HMGET")
+                .arg(format!("snowmint:lease:{{{key}}}:marker"))
+                .arg(&["server", "fence_ms", "epoch"])
+                .query(c)
+        })?;
+        let get = |i: usize| m.get(i).cloned().flatten().filter(|v| !v.is_empty());
+        let (named, fence, epoch) = (get(0), get(1), get(2));
+        let state = match named.as_deref() {
+            Some(n) if Some(n) == server && epoch.is_some() => MarkerState::Present,
+            Some(n) if Some(n) != server => MarkerState::OtherServer,
+            // None, or this server without an epoch: the next claim fences.
+            _ => MarkerState::Missing,
+        };
+        Ok(Marker {
+            state,
+            server: named,
+            fence_ms: fence.and_then(|f| f.parse().ok()).unwrap_or(0),
+        })
     }
 
     fn lost(holder: &Holder, reply: &[String]) -> StoreError {
@@ -291,6 +342,15 @@ fn password_of(url: &str) -> Option<String> {
     (!pw.is_empty()).then(|| pw.to_string())
 }
 
+/// The scripts' `max_hwm` argument: empty for no bound.
+fn bound_arg(max_hwm_ms: u64) -> String {
+    if max_hwm_ms == u64::MAX {
+        String::new()
+    } else {
+        max_hwm_ms.to_string()
+    }
+}
+
 /// A number the script wrote.
 fn num(reply: &[String], i: usize) -> Result<u64, StoreError> {
     reply
@@ -314,7 +374,14 @@ impl Store for RedisStore {
         Ok(secs * 1000 + micros / 1000)
     }
 
-    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+    /// The bound is checked in the claim's script against the server's
+    /// `TIME`, before the script writes anything.
+    fn claim_within(
+        &self,
+        space: &SlotSpace,
+        req: &ClaimRequest,
+        max_hwm_ms: u64,
+    ) -> Result<Claim, StoreError> {
         if space.slots() > MAX_SLOTS {
             return Err(StoreError::Refused(format!(
                 "the leased field '{}' has {} values; the Redis store serves at most {MAX_SLOTS} \
@@ -338,6 +405,7 @@ impl Store for RedisStore {
                 .arg(self.max_window_ms)
                 .arg(self.skew_ms)
                 .arg(if self.allow_eviction { "1" } else { "0" })
+                .arg(bound_arg(max_hwm_ms))
                 .invoke(c)
         })?;
         if let Some(e) = self.refusal(&reply) {
@@ -370,12 +438,13 @@ impl Store for RedisStore {
         }
     }
 
-    fn renew(
+    fn renew_within(
         &self,
         space: &SlotSpace,
         holder: &Holder,
         ttl_ms: u64,
         window_ms: u64,
+        max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         let key = Self::slot_key(space, holder.slot);
         let reply: Vec<String> = self.with_conn(|c| {
@@ -387,6 +456,7 @@ impl Store for RedisStore {
                 .arg(ttl_ms)
                 .arg(window_ms)
                 .arg(self.max_window_ms)
+                .arg(bound_arg(max_hwm_ms))
                 .invoke(c)
         })?;
         if let Some(e) = self.refusal(&reply) {
@@ -458,6 +528,7 @@ impl Store for RedisStore {
     /// one atomic read: each slot is as it was when read, by `TIME` before).
     fn list(&self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
         let now = self.now_ms()?;
+        let server = self.identity()?;
         let space_keys = self.scan("snowmint:lease:{v1-*}:space")?;
         let mut spaces = Vec::new();
         for text_key in space_keys {
@@ -486,6 +557,11 @@ impl Store for RedisStore {
                         .arg(&["token", "counter", "expires_ms", "hwm_ms"])
                         .query(c)
                 })?;
+                if h.iter().all(Option::is_none) {
+                    // Deleted since the SCAN (a namespace removed meanwhile):
+                    // not there, not a bad record.
+                    continue;
+                }
                 let bad = || StoreError::BadRecord(format!("{k} is not a slot record"));
                 let field = |i: usize| h.get(i).cloned().flatten().ok_or_else(bad);
                 let number = |i: usize| field(i)?.parse::<u64>().map_err(|_| bad());
@@ -507,10 +583,12 @@ impl Store for RedisStore {
                     hwm_ms: hwm,
                 });
             }
+            let marker = self.marker(key, server.as_deref())?;
             spaces.push(SpaceRecord {
                 key: key.to_string(),
                 text,
                 slots,
+                marker: Some(marker),
             });
         }
         spaces.sort_by(|a, b| a.key.cmp(&b.key));
@@ -589,6 +667,19 @@ end
 redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now), 'hwm_ms', ARGV[1])
 return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '1'}
 ";
+
+/// The claim script; the fault harness's control build (Cargo feature, off
+/// by default) sets the failover fence to zero once it is computed, to prove
+/// its checker finds the duplicates that follow.
+fn claim_script() -> String {
+    let script = format!("{PRELUDE}{CLAIM}");
+    if cfg!(feature = "harness-control-no-redis-fence") {
+        let at = "\n-- A slot's hwm as this claim counts it";
+        assert!(script.contains(at), "the claim script changed");
+        return script.replacen(at, &format!("\nfence = 0{at}"), 1);
+    }
+    script
+}
 
 #[cfg(test)]
 mod tests {

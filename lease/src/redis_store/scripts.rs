@@ -44,6 +44,12 @@ local function current(r)
   return m[1] == identity() and m[2] == r.epoch
 end
 -- The eviction policy if it may evict keys without a TTL (ours), else nil.
+-- Whether store time + window is above the caller's bound (an empty bound:
+-- none). Checked before any write, so a refusal writes nothing.
+local function too_far(window, bound)
+  local b = tonumber(bound)
+  return b and now + window > b
+end
 local function evicting()
   local p = string.match(redis.call('INFO', 'memory'), 'maxmemory_policy:([%w%-]+)')
   if not p then return 'unknown' end
@@ -54,10 +60,11 @@ end
 
 /// KEYS[1]: the space's key prefix, KEYS[2]: the store's init key. ARGV:
 /// text, slots, prefer (-1: none), ttl_ms, window_ms, token, max_window_ms,
-/// skew_ms, allow_eviction ('1'/'0'). Returns {'claimed', slot, counter,
-/// prev_hwm, hwm, expires, fence}, {'full'}, {'badspace', why}, {'badrecord',
-/// slot, why}, {'window', max}, {'eviction', policy}, {'noidentity'} or
-/// {'maxwindow', stored}.
+/// skew_ms, allow_eviction ('1'/'0'), max_hwm ('' or absent: no bound).
+/// Returns {'claimed', slot, counter, prev_hwm, hwm, expires, fence},
+/// {'full'}, {'badspace', why}, {'badrecord', slot, why}, {'window', max},
+/// {'eviction', policy}, {'noidentity'}, {'maxwindow', stored} or
+/// {'toofar', now + window_ms, now, max_hwm} (nothing written).
 ///
 /// The fence: every `hwm` a holder was confirmed is at most the store time
 /// of that confirmation + max_window_ms. That time may have been up to
@@ -78,6 +85,9 @@ local text, slots, prefer = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local ttl, window, token = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local maxw, skew, allow = tonumber(ARGV[7]), tonumber(ARGV[8]), ARGV[9] == '1'
 if window > maxw then return {'window', int(maxw)} end
+if too_far(window, ARGV[10]) then
+  return {'toofar', int(now + window), int(now), int(tonumber(ARGV[10]))}
+end
 local server = identity()
 if not server then return {'noidentity'} end
 if not allow then
@@ -156,9 +166,10 @@ return {'claimed', int(pick), int(counter), int(prev), int(hwm), int(expires), i
 ";
 
 /// KEYS[1]: the slot's hash, KEYS[2]: the space's marker. ARGV: token,
-/// counter, ttl_ms, window_ms, max_window_ms. Returns {'ok', hwm, expires},
-/// {'lost', counter}, {'lost', counter, 'epoch'} (the store lost data since
-/// the claim), {'window', max} or {'badrecord', why}.
+/// counter, ttl_ms, window_ms, max_window_ms, max_hwm (as CLAIM's). Returns
+/// {'ok', hwm, expires}, {'lost', counter}, {'lost', counter, 'epoch'} (the
+/// store lost data since the claim), {'window', max}, {'toofar', ...} (as
+/// CLAIM's) or {'badrecord', why}.
 pub(super) const RENEW: &str = r"
 if tonumber(ARGV[4]) > tonumber(ARGV[5]) then return {'window', ARGV[5]} end
 local r, why = read(KEYS[1])
@@ -167,6 +178,9 @@ if r.token ~= ARGV[1] or r.counter ~= tonumber(ARGV[2]) then
   return {'lost', int(r.counter)}
 end
 if not current(r) then return {'lost', int(r.counter), 'epoch'} end
+if too_far(tonumber(ARGV[4]), ARGV[6]) then
+  return {'toofar', int(now + tonumber(ARGV[4])), int(now), int(tonumber(ARGV[6]))}
+end
 local expires = now + tonumber(ARGV[3])
 local hwm = math.max(r.hwm, now + tonumber(ARGV[4]))
 redis.call('HSET', KEYS[1], 'expires_ms', int(expires), 'hwm_ms', int(hwm))

@@ -104,19 +104,28 @@ impl Store for SqlStore {
         self.pool.call(|c, _| Ok(as_u64(c.now()?)))
     }
 
-    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
-        self.pool.call(|c, deadline| c.claim(space, req, deadline))
+    /// The bound is checked against the database's clock inside the
+    /// transaction that reads it and writes the row.
+    fn claim_within(
+        &self,
+        space: &SlotSpace,
+        req: &ClaimRequest,
+        max_hwm_ms: u64,
+    ) -> Result<Claim, StoreError> {
+        self.pool
+            .call(|c, deadline| c.claim(space, req, max_hwm_ms, deadline))
     }
 
-    fn renew(
+    fn renew_within(
         &self,
         space: &SlotSpace,
         holder: &Holder,
         ttl_ms: u64,
         window_ms: u64,
+        max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         self.pool
-            .call(|c, _| c.renew(space.key(), holder, ttl_ms, window_ms))
+            .call(|c, _| c.renew(space.key(), holder, ttl_ms, window_ms, max_hwm_ms))
     }
 
     fn release(&self, space: &SlotSpace, holder: &Holder, last_ms: u64) -> Result<(), StoreError> {

@@ -7,8 +7,8 @@ use super::transport::{as_i64, as_u64, int, Conn, DbResult, Dialect, Failure, Va
 use crate::file::new_token;
 use crate::space::SlotSpace;
 use crate::store::{
-    Claim, ClaimRequest, Holder, ReleaseStep, Renewal, SlotRecord, SlotRelease, SlotState,
-    SpaceRecord, StoreError,
+    check_hwm_bound, Claim, ClaimRequest, Holder, ReleaseStep, Renewal, SlotRecord, SlotRelease,
+    SlotState, SpaceRecord, StoreError,
 };
 
 const CONTENDED_ROUNDS: usize = 50;
@@ -121,7 +121,7 @@ impl Conn {
 
     /// One attempt at an existing slot row: locks it if it is still free or
     /// expired, and claims it. `None`: taken, or locked by another claimer.
-    fn claim_row(&mut self, key: &str, slot: u64, req: &ClaimRequest) -> DbResult<Option<Claim>> {
+    fn claim_row(&mut self, key: &str, slot: u64, req: &Bounded) -> DbResult<Option<Claim>> {
         self.transaction(
             |c| c.claim_row_in_transaction(key, slot, req),
             Option::is_some,
@@ -132,7 +132,7 @@ impl Conn {
         &mut self,
         key: &str,
         slot: u64,
-        req: &ClaimRequest,
+        req: &Bounded,
     ) -> DbResult<Option<Claim>> {
         let now = self.now_sql();
         let sql = format!(
@@ -145,7 +145,7 @@ impl Conn {
             return Ok(None);
         };
         let (counter, old_hwm, now) = (int(&row[0]), int(&row[1]), int(&row[2]));
-        let claim = new_claim(slot, counter, old_hwm, now, req);
+        let claim = new_claim(slot, counter, old_hwm, now, req)?;
         self.query(
             "UPDATE snowmint_lease_slot SET token = ?, counter = ?, expires_ms = ?, hwm_ms = ? \
              WHERE space_key = ? AND slot = ?",
@@ -163,7 +163,7 @@ impl Conn {
 
     /// One attempt at a slot never used: inserts its row. `None`: a racing
     /// claimer inserted it first.
-    fn claim_new(&mut self, key: &str, slot: u64, req: &ClaimRequest) -> DbResult<Option<Claim>> {
+    fn claim_new(&mut self, key: &str, slot: u64, req: &Bounded) -> DbResult<Option<Claim>> {
         self.transaction(
             |c| c.claim_new_in_transaction(key, slot, req),
             Option::is_some,
@@ -174,10 +174,10 @@ impl Conn {
         &mut self,
         key: &str,
         slot: u64,
-        req: &ClaimRequest,
+        req: &Bounded,
     ) -> DbResult<Option<Claim>> {
         let now = self.now()?;
-        let claim = new_claim(slot, 0, 0, now, req);
+        let claim = new_claim(slot, 0, 0, now, req)?;
         let r = self.query(
             "INSERT INTO snowmint_lease_slot (space_key, slot, token, counter, expires_ms, hwm_ms) \
              VALUES (?, ?, ?, ?, ?, ?)",
@@ -201,9 +201,14 @@ impl Conn {
         &mut self,
         space: &SlotSpace,
         req: &ClaimRequest,
+        max_hwm_ms: u64,
         deadline: Instant,
     ) -> Result<Claim, StoreError> {
         self.check_space(space.key(), space.text())?;
+        let bounded = Bounded {
+            req: *req,
+            max_hwm_ms,
+        };
         for _ in 0..CONTENDED_ROUNDS {
             let sql = format!(
                 "SELECT slot, token, expires_ms, hwm_ms, {} FROM snowmint_lease_slot \
@@ -226,9 +231,9 @@ impl Conn {
             for (slot, is_new) in candidates {
                 any = true;
                 let got = if is_new {
-                    self.claim_new(space.key(), slot, req)
+                    self.claim_new(space.key(), slot, &bounded)
                 } else {
-                    self.claim_row(space.key(), slot, req)
+                    self.claim_row(space.key(), slot, &bounded)
                 };
                 match got {
                     Ok(Some(claim)) => return Ok(claim),
@@ -312,9 +317,15 @@ impl Conn {
         holder: &Holder,
         ttl_ms: u64,
         window_ms: u64,
+        max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         self.ensure_schema()?;
         let (hwm, now) = self.lock_holder(key, holder)?;
+        // Refused inside the transaction that read the clock: nothing written.
+        if let Err(e) = check_hwm_bound(as_u64(now), window_ms, max_hwm_ms) {
+            self.rollback();
+            return Err(e);
+        }
         let expires = now.saturating_add(as_i64(ttl_ms));
         let hwm = hwm.max(now.saturating_add(as_i64(window_ms)));
         self.update_and_commit(
@@ -371,6 +382,7 @@ impl Conn {
                 key: text(&r[0]),
                 text: text(&r[1]),
                 slots: Vec::new(),
+                marker: None,
             })
             .collect();
         for r in &rows {
@@ -479,11 +491,27 @@ fn bad_row(key: &str) -> StoreError {
     StoreError::BadRecord(format!("snowmint_lease_slot has a bad row for {key}"))
 }
 
-/// The claim written to a free slot whose row has `counter` and `old_hwm`.
-fn new_claim(slot: u64, counter: i64, old_hwm: i64, now: i64, req: &ClaimRequest) -> Claim {
+/// A claim request with the claimer's bound on store time + window.
+struct Bounded {
+    req: ClaimRequest,
+    max_hwm_ms: u64,
+}
+
+/// The claim written to a free slot whose row has `counter` and `old_hwm`;
+/// refused (the transaction rolls back) above the claimer's bound.
+fn new_claim(slot: u64, counter: i64, old_hwm: i64, now: i64, b: &Bounded) -> DbResult<Claim> {
+    let req = &b.req;
+    if let Err(StoreError::Refused(message)) =
+        check_hwm_bound(as_u64(now), req.window_ms, b.max_hwm_ms)
+    {
+        return Err(super::transport::DbError {
+            failure: Failure::Refused,
+            message,
+        });
+    }
     let expires = now.saturating_add(as_i64(req.ttl_ms));
     let hwm = old_hwm.max(now.saturating_add(as_i64(req.window_ms)));
-    Claim {
+    Ok(Claim {
         holder: Holder {
             slot,
             token: new_token(),
@@ -492,7 +520,7 @@ fn new_claim(slot: u64, counter: i64, old_hwm: i64, now: i64, req: &ClaimRequest
         prev_hwm_ms: as_u64(old_hwm),
         hwm_ms: as_u64(hwm),
         expires_ms: Some(as_u64(expires)),
-    }
+    })
 }
 
 /// The slots to try, best first, as `(slot, never used)`: `prefer` if free;

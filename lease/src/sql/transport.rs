@@ -66,6 +66,9 @@ pub(super) enum Failure {
     Contention,
     /// Anything else: the call fails as unreachable, the connection is dropped.
     Other,
+    /// Our own refusal inside a transaction (rolled back): the call fails as
+    /// [`StoreError::Refused`] with the message.
+    Refused,
 }
 
 #[derive(Debug)]
@@ -76,7 +79,10 @@ pub(super) struct DbError {
 
 impl From<DbError> for StoreError {
     fn from(e: DbError) -> StoreError {
-        StoreError::Unreachable(e.message)
+        match e.failure {
+            Failure::Refused => StoreError::Refused(e.message),
+            _ => StoreError::Unreachable(e.message),
+        }
     }
 }
 

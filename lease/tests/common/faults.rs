@@ -406,7 +406,7 @@ pub fn open_once_free(
 
 /// What a holder issued, checked against what it saw confirmed: every ID's
 /// unit is at or below the `hwm` confirmed right after it.
-fn assert_within_confirmed(what: &str, issued: &Issued) {
+pub fn assert_within_confirmed(what: &str, issued: &Issued) {
     for &(id, hwm) in &issued.ids {
         assert!(
             time_of(id) <= hwm,
@@ -672,4 +672,65 @@ pub fn store_clock_steps(base: &str, ns: &str, offset_file: &str) {
     assert_eq!(c_ids.len(), 100);
     assert!(*c_ids.iter().min().unwrap() > *a_ids.iter().max().unwrap());
     assert_unique("A, B and C", &[&a_ids, &b_ids, &c_ids]);
+}
+
+/// The store's clock stepped a minute ahead while holder A runs (on a
+/// throwaway server under libfaketime): A's renewals are refused
+/// (`hwm_too_far` in its `last_error`, the store's answer), the slot's `hwm`
+/// in the store stays near real time (a store that wrote store time + window
+/// would put it a minute ahead, and the slot would give no ID for a minute
+/// after A), A issues only inside its confirmed reservation, and once the
+/// clock is back its renewals are confirmed again.
+pub fn store_clock_far_ahead(base: &str, ns: &str, offset_file: &str) {
+    let step = |s: &str| std::fs::write(offset_file, format!("{s}\n")).unwrap();
+    step("+0");
+    let url =
+        format!("{base}?namespace={ns}&ttl_ms=5000&renew_ms=200&window_ms=1000&timeout_ms=1000");
+    let a = Issuer::open(&url, None);
+    a.wait_info(10, "a renewal", |i| i.renewals >= 1);
+    step("+60");
+    a.wait_info(10, "a refused renewal", |i| {
+        i.last_error
+            .as_deref()
+            .is_some_and(|e| e.contains("hwm_too_far"))
+    });
+    std::thread::sleep(Duration::from_millis(600));
+    let refused = a.gen.info();
+    let store = LeaseUrl::parse(&url).unwrap().open_store().unwrap();
+    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
+    let kept = store
+        .list()
+        .unwrap()
+        .1
+        .into_iter()
+        .filter(|s| s.key == space.key())
+        .flat_map(|s| s.slots)
+        .find(|r| r.slot == a.gen.slot())
+        .unwrap();
+    let at = now_ms();
+    step("+0");
+    let r = a.gen.info().renewals;
+    a.wait_info(10, "renewals once the clock is back", |i| {
+        i.renewals >= r + 2 && i.last_error.is_none()
+    });
+    let a_gen = Arc::clone(&a.gen);
+    let issued = a.stop();
+    let Ok(a_gen) = Arc::try_unwrap(a_gen) else {
+        panic!("A's generator is still shared")
+    };
+    a_gen.close().unwrap();
+    eprintln!(
+        "store clock 60 s ahead: the store's hwm {:+} ms from the local clock; A's last_error {:?}",
+        kept.hwm_ms as i64 - at as i64,
+        refused.last_error
+    );
+    // Without the store's check it would be about 61 s ahead.
+    assert!(
+        kept.hwm_ms <= at + 1000 + 1000 + 5000,
+        "the store wrote a far-future hwm: {} ms ahead",
+        kept.hwm_ms - at
+    );
+    assert!(refused.hwm_ms <= at + 7000, "{refused:?}");
+    assert_within_confirmed("A", &issued);
+    assert!(!issued.ids.is_empty());
 }

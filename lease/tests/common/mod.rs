@@ -717,3 +717,96 @@ pub fn cut_off_past_ttl(base: &str, ns: &str) {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Every store's far-future refusal ([`snowmint_lease::Store::claim_within`],
+/// `renew_within`): a claim or renewal whose store time + window is above the
+/// caller's bound is refused (`Refused`, "hwm_too_far", naming the hwm, the
+/// store time and the bound) and writes nothing: the slot's record (counter,
+/// `hwm`) is as before. The bound is set a minute below the store's clock,
+/// as a holder's bound is when the store's clock has been stepped a minute
+/// ahead of it. A bound from this host's clock is accepted. `base` is the
+/// store URL without a query; `ns` a namespace of this test's own.
+pub fn hwm_too_far_is_refused(base: &str, ns: &str) {
+    use snowmint_lease::{hwm_bound, SlotState, StoreError};
+    let url = format!("{base}?namespace={ns}");
+    let store = LeaseUrl::parse(&url).unwrap().open_store().unwrap();
+    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
+    let req = ClaimRequest {
+        prefer: Some(3),
+        ttl_ms: 10_000,
+        window_ms: 2000,
+    };
+    let record = |slot: u64| {
+        let (_, spaces) = store.list().unwrap();
+        spaces
+            .into_iter()
+            .filter(|s| s.key == space.key())
+            .flat_map(|s| s.slots)
+            .find(|r| r.slot == slot)
+    };
+    let refused = |e: StoreError, store_ms: u64| {
+        let StoreError::Refused(m) = e else {
+            panic!("not refused: {e:?}")
+        };
+        assert!(m.starts_with("hwm_too_far: "), "{m}");
+        assert!(
+            m.contains("store time") && m.contains("above the bound"),
+            "{m}"
+        );
+        let stated: u64 = m
+            .split_once("(store time ")
+            .and_then(|(_, r)| r.split(' ').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no store time in {m}"));
+        // Within the call's span (etcd: its Date headers, whole seconds).
+        assert!(
+            stated + 2000 >= store_ms && stated <= now_ms() + 2000,
+            "{m}"
+        );
+        m
+    };
+
+    // A claim: refused, no record written.
+    let store_ms = store.now_ms().unwrap();
+    let e = store
+        .claim_within(&space, &req, store_ms - 60_000)
+        .expect_err("a claim above the bound");
+    let m = refused(e, store_ms);
+    assert!(
+        record(3).is_none(),
+        "the refused claim wrote {:?}",
+        record(3)
+    );
+    eprintln!("refused claim: {m}");
+
+    // A claim under this host's bound works.
+    let c = store
+        .claim_within(&space, &req, hwm_bound(now_ms(), 5000, 5000, req.window_ms))
+        .unwrap();
+    assert_eq!(c.holder.slot, 3);
+    let before = record(3).unwrap();
+    assert_eq!(before.hwm_ms, c.hwm_ms);
+
+    // A renewal: refused, the record unchanged; then one under the bound.
+    let store_ms = store.now_ms().unwrap();
+    let e = store
+        .renew_within(&space, &c.holder, 10_000, 3000, store_ms)
+        .expect_err("a renewal above the bound");
+    refused(e, store_ms);
+    let after = record(3).unwrap();
+    assert_eq!(after.state, SlotState::Held);
+    assert_eq!(
+        (after.hwm_ms, after.counter),
+        (before.hwm_ms, before.counter)
+    );
+    let r = store
+        .renew_within(
+            &space,
+            &c.holder,
+            10_000,
+            3000,
+            hwm_bound(now_ms(), 5000, 5000, 3000),
+        )
+        .unwrap();
+    assert!(r.hwm_ms >= before.hwm_ms);
+    store.release(&space, &c.holder, c.prev_hwm_ms).unwrap();
+}

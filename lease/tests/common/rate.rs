@@ -356,11 +356,14 @@ fn kill_and_succeed(
 /// above the killed holder of their slot, 8 are refused with
 /// `lease_unavailable`; every ID once.
 pub fn forty_race_for_expired(base: &str, ns: &str) {
-    let url =
-        format!("{base}?namespace={ns}&ttl_ms=1500&renew_ms=300&window_ms=6000&timeout_ms=2000");
-    // The killed holders' clocks are 4 s ahead (max_skew_ms is 5 s): their
-    // IDs run past the racers' clocks, and only the fencing keeps the
-    // racers above them.
+    // The killed holders' clocks are 4 s ahead, within max_skew_ms (8 s
+    // here: etcd's clock comes from whole-second Date headers, and with the
+    // 5 s default a holder on a loaded machine was now and then refused at
+    // claim): their IDs run past the racers' clocks, and only the fencing
+    // keeps the racers above them.
+    let url = format!(
+        "{base}?namespace={ns}&ttl_ms=1500&renew_ms=300&window_ms=6000&timeout_ms=2000&max_skew_ms=8000"
+    );
     let mut first: Vec<Probe> = (0..32)
         .map(|_| {
             Probe::spawn(
@@ -379,6 +382,12 @@ pub fn forty_race_for_expired(base: &str, ns: &str) {
         .collect();
     for p in &mut first {
         p.wait_for(40, |l| ids(l).len() >= 20);
+        if let Some(status) = p.child.try_wait().unwrap() {
+            panic!(
+                "a first holder ended ({status}) before its 20th ID: {:?}",
+                p.tail()
+            );
+        }
     }
     // Killed in the middle of a write, perhaps: the last line may be cut.
     let killed: Vec<Vec<String>> = first
