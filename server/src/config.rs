@@ -26,8 +26,10 @@ pub const DEFAULT_MAX_COUNT: u64 = 10_000;
 )]
 pub struct Flags {
     /// A TOML file with `listen`, `max_count`, `token_file`, `insecure`,
-    /// `log_format` and one `[generators.NAME]` table per generator (`layout`,
-    /// `nodes`, `lease`). Flags given as well override its top-level keys.
+    /// `log_format`, `thrift`, `thrift_generator`, the keys of the flags
+    /// below (`tls_cert`, `max_connections`, ...) and one `[generators.NAME]`
+    /// table per generator (`layout`, `nodes`, `lease`). Flags given as well
+    /// override its top-level keys.
     #[arg(long, env = "SNOWMINT_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The generator's layout preset (leaf, twitter, sonyflake, ...).
@@ -72,6 +74,17 @@ pub struct Flags {
     /// Log lines as text or JSON.
     #[arg(long, env = "SNOWMINT_LOG_FORMAT", value_parser = ["text", "json"])]
     pub log_format: Option<String>,
+    /// Also serve Twitter Snowflake's Thrift service (framed transport,
+    /// binary protocol) on this address; loopback only unless --insecure.
+    #[arg(long, env = "SNOWMINT_THRIFT", value_name = "ADDR")]
+    pub thrift: Option<String>,
+    /// The generator the Thrift service issues from (needed when several
+    /// are configured).
+    #[arg(long, env = "SNOWMINT_THRIFT_GENERATOR", value_name = "NAME")]
+    pub thrift_generator: Option<String>,
+    /// TLS, connection limits and timeouts, the drain delay.
+    #[command(flatten)]
+    pub net: crate::listen::NetFlags,
 }
 
 /// The TOML file.
@@ -83,6 +96,17 @@ struct File {
     token_file: Option<PathBuf>,
     insecure: Option<bool>,
     log_format: Option<String>,
+    thrift: Option<String>,
+    thrift_generator: Option<String>,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    tls_client_ca: Option<PathBuf>,
+    max_connections: Option<usize>,
+    max_header_bytes: Option<usize>,
+    header_timeout: Option<u64>,
+    idle_timeout: Option<u64>,
+    drain_delay: Option<u64>,
+    rate_limit: Option<u32>,
     #[serde(default)]
     generators: BTreeMap<String, FileGenerator>,
 }
@@ -124,6 +148,10 @@ pub struct Config {
     pub json_logs: bool,
     /// The generators, in name order.
     pub generators: Vec<GeneratorSpec>,
+    /// The Thrift listener and the name of the generator it serves.
+    pub thrift: Option<(SocketAddr, String)>,
+    /// TLS, connection limits and timeouts, the drain delay.
+    pub net: crate::listen::Net,
 }
 
 /// A configuration error: the flag or key, and what is wrong with it.
@@ -136,10 +164,13 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    fn new(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    /// Every message goes through here: a value it quotes may be a URL with
+    /// a password (a lease URL under a wrong key or flag), so each URL's user
+    /// and password become `***`.
+    pub(crate) fn new(key: impl Into<String>, message: impl Into<String>) -> ConfigError {
         ConfigError {
             key: key.into(),
-            message: message.into(),
+            message: mask_urls(&message.into()),
         }
     }
 }
@@ -156,6 +187,24 @@ pub fn load(flags: Flags) -> Result<Config, ConfigError> {
         Some(path) => read_file(path)?,
         None => File::default(),
     };
+    resolve(flags, file)
+}
+
+/// [`load`] with `text` as the TOML file's contents, read from nowhere
+/// (`flags.config` only names the file in messages). Token files and
+/// `@FILE` descriptors the configuration names are still read.
+pub fn from_toml_str(flags: Flags, text: &str) -> Result<Config, ConfigError> {
+    let label = flags
+        .config
+        .as_deref()
+        .unwrap_or(Path::new("the configuration file"))
+        .to_path_buf();
+    let file = parse_file(text, &label)?;
+    resolve(flags, file)
+}
+
+/// The flags over the file's keys, checked.
+fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
     let listen_text = flags
         .listen
         .or(file.listen)
@@ -181,10 +230,28 @@ pub fn load(flags: Flags) -> Result<Config, ConfigError> {
         None => Vec::new(),
     };
     let insecure = flags.insecure || file.insecure.unwrap_or(false);
-    if !listen.ip().is_loopback() && tokens.is_empty() && !insecure {
+    let net = crate::listen::Net::load(flags.net.or(crate::listen::NetFlags {
+        tls_cert: file.tls_cert,
+        tls_key: file.tls_key,
+        tls_client_ca: file.tls_client_ca,
+        max_connections: file.max_connections,
+        max_header_bytes: file.max_header_bytes,
+        header_timeout: file.header_timeout,
+        idle_timeout: file.idle_timeout,
+        drain_delay: file.drain_delay,
+        rate_limit: file.rate_limit,
+    }))?;
+    if net.rate_limit.is_some() && tokens.is_empty() {
+        return Err(ConfigError::new(
+            "rate_limit",
+            "the limit is per bearer token: give --token-file",
+        ));
+    }
+    // Client certificates checked against a CA authenticate as tokens do.
+    if !listen.ip().is_loopback() && tokens.is_empty() && !net.client_certs && !insecure {
         return Err(ConfigError::new(
             "listen",
-            format!("{listen} is not a loopback address: give --token-file, or --insecure to serve it without authentication"),
+            format!("{listen} is not a loopback address: give --token-file or --tls-client-ca, or --insecure to serve it without authentication"),
         ));
     }
     let json_logs = match flags.log_format.or(file.log_format).as_deref() {
@@ -254,13 +321,65 @@ pub fn load(flags: Flags) -> Result<Config, ConfigError> {
             lease: g.lease,
         });
     }
+    let thrift = thrift_config(
+        flags.thrift.or(file.thrift),
+        flags.thrift_generator.or(file.thrift_generator),
+        insecure,
+        &generators,
+    )?;
     Ok(Config {
         listen,
         max_count,
         tokens,
         json_logs,
         generators,
+        thrift,
+        net,
     })
+}
+
+/// The Thrift listener: an address (loopback unless `insecure`: Thrift
+/// carries no token) and the generator it serves.
+fn thrift_config(
+    addr: Option<String>,
+    generator: Option<String>,
+    insecure: bool,
+    generators: &[GeneratorSpec],
+) -> Result<Option<(SocketAddr, String)>, ConfigError> {
+    let Some(text) = addr else {
+        return match generator {
+            Some(_) => Err(ConfigError::new(
+                "thrift_generator",
+                "given without --thrift (the Thrift listener's address)",
+            )),
+            None => Ok(None),
+        };
+    };
+    let addr: SocketAddr = text.parse().map_err(|_| {
+        ConfigError::new("thrift", format!("'{text}' is not an IP address and port"))
+    })?;
+    if !addr.ip().is_loopback() && !insecure {
+        return Err(ConfigError::new(
+            "thrift",
+            format!("{addr} is not a loopback address: Thrift carries no token, give --insecure to serve it anyway"),
+        ));
+    }
+    let name =
+        match generator {
+            Some(n) if generators.iter().any(|g| g.name == n) => n,
+            Some(n) => {
+                return Err(ConfigError::new(
+                    "thrift_generator",
+                    format!("no generator is named '{n}'"),
+                ))
+            }
+            None if generators.len() == 1 => generators[0].name.clone(),
+            None => return Err(ConfigError::new(
+                "thrift_generator",
+                "several generators are configured: name the one the Thrift service issues from",
+            )),
+        };
+    Ok(Some((addr, name)))
 }
 
 /// Names that need no escaping in a URL path.
@@ -291,14 +410,40 @@ fn descriptor(text: &str, key: &str) -> Result<Layout, ConfigError> {
 fn read_file(path: &Path) -> Result<File, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::new("--config", format!("{}: {e}", path.display())))?;
+    parse_file(&text, path)
+}
+
+fn parse_file(text: &str, path: &Path) -> Result<File, ConfigError> {
     // toml's message names the key and the line; it quotes the file, which
     // may hold a lease URL with a password, so only its first line is kept.
-    toml::from_str(&text).map_err(|e| {
+    toml::from_str(text).map_err(|e| {
         let message = e.to_string();
-        let first = message.lines().next().unwrap_or_default().to_string();
-        let detail = e.message().to_string();
-        ConfigError::new(path.display().to_string(), format!("{first}: {detail}"))
+        let first = message.lines().next().unwrap_or_default();
+        // The detail may quote a value (a lease URL under a wrong key):
+        // ConfigError::new masks it.
+        ConfigError::new(
+            path.display().to_string(),
+            format!("{first}: {}", e.message()),
+        )
     })
+}
+
+/// `text` with everything between each `://` and the last `@` before the
+/// next `://` (a URL's user and password) replaced by `***`.
+fn mask_urls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("://") {
+        out.push_str(&rest[..i + 3]);
+        rest = &rest[i + 3..];
+        let next = rest.find("://").unwrap_or(rest.len());
+        if let Some(at) = rest[..next].rfind('@') {
+            out.push_str("***");
+            rest = &rest[at..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The tokens of a token file: one per line, blank lines and `#` comments skipped.

@@ -1,5 +1,7 @@
 //! The `/metrics` registry (OpenMetrics text via prometheus-client).
 
+use std::sync::OnceLock;
+
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -33,6 +35,22 @@ pub struct ReqLabel {
     pub status: u16,
 }
 
+/// A Thrift user agent label (`other` once the tracked set is full).
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct AgentLabel {
+    /// The `useragent` of `get_id`.
+    pub agent: String,
+}
+
+/// A gRPC call label: the method path and the status code's name.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct GrpcLabel {
+    /// The method (`/snowmint.v1.Ids/NextIds`), or `unmatched`.
+    pub route: String,
+    /// The gRPC status code's name (`Ok`, `InvalidArgument`, `Unauthenticated`, ...).
+    pub code: String,
+}
+
 /// Every metric of the server.
 #[derive(Debug)]
 pub struct Metrics {
@@ -42,7 +60,9 @@ pub struct Metrics {
     pub ids: Family<GenLabel, Counter>,
     /// Requests answered, per route and status.
     pub requests: Family<ReqLabel, Counter>,
-    /// Request latency in seconds.
+    /// gRPC calls answered, per method and status code.
+    pub grpc_requests: Family<GrpcLabel, Counter>,
+    /// Request latency in seconds (HTTP and gRPC).
     pub latency: Histogram,
     /// Failed issues, per generator and code (clock steps are `clock_moved_backwards`).
     pub failures: Family<FailLabel, Counter>,
@@ -54,6 +74,35 @@ pub struct Metrics {
     pub renewals: Family<GenLabel, Gauge>,
     /// Store calls that missed their deadline.
     pub store_timeouts: Family<GenLabel, Gauge>,
+    /// IDs issued over Thrift, per user agent.
+    pub thrift_ids: Family<AgentLabel, Counter>,
+    /// Open connections.
+    pub connections: Gauge,
+    /// Connections refused past `--max-connections`.
+    pub connections_refused: Counter,
+    /// Requests refused past `--rate-limit`.
+    pub rate_limited: Counter,
+    /// Handles to the counters every request bumps, see [`Metrics::count_ok`].
+    hot: Hot,
+}
+
+/// How many route patterns [`Metrics::count_ok`] keeps a handle for.
+pub const HOT_ROUTES: usize = 16;
+
+/// Handles to series of `requests` (status 200, per route) and `ids` (per
+/// generator), each made on its first use through its family, as before, so
+/// that `/metrics` lists the same series; later requests bump the shared
+/// counter directly, without the family's lock, hashing and label copy.
+#[derive(Debug, Default)]
+struct Hot {
+    ok: [OnceLock<Counter>; HOT_ROUTES],
+    ids: OnceLock<Box<[OnceLock<Counter>]>>,
+}
+
+impl Default for Metrics {
+    fn default() -> Metrics {
+        Metrics::new()
+    }
 }
 
 impl Metrics {
@@ -64,6 +113,12 @@ impl Metrics {
         registry.register("ids_issued", "IDs issued", ids.clone());
         let requests = Family::<ReqLabel, Counter>::default();
         registry.register("http_requests", "HTTP requests answered", requests.clone());
+        let grpc_requests = Family::<GrpcLabel, Counter>::default();
+        registry.register(
+            "grpc_requests",
+            "gRPC calls answered",
+            grpc_requests.clone(),
+        );
         // 25 us to about 0.8 s.
         let latency = Histogram::new(exponential_buckets(0.000_025, 2.0, 16));
         registry.register(
@@ -97,16 +152,84 @@ impl Metrics {
             "Store calls that missed their deadline",
             store_timeouts.clone(),
         );
+        let thrift_ids = Family::<AgentLabel, Counter>::default();
+        registry.register(
+            "thrift_ids",
+            "IDs issued over Thrift by get_id, per user agent",
+            thrift_ids.clone(),
+        );
+        let connections = Gauge::default();
+        registry.register(
+            "http_connections",
+            "Open HTTP connections",
+            connections.clone(),
+        );
+        let connections_refused = Counter::default();
+        registry.register(
+            "http_connections_refused",
+            "Connections refused past --max-connections",
+            connections_refused.clone(),
+        );
+        let rate_limited = Counter::default();
+        registry.register(
+            "http_rate_limited",
+            "Requests refused past --rate-limit (429)",
+            rate_limited.clone(),
+        );
         Metrics {
             registry,
+            rate_limited,
+            connections,
+            connections_refused,
             ids,
             requests,
+            grpc_requests,
             latency,
             failures,
             lease_slot,
             reservation_remaining,
             renewals,
             store_timeouts,
+            thrift_ids,
+            hot: Hot::default(),
         }
+    }
+
+    /// Counts a 200 answer of route `index` (below [`HOT_ROUTES`]), whose
+    /// pattern is `route`: the same series as
+    /// `requests.get_or_create(&ReqLabel { route, status: 200 })`.
+    pub fn count_ok(&self, index: usize, route: &'static str) {
+        let make = || {
+            self.requests
+                .get_or_create(&ReqLabel {
+                    route: route.to_string(),
+                    status: 200,
+                })
+                .clone()
+        };
+        match self.hot.ok.get(index) {
+            Some(slot) => slot.get_or_init(make).inc(),
+            None => make().inc(),
+        };
+    }
+
+    /// Counts `n` IDs issued by generator `index` of `of`, named `name`: the
+    /// same series as `ids.get_or_create(&GenLabel { generator: name })`.
+    pub fn count_ids(&self, index: usize, of: usize, name: &str, n: u64) {
+        let make = || {
+            self.ids
+                .get_or_create(&GenLabel {
+                    generator: name.to_string(),
+                })
+                .clone()
+        };
+        let slots = self
+            .hot
+            .ids
+            .get_or_init(|| (0..of).map(|_| OnceLock::new()).collect());
+        match slots.get(index) {
+            Some(slot) => slot.get_or_init(make).inc_by(n),
+            None => make().inc_by(n),
+        };
     }
 }

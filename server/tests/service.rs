@@ -2,240 +2,14 @@
 //! loopback port with file leases in a temporary directory, called over TCP.
 //! Every wait is bounded.
 
+mod common;
+
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::path::Path;
+use std::time::{Duration, Instant};
 
+use common::*;
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_snowmint-server");
-/// Generous: the machine is shared and loaded.
-const START_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A temporary directory, removed on drop (declared before the servers that
-/// use it, so dropped after them).
-struct TempDir(PathBuf);
-
-impl std::ops::Deref for TempDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A fresh temporary directory per call.
-fn temp_dir(tag: &str) -> TempDir {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let n = N.fetch_add(1, Ordering::SeqCst);
-    let d = std::env::temp_dir().join(format!("snowmint-server-{tag}-{}-{n}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    TempDir(d)
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64
-}
-
-/// A running server and its log lines (stderr).
-struct Server {
-    child: Child,
-    addr: String,
-    log: mpsc::Receiver<String>,
-    lines: Vec<String>,
-}
-
-impl Server {
-    /// Starts the binary with `args` (plus `--listen 127.0.0.1:0`) and waits for its start line.
-    fn start(args: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .args(["--listen", "127.0.0.1:0"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let (tx, log) = mpsc::channel();
-        let stderr = child.stderr.take().unwrap();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut lines = Vec::new();
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let Ok(line) = log.recv_timeout(left) else {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("no start line; log so far: {lines:?}");
-            };
-            lines.push(line.clone());
-            let addr = match serde_json::from_str::<Value>(&line) {
-                Ok(v) if v["event"] == "start" => v["listen"].as_str().map(str::to_string),
-                Ok(_) => None,
-                Err(_) => line
-                    .split(" start listen=\"")
-                    .nth(1)
-                    .map(|rest| rest.split('"').next().unwrap().to_string()),
-            };
-            if let Some(addr) = addr {
-                return Server {
-                    child,
-                    addr,
-                    log,
-                    lines,
-                };
-            }
-        }
-    }
-
-    fn get(&self, path: &str) -> Response {
-        request(&self.addr, path, &[])
-    }
-
-    fn get_with(&self, path: &str, headers: &[(&str, &str)]) -> Response {
-        request(&self.addr, path, headers)
-    }
-
-    /// The leased slot of the only generator.
-    fn slot(&self) -> u64 {
-        let g = self.get("/v1/generators").json();
-        g["generators"][0]["lease"]["slot"].as_u64().unwrap()
-    }
-
-    /// Sends SIGTERM and waits (bounded) for the exit.
-    fn terminate(&mut self) -> (ExitStatus, Duration) {
-        let start = Instant::now();
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        (self.wait(Duration::from_secs(15)), start.elapsed())
-    }
-
-    fn wait(&mut self, timeout: Duration) -> ExitStatus {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(s) = self.child.try_wait().unwrap() {
-                return s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the server did not exit in {timeout:?}"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-
-    /// Every log line so far (after the process ended: all of them).
-    fn log_lines(&mut self) -> Vec<String> {
-        while let Ok(l) = self.log.recv_timeout(Duration::from_millis(200)) {
-            self.lines.push(l);
-        }
-        self.lines.clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[derive(Debug)]
-struct Response {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Response {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {:?}", self.body))
-    }
-
-    fn code(&self) -> String {
-        self.json()["error"]["code"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
-    }
-}
-
-/// One HTTP/1.1 GET with `Connection: close` (bodies are not chunked for these routes).
-fn request(addr: &str, path: &str, headers: &[(&str, &str)]) -> Response {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
-    for (n, v) in headers {
-        req.push_str(&format!("{n}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    let mut raw = String::new();
-    s.read_to_string(&mut raw).unwrap();
-    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .unwrap()
-        .split(' ')
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
-        .collect();
-    Response {
-        status,
-        headers,
-        body: body.to_string(),
-    }
-}
-
-fn ids_of(r: &Response) -> Vec<u64> {
-    assert_eq!(r.status, 200, "{}", r.body);
-    r.json()["ids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap().parse().unwrap())
-        .collect()
-}
-
-fn lease_arg(dir: &Path) -> String {
-    format!("file:{}?namespace=test", dir.display())
-}
 
 #[test]
 fn every_endpoint_answers() {
@@ -408,29 +182,6 @@ fn several_generators_from_a_toml_file() {
     assert_eq!(names, ["orders", "users"]);
 }
 
-/// Runs the binary to completion (bounded) and returns its exit code and stderr.
-fn run(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{args:?} did not exit");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    let text =
-        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code(), text)
-}
-
 #[test]
 fn configuration_errors_name_the_key_and_exit_2() {
     let dir = temp_dir("config");
@@ -500,6 +251,17 @@ fn secrets_reach_no_log_error_or_help() {
     );
     assert_ne!(code, Some(0), "{text}");
     assert!(!text.contains(secret), "{text}");
+    // The URL given where an address belongs: the error quotes the value,
+    // its password masked (found by the server_config fuzz target).
+    for flag in ["--listen", "--thrift"] {
+        let (code, text) = run(&["--preset", "leaf", flag, &url], &[]);
+        assert_eq!(code, Some(2), "{flag}: {text}");
+        assert!(
+            text.contains("is not an IP address and port"),
+            "{flag}: {text}"
+        );
+        assert!(!text.contains(secret), "{flag}: {text}");
+    }
     let (code, text) = run(&["--help"], &[("SNOWMINT_LEASE", &url)]);
     assert_eq!(code, Some(0));
     assert!(

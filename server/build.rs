@@ -1,0 +1,26 @@
+//! Compiles `proto/snowmint/v1/snowmint.proto` into OUT_DIR: the server side
+//! for the library, the client side (`client/`) for the tests, and the
+//! descriptor set that gRPC reflection serves. Nothing generated is checked in.
+
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    const PROTO: &str = "proto/snowmint/v1/snowmint.proto";
+    println!("cargo:rerun-if-changed={PROTO}");
+    // protoc from the protoc-bin-vendored crate (pinned in Cargo.toml, so the
+    // same protoc everywhere): the build needs crates.io only, never a system
+    // protoc or a download.
+    std::env::set_var("PROTOC", protoc_bin_vendored::protoc_bin_path()?);
+    let out = PathBuf::from(std::env::var("OUT_DIR")?);
+    tonic_prost_build::configure()
+        .build_client(false)
+        .file_descriptor_set_path(out.join("snowmint_descriptor.bin"))
+        .compile_protos(&[PROTO], &["proto"])?;
+    let client = out.join("client");
+    std::fs::create_dir_all(&client)?;
+    tonic_prost_build::configure()
+        .build_server(false)
+        .out_dir(&client)
+        .compile_protos(&[PROTO], &["proto"])?;
+    Ok(())
+}

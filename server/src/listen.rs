@@ -1,0 +1,602 @@
+//! Accepting connections: HTTP/1.1 and HTTP/2 on one port (h2c, and with
+//! TLS h2 by ALPN), hyper-util's connection builder over the axum router,
+//! and the limits that keep one client from taking the server.
+//!
+//! - At most `max_connections` open connections. Beyond it a new plain-HTTP
+//!   connection gets a `503` (`too_many_connections`, `Retry-After: 1`)
+//!   written at once and is closed; a new TLS connection is closed without a
+//!   handshake. At most [`MAX_REFUSING`] refusals run at once; beyond, new
+//!   connections are closed at once.
+//! - A request line and headers larger than `max_header_bytes`: `431` (a URL
+//!   alone too long for it: `414` or `431`) from hyper, then the connection is closed;
+//!   over HTTP/2 the header list is limited to the same size.
+//! - A connection must deliver its first request (TLS handshake included)
+//!   within `header_timeout`; an HTTP/1.1 request's headers must arrive within
+//!   it too (hyper also counts the wait for the next request on a kept-alive
+//!   HTTP/1.1 connection as reading headers).
+//! - A connection with no request in progress for `idle_timeout` is closed
+//!   gracefully (HTTP/2: GOAWAY).
+//! - A client that sends requests and reads nothing: over HTTP/1.1 hyper
+//!   reads no further request while an answer waits in its buffer, and the
+//!   request ended when its (whole) body went there, so the idle timeout
+//!   closes the connection. Over HTTP/2 its streams wait for flow-control
+//!   window and stay in progress: an HTTP/2 PING, sent after `idle_timeout`
+//!   without a frame from the client, must be answered within
+//!   `header_timeout`.
+//!
+//! On shutdown the listener closes, every connection is told to finish its
+//! requests and close, and the caller's grace period bounds the wait. A
+//! connection accepted before the shutdown that has not yet begun its first
+//! request gets [`FIRST_REQUEST_AT_SHUTDOWN`] for it: the client connected
+//! while the server was accepting and its request is answered (with
+//! `connection: close`), not met by a close before any byte.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::{pin, Pin};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use hyper::body::{Bytes, Frame, Incoming, SizeHint};
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::service::TowerToHyperService;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::Gauge;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsAcceptor;
+
+use crate::config::ConfigError;
+use crate::log::Log;
+
+/// The default largest number of open connections.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
+/// The default largest request line plus headers, in bytes.
+pub const DEFAULT_MAX_HEADER_BYTES: usize = 16 * 1024;
+/// The default header timeout, in seconds.
+pub const DEFAULT_HEADER_TIMEOUT: u64 = 10;
+/// The default idle timeout, in seconds.
+pub const DEFAULT_IDLE_TIMEOUT: u64 = 60;
+/// The longest `drain_delay`, in seconds.
+pub const MAX_DRAIN_DELAY: u64 = 300;
+/// Refusals (503 answers past `max_connections`) in progress at once.
+pub const MAX_REFUSING: usize = 64;
+
+/// The listener's flags (flattened into [`crate::config::Flags`]).
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct NetFlags {
+    /// Serve HTTPS with this PEM certificate chain (and --tls-key); HTTP/2 by ALPN.
+    #[arg(long, env = "SNOWMINT_TLS_CERT", value_name = "PEM")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert (its content is never printed).
+    #[arg(long, env = "SNOWMINT_TLS_KEY", value_name = "PEM")]
+    pub tls_key: Option<PathBuf>,
+    /// PEM CA certificates: every client must present a certificate one of
+    /// them signed (this authenticates clients: a non-loopback --listen is
+    /// then allowed without tokens).
+    #[arg(long, env = "SNOWMINT_TLS_CLIENT_CA", value_name = "PEM")]
+    pub tls_client_ca: Option<PathBuf>,
+    /// Open connections at most; past it a new connection gets 503 and is
+    /// closed (over TLS: closed) [default: 10000].
+    #[arg(long, env = "SNOWMINT_MAX_CONNECTIONS", value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// The largest request line plus headers, in bytes (8192 at least); a
+    /// larger request gets 431 [default: 16384].
+    #[arg(long, env = "SNOWMINT_MAX_HEADER_BYTES", value_name = "BYTES")]
+    pub max_header_bytes: Option<usize>,
+    /// Seconds a connection has for its first request (TLS handshake
+    /// included) and a request for its headers; HTTP/2: a PING's answer;
+    /// on --thrift, a frame's rest and an answer's write [default: 10].
+    #[arg(long, env = "SNOWMINT_HEADER_TIMEOUT", value_name = "SECONDS")]
+    pub header_timeout: Option<u64>,
+    /// Seconds a connection may stay open with no request in progress
+    /// (HTTP/2: without a frame from the client before a PING; on --thrift:
+    /// between calls) [default: 60].
+    #[arg(long, env = "SNOWMINT_IDLE_TIMEOUT", value_name = "SECONDS")]
+    pub idle_timeout: Option<u64>,
+    /// Seconds to keep serving after SIGTERM/SIGINT with /readyz at 503, so
+    /// that load balancers notice, before the listener closes [default: 0].
+    #[arg(long, env = "SNOWMINT_DRAIN_DELAY", value_name = "SECONDS")]
+    pub drain_delay: Option<u64>,
+    /// Requests a second per bearer token (bursts of as many); past it 429
+    /// with Retry-After. Needs --token-file [default: no limit].
+    #[arg(long, env = "SNOWMINT_RATE_LIMIT", value_name = "N")]
+    pub rate_limit: Option<u32>,
+}
+
+impl NetFlags {
+    /// Each flag given, else the file's value.
+    pub fn or(self, file: NetFlags) -> NetFlags {
+        NetFlags {
+            tls_cert: self.tls_cert.or(file.tls_cert),
+            tls_key: self.tls_key.or(file.tls_key),
+            tls_client_ca: self.tls_client_ca.or(file.tls_client_ca),
+            max_connections: self.max_connections.or(file.max_connections),
+            max_header_bytes: self.max_header_bytes.or(file.max_header_bytes),
+            header_timeout: self.header_timeout.or(file.header_timeout),
+            idle_timeout: self.idle_timeout.or(file.idle_timeout),
+            drain_delay: self.drain_delay.or(file.drain_delay),
+            rate_limit: self.rate_limit.or(file.rate_limit),
+        }
+    }
+}
+
+/// The limits of every connection.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Open connections at most.
+    pub max_connections: usize,
+    /// The largest request line plus headers.
+    pub max_header_bytes: usize,
+    /// For the first request, and for a request's headers.
+    pub header_timeout: Duration,
+    /// With no request in progress.
+    pub idle_timeout: Duration,
+}
+
+/// The listener's checked settings.
+#[derive(Debug)]
+pub struct Net {
+    /// TLS, if served.
+    pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// TLS requires a client certificate signed by the configured CA.
+    pub client_certs: bool,
+    /// The limits.
+    pub limits: Limits,
+    /// How long to serve after the signal before closing the listener.
+    pub drain_delay: Duration,
+    /// Requests a second per bearer token.
+    pub rate_limit: Option<u32>,
+}
+
+fn within<T: PartialOrd + std::fmt::Display + Copy>(
+    key: &str,
+    value: Option<T>,
+    default: T,
+    min: T,
+    max: T,
+) -> Result<T, ConfigError> {
+    let v = value.unwrap_or(default);
+    if v < min || v > max {
+        return Err(ConfigError::new(
+            key,
+            format!("must be between {min} and {max}"),
+        ));
+    }
+    Ok(v)
+}
+
+impl Net {
+    /// Checks the flags (TLS files read and parsed here, before listening).
+    pub fn load(f: NetFlags) -> Result<Net, ConfigError> {
+        let limits = Limits {
+            max_connections: within(
+                "max_connections",
+                f.max_connections,
+                DEFAULT_MAX_CONNECTIONS,
+                1,
+                1_000_000,
+            )?,
+            // hyper refuses a read buffer under 8192 bytes.
+            max_header_bytes: within(
+                "max_header_bytes",
+                f.max_header_bytes,
+                DEFAULT_MAX_HEADER_BYTES,
+                8192,
+                1 << 20,
+            )?,
+            header_timeout: Duration::from_secs(within(
+                "header_timeout",
+                f.header_timeout,
+                DEFAULT_HEADER_TIMEOUT,
+                1,
+                300,
+            )?),
+            idle_timeout: Duration::from_secs(within(
+                "idle_timeout",
+                f.idle_timeout,
+                DEFAULT_IDLE_TIMEOUT,
+                1,
+                3600,
+            )?),
+        };
+        let drain_delay =
+            Duration::from_secs(within("drain_delay", f.drain_delay, 0, 0, MAX_DRAIN_DELAY)?);
+        let tls = match (&f.tls_cert, &f.tls_key) {
+            (Some(cert), Some(key)) => Some(crate::tls::server_config(
+                cert,
+                key,
+                f.tls_client_ca.as_deref(),
+            )?),
+            (Some(_), None) => {
+                return Err(ConfigError::new("tls_key", "missing: --tls-cert needs it"))
+            }
+            (None, Some(_)) => {
+                return Err(ConfigError::new("tls_cert", "missing: --tls-key needs it"))
+            }
+            (None, None) if f.tls_client_ca.is_some() => {
+                return Err(ConfigError::new(
+                    "tls_client_ca",
+                    "needs --tls-cert and --tls-key",
+                ))
+            }
+            (None, None) => None,
+        };
+        if let Some(n) = f.rate_limit {
+            within("rate_limit", Some(n), 1, 1, 1_000_000)?;
+        }
+        Ok(Net {
+            rate_limit: f.rate_limit,
+            tls,
+            client_certs: f.tls_client_ca.is_some(),
+            limits,
+            drain_delay,
+        })
+    }
+}
+
+/// The connection metrics the listener keeps.
+#[derive(Clone, Debug)]
+pub struct ConnMetrics {
+    /// Open connections.
+    pub open: Gauge,
+    /// Connections refused past `max_connections`.
+    pub refused: Counter,
+}
+
+/// What every connection task shares.
+struct Shared {
+    router: Router,
+    tls: Option<TlsAcceptor>,
+    auto: auto::Builder<TokioExecutor>,
+    h2: auto::Builder<TokioExecutor>,
+    limits: Limits,
+    metrics: ConnMetrics,
+}
+
+/// How long a connection with no request yet has, once shutdown begins, to
+/// begin its first one (its request was likely on its way when the
+/// listener closed).
+pub const FIRST_REQUEST_AT_SHUTDOWN: Duration = Duration::from_millis(500);
+
+/// Serves `router` on `listener` until `shutdown` resolves, then closes the
+/// listener and lets open connections finish for at most `grace` (false:
+/// the grace period elapsed with connections still open).
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    net: &Net,
+    metrics: ConnMetrics,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+    log: Log,
+) -> bool {
+    let limits = net.limits.clone();
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout)
+        .max_buf_size(limits.max_header_bytes);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
+        // A PING after idle_timeout without a frame from the client, answered
+        // within header_timeout or the connection closes: a client that reads
+        // nothing keeps its streams in progress (waiting for flow-control
+        // window), which the idle timeout does not end.
+        .keep_alive_interval(Some(limits.idle_timeout))
+        .keep_alive_timeout(limits.header_timeout);
+    let shared = Arc::new(Shared {
+        router,
+        tls: net.tls.clone().map(TlsAcceptor::from),
+        h2: builder.clone().http2_only(),
+        auto: builder,
+        limits: limits.clone(),
+        metrics,
+    });
+    let conns = Arc::new(Semaphore::new(limits.max_connections));
+    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let mut shutdown = pin!(shutdown);
+    let mut last_accept_error: Option<Instant> = None;
+    loop {
+        let stream = tokio::select! {
+            biased;
+            () = &mut shutdown => break,
+            r = listener.accept() => match r {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of file descriptors and the like: at most one line a
+                    // second, and a pause instead of a busy loop.
+                    if last_accept_error.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                        log.event("error", "accept_failed", &[("message", e.to_string().into())]);
+                        last_accept_error = Some(Instant::now());
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+        };
+        let _ = stream.set_nodelay(true);
+        match conns.clone().try_acquire_owned() {
+            Ok(permit) => {
+                tokio::spawn(connection(stream, permit, shared.clone(), stop_rx.clone()));
+            }
+            Err(_) => {
+                shared.metrics.refused.inc();
+                if let Ok(permit) = refusing.clone().try_acquire_owned() {
+                    tokio::spawn(refuse(stream, shared.tls.is_some(), permit));
+                }
+                // Else dropped here: closed at once.
+            }
+        }
+    }
+    drop(listener);
+    let _ = stop_tx.send(true);
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    let finished = tokio::time::timeout(grace, conns.acquire_many(all))
+        .await
+        .is_ok();
+    finished
+}
+
+/// The answer past `max_connections` (plain HTTP only).
+async fn refuse(mut stream: TcpStream, tls: bool, _permit: OwnedSemaphorePermit) {
+    if tls {
+        // Answering would take a handshake: closed instead.
+        return;
+    }
+    const BODY: &str = r#"{"error":{"code":"too_many_connections","message":"the server has reached its connection limit (--max-connections): try again later"}}"#;
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
+         cache-control: no-store\r\nretry-after: 1\r\nconnection: close\r\n\
+         content-length: {}\r\n\r\n{BODY}",
+        BODY.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await?;
+        // Read what the client sent (a little, briefly), so that closing
+        // does not reset the connection before the client reads the answer.
+        let mut buf = [0u8; 4096];
+        let mut total = 0;
+        while total < 64 * 1024 {
+            let n = stream.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            total += n;
+        }
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
+}
+
+/// One connection: the TLS handshake if any, then HTTP until it ends, is
+/// idle too long, or shutdown closes it.
+async fn connection(
+    stream: TcpStream,
+    _permit: OwnedSemaphorePermit,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+) {
+    shared.metrics.open.inc();
+    let _open = OnDrop(shared.metrics.open.clone());
+    let activity = Arc::new(Activity::new());
+    match &shared.tls {
+        None => drive(stream, false, &shared, activity, stop).await,
+        Some(acceptor) => {
+            let handshake =
+                tokio::time::timeout(shared.limits.header_timeout, acceptor.accept(stream));
+            let tls = tokio::select! {
+                r = handshake => r,
+                _ = stop.wait_for(|s| *s) => return,
+            };
+            // A failed or too slow handshake: the connection is closed.
+            let Ok(Ok(tls)) = tls else { return };
+            let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+            drive(tls, h2, &shared, activity, stop).await;
+        }
+    }
+}
+
+/// Decrements the open-connections gauge when the connection ends.
+struct OnDrop(Gauge);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+async fn drive<I>(
+    io: I,
+    h2: bool,
+    shared: &Shared,
+    activity: Arc<Activity>,
+    mut stop: watch::Receiver<bool>,
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let builder = if h2 { &shared.h2 } else { &shared.auto };
+    let service = TowerToHyperService::new(Tracked {
+        router: shared.router.clone(),
+        activity: activity.clone(),
+    });
+    let mut conn = pin!(builder.serve_connection_with_upgrades(TokioIo::new(io), service));
+    let limits = &shared.limits;
+    let mut closing = false;
+    // After an idle close is asked for, the connection has this long to end.
+    let mut hard: Option<tokio::time::Instant> = None;
+    // Shutdown came before the first request: closed when it begins (after
+    // its answer) or at this instant.
+    let mut first_by: Option<tokio::time::Instant> = None;
+    loop {
+        let wake = match (hard, first_by) {
+            (Some(h), _) => h,
+            (None, Some(f)) => f,
+            (None, None) => tokio::time::Instant::from_std(activity.deadline(limits)),
+        };
+        tokio::select! {
+            _ = conn.as_mut() => return,
+            // A request ended: the idle deadline moved.
+            () = activity.ended.notified() => {}
+            _ = stop.wait_for(|s| *s), if !closing && first_by.is_none() => {
+                if activity.fresh() {
+                    first_by = Some(tokio::time::Instant::now() + FIRST_REQUEST_AT_SHUTDOWN);
+                } else {
+                    closing = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+            }
+            () = activity.began.notified(), if first_by.is_some() && !closing => {
+                closing = true;
+                conn.as_mut().graceful_shutdown();
+            }
+            () = tokio::time::sleep_until(wake) => {
+                if hard.is_some() {
+                    return;
+                }
+                if first_by.is_some() && !closing {
+                    closing = true;
+                    conn.as_mut().graceful_shutdown();
+                    continue;
+                }
+                if !closing && activity.expired(limits) {
+                    closing = true;
+                    conn.as_mut().graceful_shutdown();
+                    hard = Some(tokio::time::Instant::now() + Duration::from_secs(1));
+                }
+            }
+        }
+    }
+}
+
+/// Whether a connection is in use: requests in progress (until their
+/// response body is written) and when the last one ended.
+struct Activity {
+    start: Instant,
+    active: AtomicUsize,
+    /// Milliseconds after `start` the last request ended; `u64::MAX`: none yet.
+    last_ms: AtomicU64,
+    /// Told when a request ends.
+    ended: tokio::sync::Notify,
+    /// Told when a request begins.
+    began: tokio::sync::Notify,
+}
+
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            start: Instant::now(),
+            active: AtomicUsize::new(0),
+            last_ms: AtomicU64::new(u64::MAX),
+            ended: tokio::sync::Notify::new(),
+            began: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// No request has begun on the connection yet.
+    fn fresh(&self) -> bool {
+        self.active.load(Ordering::SeqCst) == 0 && self.last_ms.load(Ordering::SeqCst) == u64::MAX
+    }
+
+    /// When the connection would be idle too long (or when to look again).
+    fn deadline(&self, limits: &Limits) -> Instant {
+        if self.active.load(Ordering::SeqCst) > 0 {
+            return Instant::now() + limits.idle_timeout;
+        }
+        match self.last_ms.load(Ordering::SeqCst) {
+            u64::MAX => self.start + limits.header_timeout,
+            ms => self.start + Duration::from_millis(ms) + limits.idle_timeout,
+        }
+    }
+
+    fn expired(&self, limits: &Limits) -> bool {
+        self.active.load(Ordering::SeqCst) == 0 && Instant::now() >= self.deadline(limits)
+    }
+}
+
+/// One request in progress, from dispatch until its response body is dropped.
+struct Busy(Arc<Activity>);
+
+impl Busy {
+    fn start(a: Arc<Activity>) -> Busy {
+        a.active.fetch_add(1, Ordering::SeqCst);
+        a.began.notify_one();
+        Busy(a)
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let ms = self.0.start.elapsed().as_millis() as u64;
+        self.0.last_ms.store(ms, Ordering::SeqCst);
+        self.0.active.fetch_sub(1, Ordering::SeqCst);
+        self.0.ended.notify_one();
+    }
+}
+
+/// The router, with each request counted in its connection's [`Activity`].
+#[derive(Clone)]
+struct Tracked {
+    router: Router,
+    activity: Arc<Activity>,
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+impl tower_service::Service<Request<Incoming>> for Tracked {
+    type Response = Response<Guarded>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Response<Guarded>, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // An axum Router is always ready.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Incoming>) -> Self::Future {
+        let busy = Busy::start(self.activity.clone());
+        let fut = tower_service::Service::call(&mut self.router, req);
+        Box::pin(async move {
+            let response = fut.await?;
+            Ok(response.map(|inner| Guarded { inner, _busy: busy }))
+        })
+    }
+}
+
+/// A response body that keeps its request counted until it is written.
+struct Guarded {
+    inner: axum::body::Body,
+    _busy: Busy,
+}
+
+impl hyper::body::Body for Guarded {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}

@@ -1,0 +1,292 @@
+//! The process: opens every generator, serves until SIGTERM/SIGINT, lets
+//! in-flight requests finish, releases every lease.
+
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value as Json};
+use snowmint::Value;
+use snowmint_lease::AnyGenerator;
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
+use crate::app::{self, AppState, Gen};
+use crate::config::{self, Config, Flags};
+use crate::listen::{self, ConnMetrics, Net};
+use crate::log::Log;
+use crate::metrics;
+
+/// How long in-flight requests may take to finish after SIGTERM/SIGINT.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// Runs the service with these flags; the exit code says how it ended (2: a
+/// configuration error, 1: a store that could not be reached or a failure).
+pub fn run(flags: Flags) -> ExitCode {
+    let config = match config::load(flags) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("snowmint-server: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let log = Log {
+        json: config.json_logs,
+    };
+    let gens = match open(&config, log) {
+        Ok(g) => g,
+        Err(code) => return code,
+    };
+    let state = Arc::new(AppState {
+        gens,
+        max_count: config.max_count,
+        tokens: config.tokens,
+        metrics: metrics::Metrics::new(),
+        shutting_down: Default::default(),
+    });
+    let served = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => {
+            let served = rt.block_on(serve(
+                state.clone(),
+                config.listen,
+                config.thrift.clone(),
+                &config.net,
+                log,
+            ));
+            rt.shutdown_timeout(Duration::from_secs(1));
+            served
+        }
+        Err(e) => Err(format!("cannot start the runtime: {e}")),
+    };
+    if let Err(e) = &served {
+        log.event("error", "serve_failed", &[("message", e.as_str().into())]);
+    }
+    let released = release(&state.gens, log);
+    log.event("info", "stop", &[]);
+    if served.is_ok() && released {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Opens every generator (leases claimed here, before the runtime exists).
+fn open(config: &Config, log: Log) -> Result<Vec<Gen>, ExitCode> {
+    let mut gens: Vec<Gen> = Vec::new();
+    for spec in &config.generators {
+        let nodes = Value::Map(
+            spec.nodes
+                .iter()
+                .map(|(n, v)| (n.clone(), (*v).into()))
+                .collect(),
+        );
+        let options = match &spec.lease {
+            Some(url) => Value::Map(vec![("lease".into(), url.clone().into())]),
+            None => Value::Absent,
+        };
+        match AnyGenerator::from_values(spec.layout, &nodes, &options) {
+            Ok(gen) => {
+                if let Some(info) = gen.lease() {
+                    log.event(
+                        "info",
+                        "lease_claimed",
+                        &[
+                            ("generator", spec.name.clone().into()),
+                            ("store", info.store.into()),
+                            ("field", info.field.into()),
+                            ("slot", info.slot.into()),
+                        ],
+                    );
+                }
+                gens.push(Gen {
+                    name: spec.name.clone(),
+                    gen,
+                });
+            }
+            Err(e) => {
+                // The lease crate's messages name the store without its password.
+                log.event(
+                    "error",
+                    "generator_failed",
+                    &[
+                        ("generator", spec.name.clone().into()),
+                        ("code", e.code().into()),
+                        ("message", e.to_string().into()),
+                    ],
+                );
+                release(&gens, log);
+                // A store that cannot be reached may come back: that is not
+                // a configuration error.
+                let unavailable = e.code() == "lease_unavailable";
+                return Err(ExitCode::from(if unavailable { 1 } else { 2 }));
+            }
+        }
+    }
+    Ok(gens)
+}
+
+/// Releases every lease; false if one could not be released.
+fn release(gens: &[Gen], log: Log) -> bool {
+    let mut ok = true;
+    for g in gens {
+        if g.gen.lease().is_none() {
+            continue;
+        }
+        match g.gen.close() {
+            Ok(()) => log.event(
+                "info",
+                "lease_released",
+                &[("generator", g.name.clone().into())],
+            ),
+            Err(e) => {
+                ok = false;
+                log.event(
+                    "error",
+                    "lease_release_failed",
+                    &[
+                        ("generator", g.name.clone().into()),
+                        ("message", e.to_string().into()),
+                    ],
+                );
+            }
+        }
+    }
+    ok
+}
+
+/// Serves until SIGTERM/SIGINT; then, after the drain delay, lets in-flight
+/// requests finish for at most [`GRACE`].
+async fn serve(
+    state: Arc<AppState>,
+    addr: std::net::SocketAddr,
+    thrift: Option<(std::net::SocketAddr, String)>,
+    net: &Net,
+    log: Log,
+) -> Result<(), String> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    let thrift = match thrift {
+        Some((a, name)) => {
+            let limits = crate::thrift::Limits::with_timeouts(&net.limits);
+            Some(crate::thrift::bind(&state, a, &name, limits, log).await?)
+        }
+        None => None,
+    };
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let mut signals = Signals::new();
+    let names: Vec<Json> = state.gens.iter().map(|g| g.name.clone().into()).collect();
+    log.event(
+        "info",
+        "start",
+        &[
+            ("listen", local.to_string().into()),
+            ("generators", Json::Array(names)),
+            ("auth", (!state.tokens.is_empty()).into()),
+            ("tls", net.tls.is_some().into()),
+            ("client_certs", net.client_certs.into()),
+        ],
+    );
+    tokio::spawn(watch_leases(state.clone(), log));
+    // The Thrift listener stops when the HTTP one does, after the drain delay.
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    if let Some((service, listener)) = thrift {
+        tokio::spawn(crate::thrift::serve(service, listener, stop_rx, log));
+    }
+    let signal_state = state.clone();
+    let drain = net.drain_delay;
+    let shutdown = async move {
+        let signal = signals.next().await;
+        // Not ready from this instant: load balancers stop sending.
+        signal_state.shutting_down.store(true, Ordering::SeqCst);
+        log.event("info", "shutdown", &[("signal", signal.into())]);
+        if !drain.is_zero() {
+            // Still serving, so that load balancers see /readyz fail first;
+            // a second signal ends the wait.
+            log.event("info", "draining", &[("seconds", drain.as_secs().into())]);
+            tokio::select! {
+                () = tokio::time::sleep(drain) => {}
+                s = signals.next() => log.event("info", "drain_cut", &[("signal", s.into())]),
+            }
+        }
+        let _ = stop_tx.send(true);
+    };
+    let metrics = ConnMetrics {
+        open: state.metrics.connections.clone(),
+        refused: state.metrics.connections_refused.clone(),
+    };
+    let mut router = app::router(state.clone());
+    if let Some(n) = net.rate_limit {
+        router = crate::limit::layer(router, &state.tokens, n, state.metrics.rate_limited.clone());
+    }
+    if !listen::serve(listener, router, net, metrics, shutdown, GRACE, log).await {
+        log.event(
+            "error",
+            "grace_elapsed",
+            &[("seconds", GRACE.as_secs().into())],
+        );
+    }
+    Ok(())
+}
+
+/// SIGTERM and SIGINT, caught from the moment this is made. It is made
+/// before the start line: a signal sent as soon as that line appears must
+/// find the handler, not the default action that ends the process at once.
+struct Signals(Option<(Signal, Signal)>);
+
+impl Signals {
+    fn new() -> Signals {
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(term), Ok(int)) => Signals(Some((term, int))),
+            // Without handlers the default actions stay: the process just ends.
+            _ => Signals(None),
+        }
+    }
+
+    /// The next SIGTERM or SIGINT, by name.
+    async fn next(&mut self) -> &'static str {
+        let Some((term, int)) = &mut self.0 else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = term.recv() => "SIGTERM",
+            _ = int.recv() => "SIGINT",
+        }
+    }
+}
+
+/// One log line per lease change: a renewal failing, recovering, the slot lost.
+async fn watch_leases(state: Arc<AppState>, log: Log) {
+    let mut last: Vec<(Option<String>, Option<String>)> = vec![(None, None); state.gens.len()];
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        for (g, seen) in state.gens.iter().zip(last.iter_mut()) {
+            let Some(info) = g.gen.lease() else { continue };
+            let now = (info.last_error.clone(), info.lost.clone());
+            if now == *seen {
+                continue;
+            }
+            let name: Json = g.name.clone().into();
+            match (&now.0, &now.1) {
+                (_, Some(lost)) => log.event(
+                    "error",
+                    "lease_lost",
+                    &[("generator", name), ("message", json!(lost))],
+                ),
+                (Some(err), None) => log.event(
+                    "error",
+                    "lease_renewal_failed",
+                    &[("generator", name), ("message", json!(err))],
+                ),
+                (None, None) => log.event("info", "lease_renewed", &[("generator", name)]),
+            }
+            *seen = now;
+        }
+    }
+}
