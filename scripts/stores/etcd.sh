@@ -12,7 +12,11 @@
 #                                server, whose clients would all need credentials;
 #   SNOWMINT_TEST_ETCD_RESTART_URL, SNOWMINT_TEST_ETCD_RESTART_CMD
 #                                a throwaway member for the restart test, and a
-#                                command that restarts it with its data dir kept.
+#                                command that restarts it with its data dir kept;
+#   SNOWMINT_TEST_ETCD_CLUSTER_URL, SNOWMINT_TEST_ETCD_CLUSTER_FIRST_PID_FILE
+#                                a throwaway 3-member cluster (the URL lists the
+#                                three), and the file holding the first member's
+#                                pid, which the cluster test kills.
 # Throwaway members run from Debian's etcd-server (installed if missing), on
 # free 127.0.0.1 ports, with their data under $RUN_DIR; CLEANUPS stops them.
 
@@ -95,6 +99,48 @@ _etcd_restart_script() {
   chmod +x "$dir/restart"
 }
 
+# _etcd_cluster : a throwaway cluster of 3 members on 127.0.0.1 (data in
+# $RUN_DIR/etcd-cluster-N), waits (at most 30 s) until every member reports
+# healthy, adds their stops to CLEANUPS; sets _ETCD_CLUSTER_CLIENTS to their
+# client ports and writes each member's pid to $RUN_DIR/etcd-cluster-N/pid.
+_etcd_cluster() {
+  local n peers=() clients=() initial="" dir pid ok end token="snowmint-$RANDOM$RANDOM"
+  for n in 1 2 3; do
+    clients+=("$(_etcd_free_port)") && peers+=("$(_etcd_free_port)") || return 1
+    initial+="${initial:+,}m$n=http://127.0.0.1:${peers[$((n - 1))]}"
+  done
+  for n in 1 2 3; do
+    dir="$RUN_DIR/etcd-cluster-$n"
+    mkdir -p "$dir"
+    CLEANUPS+=("_etcd_stop \"\$(cat '$dir/pid' 2>/dev/null)\"")
+    etcd --name "m$n" --data-dir "$dir/data" \
+      --listen-client-urls "http://127.0.0.1:${clients[$((n - 1))]}" \
+      --advertise-client-urls "http://127.0.0.1:${clients[$((n - 1))]}" \
+      --listen-peer-urls "http://127.0.0.1:${peers[$((n - 1))]}" \
+      --initial-advertise-peer-urls "http://127.0.0.1:${peers[$((n - 1))]}" \
+      --initial-cluster "$initial" --initial-cluster-state new \
+      --initial-cluster-token "$token" >"$dir/etcd.log" 2>&1 &
+    pid=$!
+    echo "$pid" >"$dir/pid"
+  done
+  end=$((SECONDS + 30))
+  while ((SECONDS < end)); do
+    ok=0
+    for n in 1 2 3; do
+      curl -sf --max-time 1 "http://127.0.0.1:${clients[$((n - 1))]}/health" 2>/dev/null |
+        grep -q '"health":"true"' && ok=$((ok + 1))
+    done
+    if [ "$ok" -eq 3 ]; then
+      _ETCD_CLUSTER_CLIENTS=("${clients[@]}")
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "etcd: the 3-member cluster did not become healthy within 30 s; member 1's log:" >&2
+  tail -n 5 "$RUN_DIR/etcd-cluster-1/etcd.log" >&2 || true
+  return 1
+}
+
 # _etcd_stop PID: SIGTERM, then SIGKILL after 5 s.
 _etcd_stop() {
   local pid=$1 i
@@ -165,4 +211,15 @@ start_etcd() {
   say "etcd: throwaway member for the restart test at 127.0.0.1:$_ETCD_PORT"
   export SNOWMINT_TEST_ETCD_RESTART_URL="etcd://127.0.0.1:$_ETCD_PORT"
   export SNOWMINT_TEST_ETCD_RESTART_CMD="$RUN_DIR/etcd-restart/restart"
+
+  _etcd_cluster || {
+    echo "etcd: the 3-member cluster could not be started" >&2
+    exit 1
+  }
+  local c=("${_ETCD_CLUSTER_CLIENTS[@]}")
+  say "etcd: throwaway 3-member cluster at 127.0.0.1:${c[0]}, :${c[1]}, :${c[2]}"
+  export SNOWMINT_TEST_ETCD_CLUSTER_URL="etcd://127.0.0.1:${c[0]},127.0.0.1:${c[1]},127.0.0.1:${c[2]}"
+  # The first listed member (the one a new client talks to first): the
+  # cluster test kills it.
+  export SNOWMINT_TEST_ETCD_CLUSTER_FIRST_PID_FILE="$RUN_DIR/etcd-cluster-1/pid"
 }

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
-# A throwaway PostgreSQL server whose clock the fault tests step
-# (lease/tests/faults.rs, store_clock_steps), sourced by scripts/test-stores
-# after postgres.sh (it uses its free_port). The server runs under
-# libfaketime (Debian's libfaketime, installed when missing) reading its offset
+# A throwaway PostgreSQL server and a throwaway Redis whose clocks the fault
+# tests step (lease/tests/faults.rs, store_clock_steps), sourced by
+# scripts/test-stores after postgres.sh (it uses its free_port) or redis.sh.
+# The PostgreSQL server runs under libfaketime (Debian's libfaketime, installed when missing) reading its offset
 # from a file on every clock call (FAKETIME_TIMESTAMP_FILE, FAKETIME_NO_CACHE=1;
 # "+0", "+3", "-2.5": seconds, fractions allowed), which the test rewrites to
 # step the store's wall clock forward and back; its monotonic clocks stay real
@@ -10,10 +10,24 @@
 # server's clock is never touched.
 #
 # start_faketime_postgres exports SNOWMINT_TEST_POSTGRES_FAKETIME_URL and
-# SNOWMINT_TEST_POSTGRES_FAKETIME_FILE. Redis has no twin: redis-server 7.0.15
-# does not start under Debian's libfaketime 0.9.10 ("Unexpected recursive calls
-# to clock_gettime() without proper initialization": its allocator reads the
-# clock while the library initialises), with FAKETIME=+3 alone as well.
+# SNOWMINT_TEST_POSTGRES_FAKETIME_FILE.
+#
+# Redis runs under scripts/stores/clockshift.c instead, built with gcc into the
+# run folder: redis-server 7.0.15 does not start under Debian's libfaketime
+# 0.9.10 ("libfaketime: Cannot recover from unexpected recursive calls to
+# clock_gettime()": its allocator, jemalloc, reads the clock before
+# libfaketime has looked up the real clock_gettime with dlsym). Tried
+# (2026-11-25), each with FAKETIME_TIMESTAMP_FILE and FAKETIME_NO_CACHE=1, and
+# FAKETIME=+3 alone: FAKETIME_DONT_FAKE_MONOTONIC=1; plus DONT_FAKE_MONOTONIC=1;
+# plus FAKETIME_DISABLE_SHM=1; the single-threaded libfaketime.so.1;
+# libjemalloc.so.2 preloaded before libfaketimeMT;
+# MALLOC_CONF=background_thread:false,dirty_decay_ms:-1,muzzy_decay_ms:-1:
+# the server never accepted a connection. clockshift.so reads the real clock
+# with the clock_gettime system call, so it has nothing to look up; it reads
+# the same offset format from SNOWMINT_CLOCKSHIFT_FILE (at most once a millisecond).
+# start_clockshift_redis (after redis.sh: its redis_answers, redis_stop,
+# redis_vouch) exports SNOWMINT_TEST_REDIS_CLOCK_URL and
+# SNOWMINT_TEST_REDIS_CLOCK_FILE.
 
 # The multi-threaded preload library.
 faketime_lib() {
@@ -66,4 +80,39 @@ start_faketime_postgres() {
   say "faketime: PostgreSQL on 127.0.0.1:$port, clock offset in $dir/offset"
   export SNOWMINT_TEST_POSTGRES_FAKETIME_URL="postgres://postgres@127.0.0.1:$port/test"
   export SNOWMINT_TEST_POSTGRES_FAKETIME_FILE="$dir/offset"
+}
+
+start_clockshift_redis() {
+  command -v gcc >/dev/null 2>&1 || ensure_apt gcc
+  command -v redis-server >/dev/null 2>&1 || ensure_apt redis-server
+  local dir="$RUN_DIR/redis-clockshift" p pid deadline ok=""
+  mkdir -p "$dir"
+  gcc -shared -fPIC -O2 -Wall -Werror -o "$dir/clockshift.so" "$ROOT/scripts/stores/clockshift.c" || {
+    echo "clockshift: gcc could not build scripts/stores/clockshift.c" >&2
+    exit 1
+  }
+  echo "+0" >"$dir/offset"
+  p=$(redis_free_port) || exit 1
+  LD_PRELOAD="$dir/clockshift.so" SNOWMINT_CLOCKSHIFT_FILE="$dir/offset" \
+    redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
+    --daemonize no --dir "$dir" --logfile "$dir/redis.log" &
+  pid=$!
+  CLEANUPS+=("redis_stop $pid")
+  deadline=$((SECONDS + 15))
+  while ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
+    if redis_answers "$p"; then
+      ok=1
+      break
+    fi
+    sleep 0.05
+  done
+  if [ -z "$ok" ]; then
+    tail -n 20 "$dir/redis.log" >&2 2>/dev/null || true
+    echo "clockshift: the redis-server under clockshift.so did not answer on 127.0.0.1:$p" >&2
+    exit 1
+  fi
+  redis_vouch "$p" fresh
+  say "clockshift: Redis on 127.0.0.1:$p, clock offset in $dir/offset"
+  export SNOWMINT_TEST_REDIS_CLOCK_URL="redis://127.0.0.1:$p/0"
+  export SNOWMINT_TEST_REDIS_CLOCK_FILE="$dir/offset"
 }

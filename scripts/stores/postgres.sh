@@ -75,12 +75,19 @@ postgres_throwaway() {
     return 1
   }
   CLEANUPS+=("${as[*]} $bin/pg_ctl -D $dir/data -m fast -w -t 30 stop >/dev/null 2>&1")
-  "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-    -o "-k $dir -p $port -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" start >/dev/null || {
-    cat "$dir/server.log" >&2
-    echo "postgres: the throwaway server did not start" >&2
-    return 1
-  }
+  # The free port can be taken before the server binds it (another run's
+  # server, or a client's local port on a busy machine): then another port.
+  local try
+  for try in 1 2 3 4 5; do
+    "${as[@]}" "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
+      -o "-k $dir -p $port -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=300" start >/dev/null && break
+    if [ "$try" = 5 ] || ! grep -q "Address already in use" "$dir/server.log"; then
+      cat "$dir/server.log" >&2
+      echo "postgres: the throwaway server did not start" >&2
+      return 1
+    fi
+    port=$(free_port)
+  done
   "$bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc 'CREATE DATABASE test' >/dev/null
   say "postgres: throwaway server on 127.0.0.1:$port ($dir)"
   PG_TW_PORT=$port

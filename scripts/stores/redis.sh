@@ -10,7 +10,9 @@
 # SNOWMINT_REDIS_PORT=<a port where nothing runs> tests the throwaway path.
 #
 # Either way it then vouches for the server as `snowmint lease init` does
-# (redis_vouch), so the new spaces of the tests start without a fence.
+# (redis_vouch), so the new spaces of the tests start without a fence (after
+# the init's own fence, once per server start; STORES_DEFER_FENCE=1 leaves
+# that wait to the caller's stores_fence_wait).
 
 # redis_answers PORT: a Redis on 127.0.0.1:PORT answers PING with PONG.
 redis_answers() {
@@ -84,8 +86,17 @@ return math.max(0, fence - now)"
     exit 1
   fi
   if ((wait_ms > 0)); then
-    say "redis: lease init on 127.0.0.1:$port: new spaces fenced for $wait_ms ms more; waiting"
-    sleep "$(((wait_ms + 999) / 1000))"
+    # STORES_READY_AT: when the fence has passed (epoch seconds); with
+    # STORES_DEFER_FENCE=1 the caller waits for it later (stores_fence_wait,
+    # scripts/lib.sh), after its builds, instead of here.
+    STORES_READY_AT=$(($(date +%s) + (wait_ms + 999) / 1000))
+    export STORES_READY_AT
+    if [ "${STORES_DEFER_FENCE:-0}" = 1 ]; then
+      say "redis: lease init on 127.0.0.1:$port: new spaces fenced for $wait_ms ms more; waited out before the tests run"
+    else
+      say "redis: lease init on 127.0.0.1:$port: new spaces fenced for $wait_ms ms more; waiting"
+      stores_fence_wait
+    fi
   fi
 }
 

@@ -1,0 +1,144 @@
+"""The fault harness (docs/HARNESS.md): ./scripts/harness [--short | --minutes N]
+[--store NAME ...] [--seed S] [--replay schedule.json] [--cleanup].
+
+For each store: the real configuration, then its control runs (which must
+find duplicates) on the same schedule. Exits 0 only if every real run passed
+and every control run failed."""
+
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import hosts  # noqa: E402
+import run  # noqa: E402
+import stores  # noqa: E402
+
+CLIENT_FAULTS = {
+    "file": ("holder-kill", "holder-stop", "holder-clock-step", "server-kill", "server-stop"),
+    "etcd": ("holder-kill", "holder-stop", "server-kill", "server-stop"),
+    "redis": ("holder-kill", "holder-stop", "server-kill", "server-stop"),
+    # holder-clock-step: a CLI holder restarted 4.5 s back (within max_skew_ms),
+    # the fault the successor-fence control needs.
+    "zookeeper": ("holder-kill", "holder-stop", "holder-clock-step", "server-kill",
+                  "server-stop"),
+}
+CLIENT_FAULTS["postgres"] = CLIENT_FAULTS["redis"]
+CLIENT_FAULTS["mysql"] = CLIENT_FAULTS["redis"]
+
+# The faults each store's control runs need to be caught.
+REQUIRED = {"file": ("holder-clock-step",), "redis": ("failover",)}
+# ZooKeeper: a leader fault in every schedule, and the control's clock step.
+REQUIRED["zookeeper"] = ("kill-leader", "holder-clock-step")
+REQUIRED["postgres"] = ("promotion",)
+
+# store -> [(configuration, control?, which build)]
+CONFIGS = {
+    "file": [("file store, one host", False, "release"),
+             ("file store, successor fence removed", True, "no-successor-fence")],
+    "etcd": [("etcd, 3 members", False, "release")],
+    "redis": [("redis primary/replica, failover", False, "release"),
+              ("redis failover, fence removed", True, "no-redis-fence")],
+    "zookeeper": [("zookeeper, 3 members", False, "release"),
+                  ("zookeeper, successor fence removed", True, "no-successor-fence")],
+}
+# The asynchronous pair is a configuration of its own (stores.VARIANTS).
+CONFIGS["postgres"] = [
+    ("postgres primary/replica, synchronous replication", False, "release"),
+    ("postgres primary/replica, asynchronous replication", True, "release")]
+CONFIGS["mysql"] = [("mariadb, one server", False, "release")]
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="scripts/harness")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--short", action="store_true", help="about 1 minute per run")
+    g.add_argument("--minutes", type=float, help="minutes per run")
+    ap.add_argument("--store", action="append", choices=sorted(CONFIGS))
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("--kind", choices=("real", "control"),
+                    help="only the real runs, or only the controls")
+    ap.add_argument("--replay", metavar="SCHEDULE_JSON")
+    ap.add_argument("--cleanup", action="store_true",
+                    help="remove namespaces, bridges and veths left by earlier runs")
+    ap.add_argument("--out", default="target/harness")
+    ap.add_argument("--bin", default="target/ci")
+    ap.add_argument("--control-bin", default="target/harness/bin",
+                    help="where the control builds are (one folder per build)")
+    ap.add_argument("--redis-control", action="store_true",
+                    help="(no effect: the Redis control now runs by default)")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("harness: needs root (network namespaces, nftables)")
+    if a.cleanup:
+        hosts.cleanup("smh")
+        return 0
+
+    replay = None
+    if a.replay:
+        with open(a.replay) as f:
+            replay = json.load(f)
+        store_list = [replay["store"]]
+        seconds = replay["seconds"]
+    else:
+        store_list = a.store or ["file", "etcd", "redis", "postgres", "mysql", "zookeeper"]
+        seconds = 60 * (a.minutes if a.minutes else 1.0 if a.short else 5.0)
+    seed = replay["seed"] if replay else (a.seed if a.seed is not None else int(time.time()))
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    results = []
+    n = 0
+    for store in store_list:
+        sk = stores.STORES[store].fault_kinds
+        schedule = replay["schedule"] if replay else run.make_schedule(
+            seed, seconds, sk, CLIENT_FAULTS[store], REQUIRED.get(store, ()))
+        for configuration, control, build in CONFIGS[store]:
+            if replay and (configuration != replay["configuration"]):
+                continue
+            if a.kind and a.kind != ("control" if control else "real"):
+                continue
+            n += 1
+            name = f"{stamp}-{store}-{'control' if control else 'real'}-{n}"
+            bindir = a.bin if build == "release" else os.path.join(a.control_bin, build)
+            cfg = {
+                "name": name, "dir": os.path.abspath(os.path.join(a.out, name)),
+                "store": store, "configuration": configuration, "control": control,
+                "seed": seed, "seconds": seconds, "schedule": schedule,
+                "cli": os.path.abspath(os.path.join(bindir, "snowmint")),
+                "server": os.path.abspath(os.path.join(bindir, "snowmint-server")),
+                "prefix": f"smh{os.getpid() % 100000}",
+                "subnet": f"10.77.{(os.getpid() + n) % 200 + 20}",
+                "namespace": f"smh-{os.getpid()}-{n}",
+                # IDs per CLI burst and per server call: fewer on long runs,
+                # whose IDs the checker keeps and sorts.
+                "burst": 100 if seconds <= 600 else 10,
+            }
+            os.makedirs(cfg["dir"])
+            print(f"harness: {name}: {configuration} ({'control' if control else 'real'}), "
+                  f"seed {seed}, {seconds:.0f} s", flush=True)
+            try:
+                r = run.run_one(cfg)
+            except (run.Interrupted, KeyboardInterrupt):
+                print("harness: interrupted; everything it started is stopped", flush=True)
+                return 130
+            except Exception as e:  # noqa: BLE001 - the run failed to run: say so, go on
+                r = {"store": store, "configuration": configuration,
+                     "kind": "control" if control else "real", "seed": seed,
+                     "verdict": "ERROR", "error": f"{type(e).__name__}: {e}", "ok": False,
+                     "ids_checked": 0, "duplicates_found": 0, "faults_injected": 0}
+                with open(os.path.join(cfg["dir"], "result.json"), "w") as f:
+                    json.dump(r, f, indent=1)
+            results.append(r)
+            print(f"harness: {name}: {r['verdict']}: {r['ids_checked']} IDs, "
+                  f"{r['duplicates_found']} duplicates, {r['faults_injected']} faults; "
+                  f"record: {cfg['dir']}/record.txt", flush=True)
+    bad = [r for r in results if not r["ok"]]
+    print(f"harness: {len(results) - len(bad)} of {len(results)} runs as required"
+          + (f"; not: {', '.join(r['configuration'] for r in bad)}" if bad else ""))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

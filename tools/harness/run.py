@@ -1,0 +1,348 @@
+"""One harness run: hosts, a store cluster, holders and servers, a fault
+schedule, then the checker; writes schedule.json, record.txt and result.json
+in the run's folder."""
+
+import json
+import os
+import random
+import signal
+import time
+
+import check
+import hosts
+import procs
+import stores
+from procs import Proc
+
+FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+SERVER_PORT = 7610
+CLOCK_STEP_S = 20
+STEP_HOLD_S = 6  # a network store's stepped holder: restarts keep the step this long
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _on_signal(signum, frame):
+    raise Interrupted(f"signal {signum}")
+
+
+def make_schedule(seed, seconds, store_kinds, client_kinds, required=()):
+    """Faults at seeded times: each starts, lasts a few seconds, and ends
+    (healed, restarted, continued) before the next one starts."""
+    rng = random.Random(seed)
+    events, t = [], 6.0
+    kinds = list(store_kinds) + list(client_kinds)
+    while kinds and t < seconds - 8:
+        kind = rng.choice(kinds)
+        length = round(rng.uniform(2.0, 6.0), 1)
+        events.append({"at": round(t, 1), "kind": kind, "seconds": length})
+        t += length + rng.uniform(2.0, 5.0)
+    # The faults a store's control runs exist for come at least twice, so
+    # that every schedule, short ones too, can catch the control.
+    # Each takes the second and the middle event (a second required kind the
+    # events after those), else the first others, but never an event that
+    # is already of a required kind (which would leave it once).
+    n = len(events)
+    for j, kind in enumerate(required):
+        have = sum(e["kind"] == kind for e in events)
+        spots = [i for i in dict.fromkeys((1 + j, n // 2 + 1 + j, *range(n)))
+                 if i < n and events[i]["kind"] not in required]
+        for i in spots[:max(0, 2 - have)]:
+            events[i]["kind"] = kind
+    return events
+
+
+class Run:
+    def __init__(self, cfg):
+        self.cfg = cfg
+        self.dir = cfg["dir"]
+        os.makedirs(os.path.join(self.dir, "holders"), exist_ok=True)
+        self.record = []  # (offset s, text)
+        self.rng = random.Random(cfg["seed"] + 1)
+        self.t0 = time.monotonic()
+        self.incarnation = {}
+        self.holders, self.servers = {}, {}
+        self.dead_since = {}
+        self.stepped = {}  # CLI holder -> until when its restarts keep the clock step
+        self.held = set()  # servers kept down by a failover until the promotion
+
+    def note(self, text):
+        line = (round(time.monotonic() - self.t0, 1), text)
+        self.record.append(line)
+        print(f"  [{self.cfg['name']}] {line[0]:7.1f}s {text}", flush=True)
+
+    # Clients ---------------------------------------------------------------
+
+    def opts(self):
+        return (f"namespace={self.cfg['namespace']}&ttl_ms=3000&renew_ms=1000"
+                f"&window_ms=2000&timeout_ms=1000")
+
+    def start_holder(self, name, host, step=False):
+        k = self.incarnation[name] = self.incarnation.get(name, 0) + 1
+        out = open(os.path.join(self.dir, "holders", f"{name}.{k}.out"), "wb")
+        # Bursts of `burst` IDs, 100 a second: paced so that a long run's IDs
+        # (all kept for the checker) stay within disk and sort bounds.
+        feed = ("import sys,time\nwhile 1: sys.stdout.write('%d\\n'); sys.stdout.flush(); "
+                "time.sleep(0.01)" % self.cfg["burst"])
+        cmd = (f"python3 -c \"{feed}\" | LD_PRELOAD=\"$SMH_PRELOAD\" exec {self.cfg['cli']} "
+               "generate --layout "
+               f"'{check.Layout.DESCRIPTOR}' --node datacenter={check.Layout.DATACENTER} "
+               f"--lease \"$SMH_LEASE\" --on-demand --lease-lines --clock-backwards wait:5")
+        env = {"SMH_LEASE": self.store.url(self.opts()), "SMH_PRELOAD": "",
+               "FAKETIME": f"-{self.clock_step_s()}s", "DONT_FAKE_MONOTONIC": "1"}
+        if step:
+            # Only the CLI's clock is stepped (libfaketime), not its feeder's.
+            env["SMH_PRELOAD"] = FAKETIME_LIB
+        p = Proc(f"{name}.{k}", self.net.wrap(host, ["bash", "-c", cmd]),
+                 os.path.join(self.dir, f"{name}.log"), env=env, stdout=out)
+        out.close()
+        self.holders[name] = (p, host)
+
+    def clock_step_s(self):
+        """How far back a holder-clock-step restarts a CLI holder: 20 s, or
+        the store's own step (a network store refuses past max_skew_ms)."""
+        return getattr(self.store, "clock_step_s", CLOCK_STEP_S)
+
+    def start_server(self, name, host):
+        k = self.incarnation[name] = self.incarnation.get(name, 0) + 1
+        port = SERVER_PORT + int(name[-1])
+        argv = [self.cfg["server"], "--layout", check.Layout.DESCRIPTOR,
+                "--node", f"datacenter={check.Layout.DATACENTER}",
+                "--listen", f"{self.net.hosts[host]}:{port}",
+                "--token-file", self.token_file]
+        env = {"SNOWMINT_LEASE": self.store.url(self.opts())}
+        p = Proc(f"{name}.{k}", self.net.wrap(host, argv),
+                 os.path.join(self.dir, f"{name}.log"), env=env)
+        self.servers[name] = (p, host)
+
+    def supervise(self):
+        """Restarts holders and servers that ended (0.5 s after)."""
+        now = time.monotonic()
+        for group, start in ((self.holders, self.start_holder), (self.servers, self.start_server)):
+            for name, (p, host) in list(group.items()):
+                if name in self.held:
+                    continue
+                if p.alive():
+                    self.dead_since.pop(name, None)
+                    continue
+                since = self.dead_since.setdefault(name, now)
+                if now - since >= 0.5:
+                    self.dead_since.pop(name)
+                    p.stop()
+                    if self.stepped.get(name, 0) > now:
+                        start(name, host, step=True)
+                    else:
+                        start(name, host)
+
+    # Failover hooks: a store that fails over (Redis, PostgreSQL) calls them
+    # so that claims land in the writes the promoted replica never sees, and
+    # the restarted servers claim on it right after the promotion.
+
+    def failover_servers_down(self):
+        """SIGTERM of every server (each releases its slot), waited for (at
+        most 10 s, then SIGKILL); kept down until failover_servers_up."""
+        self.held.update(self.servers)
+        for p, _ in self.servers.values():
+            p.signal(signal.SIGTERM)
+        for p, _ in self.servers.values():
+            if not procs.wait_until(lambda p=p: not p.alive(), 10):
+                p.kill()
+
+    def failover_holder_restart(self):
+        """SIGKILL of one CLI holder, started again at once (same store URL)."""
+        name = self.rng.choice(sorted(self.holders))
+        p, host = self.holders[name]
+        p.kill()
+        p.stop()
+        self.start_holder(name, host)
+        return name
+
+    def failover_servers_up(self):
+        """The servers kept down, started now (with the store's new URL)."""
+        for name in sorted(self.held):
+            p, host = self.servers[name]
+            p.stop()
+            self.start_server(name, host)
+        self.held.clear()
+
+    # Faults ----------------------------------------------------------------
+
+    def inject(self, kind):
+        """Starts one fault; returns (text, undo or None)."""
+        if kind in ("holder-kill", "holder-stop", "holder-clock-step"):
+            name = self.rng.choice(sorted(self.holders))
+            p, host = self.holders[name]
+            if kind == "holder-stop":
+                p.signal(signal.SIGSTOP)
+                return f"{kind} {name} (SIGSTOP)", lambda: p.signal(signal.SIGCONT)
+            p.kill()
+            if kind == "holder-clock-step":
+                self.start_holder(name, host, step=True)
+                text = f"{kind} {name} (SIGKILL, restarted {self.clock_step_s()} s back)"
+                if hasattr(self.store, "clock_step_s"):
+                    # A network store: the killed holder's slot frees only
+                    # when its claim expires, so the stepped holder's
+                    # restarts (all slots held: it exits) keep the step for
+                    # STEP_HOLD_S, whatever the fault's length.
+                    self.stepped[name] = time.monotonic() + STEP_HOLD_S
+                return text, None
+            return f"{kind} {name} (SIGKILL)", None
+        if kind in ("server-kill", "server-stop"):
+            name = self.rng.choice(sorted(self.servers))
+            p, _ = self.servers[name]
+            if kind == "server-stop":
+                p.signal(signal.SIGSTOP)
+                return f"{kind} {name} (SIGSTOP)", lambda: p.signal(signal.SIGCONT)
+            p.kill()
+            return f"{kind} {name} (SIGKILL)", None
+        text, undo = self.store.inject(kind, self.rng)
+        if getattr(self.store, "repoint", False):
+            # The servers' configuration names the store: restart them with
+            # the new primary (SIGTERM; the supervisor starts them again).
+            # CLI holders keep running until their lease fails.
+            self.store.repoint = False
+            for p, _ in self.servers.values():
+                p.signal(signal.SIGTERM)
+            text += "; servers restarted with the new primary"
+        return text, undo
+
+    # The run ----------------------------------------------------------------
+
+    def run(self):
+        cfg = self.cfg
+        store_cls = getattr(stores, "VARIANTS", {}).get(
+            cfg["configuration"], stores.STORES[cfg["store"]])
+        names = ["s1", "s2", "s3", "c1", "c2", "c3", "c4"]
+        self.net = hosts.Net(cfg["prefix"], cfg["subnet"], names)
+        try:
+            self.note(f"hosts up: {', '.join(f'{h}={a}' for h, a in self.net.hosts.items())}")
+            self.store = store_cls(self.net, self.dir, ["s1", "s2", "s3"])
+            if hasattr(self.store, "hooks"):
+                self.store.hooks = self
+            self.note(f"store {cfg['store']} up")
+            self.token_file = os.path.join(self.dir, "token")
+            with open(os.open(self.token_file, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+                f.write(os.urandom(16).hex())
+            # The file store is on one host: its holders and servers share it.
+            hh = ["c1", "c1"]
+            sh_ = ["c1", "c1"] if cfg["store"] == "file" else ["c2", "c3"]
+            for i, h in enumerate(hh):
+                self.start_holder(f"cli{i + 1}", h)
+            for i, h in enumerate(sh_):
+                self.start_server(f"srv{i + 1}", h)
+            load_host = "c2" if cfg["store"] == "file" else "c4"
+            servers = [f"srv{i + 1}=http://{self.net.hosts[h]}:{SERVER_PORT + i + 1}"
+                       for i, h in enumerate(sh_)]
+            for i, h in enumerate(sh_):
+                # A server whose first store call timed out (a store cold
+                # after its start, e.g. ZooKeeper's JVMs) has exited: the
+                # supervisor starts it again meanwhile.
+                port = SERVER_PORT + i + 1
+                hosts.wait_for(f"{h}:{port}", lambda h=h, port=port: (
+                    self.supervise() or self.net.reachable(h, h, port)), 60)
+            self.load = Proc("load", self.net.wrap(load_host, [
+                "python3", os.path.join(os.path.dirname(__file__), "load.py"),
+                "--out", os.path.join(self.dir, f"load-{load_host}.jsonl"),
+                "--seconds", str(cfg["seconds"] + 2), "--count", str(cfg["burst"]), "--token-file", self.token_file]
+                + servers), os.path.join(self.dir, "load.log"))
+            self.note(f"clients up: CLI holders on {', '.join(hh)}, servers on "
+                      f"{', '.join(sh_)}, load from {load_host}")
+            self.loop()
+        finally:
+            self.net.heal_all()
+            for p, _ in list(self.holders.values()) + list(self.servers.values()):
+                p.stop()
+            if hasattr(self, "load"):
+                self.load.stop()
+            if hasattr(self, "store"):
+                self.store.stop()
+            procs.stop_all()
+            self.net.close()
+            self.note("stopped every process, removed every namespace")
+
+    def loop(self):
+        start = time.monotonic()
+        end = start + self.cfg["seconds"]
+        pending = list(self.cfg["schedule"])
+        active = None  # (end time, undo)
+        while time.monotonic() < end:
+            now = time.monotonic() - start
+            if active and now >= active[0]:
+                if active[1]:
+                    active[1]()
+                self.note(f"healed: {active[2]}")
+                active = None
+            if not active and pending and now >= pending[0]["at"]:
+                ev = pending.pop(0)
+                text, undo = self.inject(ev["kind"])
+                if text:
+                    self.note(f"fault: {text}")
+                    active = (now + ev["seconds"], undo, text)
+            self.supervise()
+            time.sleep(0.2)
+        if active and active[1]:
+            active[1]()
+            self.note(f"healed: {active[2]}")
+
+
+def run_one(cfg):
+    """Runs and checks one configuration; returns its result dict."""
+    old = signal.signal(signal.SIGTERM, _on_signal)
+    old_int = signal.signal(signal.SIGINT, _on_signal)
+    r = Run(cfg)
+    with open(os.path.join(cfg["dir"], "schedule.json"), "w") as f:
+        json.dump({k: cfg[k] for k in ("store", "configuration", "control", "seed",
+                                       "seconds", "schedule")}, f, indent=1)
+    try:
+        r.run()
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
+    res = check.check_run(cfg["dir"])
+    ids = sum(res.counts.values())
+    faults = [t for _, t in r.record if t.startswith("fault: ")]
+    clean = res.duplicates == 0 and res.n_violations == 0
+    if cfg["control"]:
+        verdict = "control-failed-as-expected" if res.duplicates > 0 else "CONTROL-PASSED"
+    else:
+        verdict = "pass" if clean and ids > 0 else "FAIL"
+    result = {
+        "store": cfg["store"], "configuration": cfg["configuration"],
+        "kind": "control" if cfg["control"] else "real", "seed": cfg["seed"],
+        "seconds": cfg["seconds"], "faults_injected": len(faults), "faults": faults,
+        "ids_checked": ids, "ids_per_holder": res.counts,
+        "unconfirmed_per_holder": res.unconfirmed, "duplicates_found": res.duplicates,
+        "reservation_or_node_violations": res.n_violations,
+        "answers_while_unready": res.unready_answers, "verdict": verdict,
+        "ok": verdict in ("pass", "control-failed-as-expected"),
+    }
+    with open(os.path.join(cfg["dir"], "result.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    write_record(cfg, r.record, res, result)
+    return result
+
+
+def write_record(cfg, record, res, result):
+    lines = [
+        f"snowmint fault harness run: {cfg['name']}",
+        f"store: {cfg['store']}   configuration: {cfg['configuration']}   "
+        f"{result['kind']}   seed: {cfg['seed']}   {cfg['seconds']} s",
+        f"verdict: {result['verdict']}",
+        "",
+        "schedule (seconds from the start, as it happened):",
+    ]
+    lines += [f"  {t:7.1f}  {text}" for t, text in record]
+    lines += ["", "IDs checked per holder (unconfirmed: written after the last lease line):"]
+    for h, n in sorted(res.counts.items()):
+        lines.append(f"  {h:10} {n:>12}   unconfirmed {res.unconfirmed.get(h, 0)}")
+    lines += [f"  {'total':10} {result['ids_checked']:>12}", "",
+              f"duplicates: {res.duplicates}"]
+    lines += [f"  {e}" for e in res.dup_examples]
+    lines.append(f"reservation/node violations: {res.n_violations}")
+    lines += [f"  {v}" for v in res.violations]
+    lines.append(f"answers while /readyz said 503: {res.unready_answers}")
+    lines += ["", "replay: ./scripts/harness --replay " + os.path.join(cfg["dir"], "schedule.json")]
+    with open(os.path.join(cfg["dir"], "record.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")

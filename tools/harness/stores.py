@@ -1,0 +1,628 @@
+"""Store clusters on the store hosts: etcd (3 members), ZooKeeper (3
+members), Redis (primary and replica, failover by REPLICAOF NO ONE), and the
+file store (a directory the
+holders of one host share). Each offers ``url(opts)`` (the lease URL), the
+faults it supports (``fault_kinds``) and ``inject(kind, rng)`` returning a
+line for the schedule and an undo callable (or None)."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+
+from hosts import sh, wait_for
+import procs
+from procs import Proc
+
+ETCD_CLIENT, ETCD_PEER, REDIS_PORT = 2379, 2380, 6379
+LAG_S = 3  # seconds a Redis replica falls behind before a failover
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# store-clock-step (Redis, PostgreSQL): the primary's wall clock stepped by
+# these (seconds) in turn, each for its fault's length, then back to +0. The
+# lease's max_skew_ms is 5 s and its hwm bound lets a store clock be at most
+# timeout_ms + max_skew_ms (6 s) ahead: 3 s is within both, 30 s beyond. In
+# turn, not at random: a run with two steps has one forward beyond the bound
+# and one back within the skew.
+STORE_CLOCK_STEPS_S = (30, -3, -30, 3)
+MAX_SKEW_S = 5
+FAKETIME_MT = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+
+
+def clock_file(work, h):
+    """The file holding host ``h``'s store clock offset ("+0", "+30", "-3"),
+    which its server re-reads (libfaketimeMT, clockshift.so); set to +0."""
+    path = os.path.join(work, f"clock-{h}")
+    set_clock(path, 0)
+    return path
+
+
+def set_clock(path, seconds):
+    """Steps a server's wall clock: the offset file rewritten (renamed in
+    place, so a reader sees the old or the new offset, never half of one)."""
+    tmp = path + ".new"
+    with open(tmp, "w") as f:
+        f.write(f"{seconds:+d}\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+def store_clock_step(store, rng):
+    """Steps the primary's clock (``store.clocks[primary]``) by the next step
+    of STORE_CLOCK_STEPS_S; the undo sets it back to +0."""
+    n = store.clock_steps = getattr(store, "clock_steps", 0) + 1
+    h, s = store.primary, STORE_CLOCK_STEPS_S[(n - 1) % len(STORE_CLOCK_STEPS_S)]
+    path = store.clocks[h]
+    set_clock(path, s)
+    how = "within" if abs(s) <= MAX_SKEW_S else "beyond"
+    return (f"store-clock-step {h} {s:+d} s ({how} max_skew_ms {MAX_SKEW_S} s; "
+            "back to +0 when the fault ends)"), lambda: set_clock(path, 0)
+
+
+class FileStore:
+    name = "file"
+    fault_kinds = ()
+
+    def __init__(self, net, work, hosts):
+        self.dir = os.path.join(work, "file-store")
+        os.makedirs(self.dir, mode=0o700)
+
+    def url(self, opts):
+        return f"file:{self.dir}?{opts}"
+
+    def stop(self):
+        pass
+
+
+class QuorumFaults:
+    """The member faults of a quorum cluster (etcd, ZooKeeper): a subclass
+    has ``hosts``, ``members`` (host -> Proc), ``start(host)``, ``leader()``
+    and ``client_port``."""
+
+    def inject(self, kind, rng):
+        if kind.endswith("leader"):
+            target = self.leader() or rng.choice(self.hosts)
+        else:
+            target = rng.choice(self.hosts)
+        if kind.startswith("kill"):
+            self.members[target].kill()
+
+            def undo():
+                self.start(target)
+            return f"{kind} {target} (SIGKILL)", undo
+        if kind.startswith("partition"):
+            self.net.partition(target)
+            return f"{kind} {target}", lambda: self.net.heal(target)
+        if kind == "drop-replies-member":
+            port = self.client_port
+            self.net.drop_replies(target, port)
+            return f"{kind} {target} (client port {port})", lambda: self.net.heal(target)
+        raise ValueError(kind)
+
+
+class Etcd(QuorumFaults):
+    """Three members, one per store host; clients may use any of them."""
+
+    name = "etcd"
+    client_port = ETCD_CLIENT
+    fault_kinds = ("kill-member", "kill-leader", "partition-member", "partition-leader",
+                   "drop-replies-member")
+
+    def __init__(self, net, work, hosts):
+        self.net, self.work, self.hosts = net, work, hosts
+        self.members = {}
+        self.cluster = ",".join(
+            f"{h}=http://{net.hosts[h]}:{ETCD_PEER}" for h in hosts)
+        for h in hosts:
+            self.start(h)
+        wait_for("an etcd leader", lambda: self.leader() is not None, 30)
+
+    def start(self, h):
+        a = self.net.hosts[h]
+        argv = self.net.wrap(h, [
+            "etcd", "--name", h, "--data-dir", os.path.join(self.work, f"etcd-{h}"),
+            "--listen-client-urls", f"http://{a}:{ETCD_CLIENT}",
+            "--advertise-client-urls", f"http://{a}:{ETCD_CLIENT}",
+            "--listen-peer-urls", f"http://{a}:{ETCD_PEER}",
+            "--initial-advertise-peer-urls", f"http://{a}:{ETCD_PEER}",
+            "--initial-cluster", self.cluster, "--initial-cluster-state", "new",
+            "--initial-cluster-token", os.path.basename(self.work),
+            "--heartbeat-interval", "100", "--election-timeout", "1000",
+        ])
+        self.members[h] = Proc(f"etcd-{h}", argv, os.path.join(self.work, f"etcd-{h}.log"))
+
+    def _status(self, h):
+        r = sh("curl", "-s", "-m", "2", "-X", "POST", "-d", "{}",
+               f"http://{self.net.hosts[h]}:{ETCD_CLIENT}/v3/maintenance/status",
+               ns=self.net.ns[h], check=False)
+        try:
+            return json.loads(r.stdout) if r.returncode == 0 else None
+        except json.JSONDecodeError:
+            return None
+
+    def leader(self):
+        """The host whose member is the leader, as the members agree (or None)."""
+        for h in self.hosts:
+            s = self._status(h)
+            if s and "leader" in s and s["leader"] == s["header"]["member_id"]:
+                return h
+        return None
+
+    def url(self, opts):
+        eps = ",".join(f"{self.net.hosts[h]}:{ETCD_CLIENT}" for h in self.hosts)
+        return f"etcd://{eps}?{opts}"
+
+    def stop(self):
+        for p in self.members.values():
+            p.stop()
+
+
+class Redis:
+    """A primary and a replica; the failover promotes the replica with
+    REPLICAOF NO ONE and points the clients' URL at it from then on (the old
+    primary is stopped, as a fenced-off failed node would be)."""
+
+    name = "redis"
+    fault_kinds = ("failover", "failover", "partition-primary", "drop-replies-primary",
+                   "store-clock-step")
+    # Every holder of a space must use the same redis_max_window_ms; the
+    # failover fence is now + it + 2 * max_skew_ms.
+    extra_opts = "&redis_max_window_ms=2000"
+
+    hooks = None  # the run's failover hooks (run.Run), set by the run
+
+    def __init__(self, net, work, hosts):
+        self.net, self.work = net, work
+        self.primary, self.replica = hosts[0], hosts[1]
+        self.procs, self.clocks = {}, {}
+        # Each member runs under clockshift.so (scripts/stores/clockshift.c:
+        # redis-server does not start under libfaketime), its clock offset in
+        # a file of its own (store-clock-step rewrites the primary's).
+        self.clockshift = os.path.join(work, "clockshift.so")
+        subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o",
+                        self.clockshift, os.path.join(ROOT, "scripts/stores/clockshift.c")],
+                       check=True, timeout=60)
+        for h in (self.primary, self.replica):
+            self.start(h)
+        self.cli(self.replica, "REPLICAOF", net.hosts[self.primary], str(REDIS_PORT))
+        self.repoint = False
+
+    def start(self, h):
+        d = os.path.join(self.work, f"redis-{h}")
+        os.makedirs(d, exist_ok=True)
+        self.clocks[h] = clock_file(self.work, h)
+        argv = self.net.wrap(h, [
+            "env", f"LD_PRELOAD={self.clockshift}", f"SNOWMINT_CLOCKSHIFT_FILE={self.clocks[h]}",
+            "redis-server", "--port", str(REDIS_PORT), "--bind", self.net.hosts[h],
+            "--save", "", "--appendonly", "no", "--dir", d, "--protected-mode", "no"])
+        self.procs[h] = Proc(f"redis-{h}", argv, os.path.join(self.work, f"redis-{h}.log"))
+        wait_for(f"redis on {h}", lambda: self.cli(h, "PING", check=False) == "PONG", 20)
+
+    def cli(self, h, *args, check=True):
+        r = sh("redis-cli", "-h", self.net.hosts[h], "-p", str(REDIS_PORT), *args,
+               ns=self.net.ns[h], check=check)
+        return r.stdout.strip()
+
+    def _offset(self, h, field):
+        for line in self.cli(h, "INFO", "replication", check=False).splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split(":", 1)[1])
+        return -1
+
+    def caught_up(self, primary, replica):
+        """Waits (at most 3 s) until the replica has every write of the primary."""
+        target = self._offset(primary, "master_repl_offset")
+        procs.wait_until(lambda: self._offset(replica, "slave_repl_offset") >= target, 3)
+
+    def url(self, opts):
+        return f"redis://{self.net.hosts[self.primary]}:{REDIS_PORT}?{opts}{self.extra_opts}"
+
+    def inject(self, kind, rng):
+        if kind == "failover":
+            # The servers stop first (SIGTERM: they release their slots, and
+            # WAIT makes sure the replica has that). Then the replica falls
+            # behind (a blackhole route to the primary: replication stops,
+            # clients still reach both) while a CLI holder is restarted: its
+            # claim of a released slot lands on the primary alone. The
+            # primary dies, the replica is promoted, and the servers start
+            # at once with it: they claim the free slots there, one of which
+            # that holder still issues on until its reservation ends. Without
+            # the failover fence they issue on it at once (the control).
+            old, new = self.primary, self.replica
+            hooks = self.hooks
+            if hooks:
+                hooks.failover_servers_down()
+                self.caught_up(old, new)
+            self.net.isolate_from(new, [old])
+            restarted = hooks.failover_holder_restart() if hooks else None
+            time.sleep(LAG_S)
+            self.procs[old].kill()
+            self.net.heal(new)
+            self.cli(new, "REPLICAOF", "NO", "ONE")
+            self.primary, self.replica = new, old
+            if hooks:
+                hooks.failover_servers_up()
+            else:
+                self.repoint = True
+            self.start(old)
+            self.cli(old, "REPLICAOF", self.net.hosts[new], str(REDIS_PORT))
+            during = f", {restarted} restarted (SIGKILL) during the cut" if restarted else ""
+            return (f"failover: replication {new}<-{old} cut for {LAG_S} s{during}, {old} killed "
+                    f"(SIGKILL), {new} promoted, servers started with it, {old} back as its "
+                    "replica"), None
+        if kind == "partition-primary":
+            h = self.primary
+            self.net.partition(h)
+            return f"partition-primary {h}", lambda: self.net.heal(h)
+        if kind == "drop-replies-primary":
+            h = self.primary
+            self.net.drop_replies(h, REDIS_PORT)
+            return f"drop-replies-primary {h}", lambda: self.net.heal(h)
+        if kind == "store-clock-step":
+            return store_clock_step(self, rng)
+        raise ValueError(kind)
+
+    def stop(self):
+        for p in self.procs.values():
+            p.stop()
+
+
+ZK_CLIENT, ZK_QUORUM, ZK_ELECTION = 2181, 2888, 3888
+ZK_JAVA = ["java", "-Xmx192m", "-XX:+UseSerialGC", "-Dzookeeper.log.dir={dir}",
+           "-cp", "/usr/share/java/zookeeper.jar:/usr/share/java/*",
+           "org.apache.zookeeper.server.quorum.QuorumPeerMain", "{cfg}"]
+
+
+class ZooKeeper(QuorumFaults):
+    """Three members (Debian's zookeeper package on the JDK), one per store
+    host, each with its own dataDir and myid; clients list all three. The
+    leader is the member whose ``srvr`` answers ``Mode: leader``."""
+
+    name = "zookeeper"
+    client_port = ZK_CLIENT
+    fault_kinds = ("kill-member", "kill-leader", "partition-member", "partition-leader",
+                   "drop-replies-member")
+    # A network store's claim refuses a clock further than max_skew_ms (5 s)
+    # from the store's, so a CLI holder's clock step (the successor fence's
+    # fault) stays within it: 4.5 s back, more than the 2-3 s a killed
+    # holder's slot takes to expire (ttl_ms 3000, renew_ms 1000) plus the
+    # second or so its restarts take to find the slot free (with 4 s, half
+    # of the stepped claims of run 20261126-030826-zookeeper-real-1 started
+    # after the predecessor's last ID).
+    clock_step_s = 4.5
+
+    def __init__(self, net, work, hosts):
+        self.net, self.work, self.hosts = net, work, hosts
+        self.members = {}
+        servers = "\n".join(
+            f"server.{i + 1}={net.hosts[h]}:{ZK_QUORUM}:{ZK_ELECTION}"
+            for i, h in enumerate(hosts))
+        try:
+            for i, h in enumerate(hosts):
+                d = self._dir(h)
+                os.makedirs(os.path.join(d, "data"), mode=0o700)
+                with open(os.path.join(d, "data", "myid"), "w") as f:
+                    f.write(f"{i + 1}\n")
+                # tickTime 500: sessions of 1 to 10 s, a follower out of
+                # sync after 2.5 s (syncLimit), elections within seconds.
+                # forceSync stays yes: a write is answered once on disk.
+                with open(os.path.join(d, "zoo.cfg"), "w") as f:
+                    f.write(f"""tickTime=500
+initLimit=20
+syncLimit=5
+dataDir={d}/data
+clientPort={ZK_CLIENT}
+clientPortAddress={net.hosts[h]}
+maxClientCnxns=0
+admin.enableServer=false
+4lw.commands.whitelist=srvr,ruok,mntr
+{servers}
+""")
+                self.start(h)
+            # The JVMs start slowly on a loaded machine.
+            wait_for("a ZooKeeper leader and a quorum", self._quorum, 120)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _dir(self, h):
+        return os.path.join(self.work, f"zookeeper-{h}")
+
+    def start(self, h):
+        d = self._dir(h)
+        argv = [a.format(dir=d, cfg=os.path.join(d, "zoo.cfg")) for a in ZK_JAVA]
+        self.members[h] = Proc(f"zookeeper-{h}", self.net.wrap(h, argv),
+                               os.path.join(self.work, f"zookeeper-{h}.log"))
+
+    def mode(self, h):
+        """The member's ``Mode:`` (leader, follower) from ``srvr``, or None
+        when it does not serve (down, electing, out of the quorum)."""
+        r = sh("timeout", "3", "bash", "-c",
+               f"exec 3<>/dev/tcp/{self.net.hosts[h]}/{ZK_CLIENT} && printf srvr >&3 && cat <&3",
+               ns=self.net.ns[h], check=False)
+        for line in r.stdout.splitlines():
+            if line.startswith("Mode: "):
+                return line.split(" ", 1)[1].strip()
+        return None
+
+    def _quorum(self):
+        modes = [self.mode(h) for h in self.hosts]
+        return modes.count("leader") == 1 and modes.count("follower") == len(self.hosts) - 1
+
+    def leader(self):
+        for h in self.hosts:
+            if self.mode(h) == "leader":
+                return h
+        return None
+
+    def url(self, opts):
+        eps = ",".join(f"{self.net.hosts[h]}:{ZK_CLIENT}" for h in self.hosts)
+        return f"zookeeper://{eps}?{opts}"
+
+    def stop(self):
+        """Stops every member and removes its data (the logs stay)."""
+        for p in self.members.values():
+            p.stop()
+        for h in self.hosts:
+            shutil.rmtree(os.path.join(self._dir(h), "data"), ignore_errors=True)
+
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+PG_PORT = 5432
+
+
+class Postgres:
+    """PostgreSQL 15: a primary and a streaming replica (pg_basebackup -R).
+    ``synchronous``: synchronous_standby_names = walreceiver (the replica)
+    and synchronous_commit = on, so a commit returns once the replica has it
+    (the real configuration); otherwise replication is asynchronous (the control). The promotion kills
+    every process of the primary's host (SIGKILL), promotes the replica
+    (pg_promote) and rebuilds the old host as the new primary's replica with
+    a fresh pg_basebackup (its unreplicated commits are discarded with its
+    data directory). The servers run as the postgres user (setpriv), their
+    data in the run's folder, removed at the end."""
+
+    name = "postgres"
+    fault_kinds = ("promotion", "promotion", "partition-primary", "drop-replies-primary",
+                   "store-clock-step")
+    synchronous = True
+    hooks = None  # the run's failover hooks (run.Run), set by the run
+
+    def __init__(self, net, work, hosts):
+        self.net, self.work = net, work
+        self.primary, self.replica = hosts[0], hosts[1]
+        self.procs, self.dirs, self.gen, self.clocks = {}, {}, 0, {}
+        self.start(self.primary)
+        self.start(self.replica, source=self.primary)
+
+    def _dir(self, h):
+        """A new data folder for ``h`` (its previous one, if any, removed)."""
+        if h in self.dirs:
+            shutil.rmtree(self.dirs[h], ignore_errors=True)
+        self.gen += 1
+        d = self.dirs[h] = os.path.join(self.work, f"pg-{h}.{self.gen}")
+        os.makedirs(d)
+        shutil.chown(d, "postgres", "postgres")
+        return d
+
+    def _as_pg(self, h, argv):
+        return self.net.wrap(h, ["setpriv", "--reuid=postgres", "--regid=postgres",
+                                 "--init-groups"] + argv)
+
+    def start(self, h, source=None):
+        """A new data directory: initdb, or a base backup of ``source``
+        (then a streaming replica of it); the server in the foreground."""
+        d = self._dir(h)
+        data = os.path.join(d, "data")
+        log = os.path.join(self.work, f"pg-{h}.log")
+        if source is None:
+            cmd = self._as_pg(h, [f"{PG_BIN}/initdb", "-D", data, "--auth=trust", "-U",
+                                  "postgres", "-E", "UTF8", "--no-sync"])
+        else:
+            cmd = self._as_pg(h, [f"{PG_BIN}/pg_basebackup", "-h", self.net.hosts[source],
+                                  "-p", str(PG_PORT), "-U", "postgres", "-D", data, "-R",
+                                  "-X", "stream", "-c", "fast", "--no-sync"])
+        with open(log, "ab") as f:
+            subprocess.run(cmd, stdout=f, stderr=f, timeout=60, check=True)
+        if source is None:
+            subnet = self.net.subnet + ".0/24"
+            with open(os.path.join(data, "pg_hba.conf"), "a") as f:
+                f.write(f"host all all {subnet} trust\nhost replication all {subnet} trust\n")
+        # The server runs under libfaketimeMT reading its clock offset from a
+        # file of its own on every call (store-clock-step rewrites the
+        # primary's); monotonic clocks stay real (its timeouts).
+        self.clocks[h] = clock_file(self.work, h)
+        argv = ["env", f"LD_PRELOAD={FAKETIME_MT}", f"FAKETIME_TIMESTAMP_FILE={self.clocks[h]}",
+                "FAKETIME_NO_CACHE=1", "FAKETIME_DONT_FAKE_MONOTONIC=1",
+                f"{PG_BIN}/postgres", "-D", data, "-k", d, "-p", str(PG_PORT),
+                "-c", f"listen_addresses={self.net.hosts[h]}", "-c", "fsync=off",
+                "-c", "max_connections=100", "-c", "wal_keep_size=256MB",
+                "-c", "wal_receiver_status_interval=1", "-c", "wal_retrieve_retry_interval=500ms",
+                "-c", "synchronous_commit=on"]
+        if self.synchronous:
+            # The replica's walreceiver (not a pg_basebackup's WAL stream).
+            argv += ["-c", "synchronous_standby_names=walreceiver"]
+        self.procs[h] = Proc(f"pg-{h}", self._as_pg(h, argv), log)
+        wait_for(f"postgres on {h}", lambda: sh(
+            f"{PG_BIN}/pg_isready", "-h", self.net.hosts[h], "-p", str(PG_PORT), "-U", "postgres",
+            ns=self.net.ns[h], check=False).returncode == 0, 30)
+        if source is not None:
+            want = "sync" if self.synchronous else "async"
+            wait_for(f"{h} streaming from {source} ({want})", lambda: self.sql(
+                source, "select count(*) from pg_stat_replication where state = 'streaming' "
+                f"and sync_state = '{want}'", check=False) == "1", 30)
+
+    def sql(self, h, query, check=True):
+        r = sh("psql", "-h", self.net.hosts[h], "-p", str(PG_PORT), "-U", "postgres",
+               "-d", "postgres", "-Atqc", query, ns=self.net.ns[h], check=check)
+        return r.stdout.strip()
+
+    def caught_up(self, primary, replica):
+        """Waits (at most 3 s) until the replica has replayed the primary's WAL."""
+        lsn = self.sql(primary, "select pg_current_wal_lsn()", check=False)
+        if lsn:
+            procs.wait_until(lambda: self.sql(
+                replica, f"select pg_last_wal_replay_lsn() >= '{lsn}'::pg_lsn",
+                check=False) == "t", 3)
+
+    def kill_host(self, h):
+        """SIGKILL of every process in the host (postmaster and backends: a
+        backend is a process group of its own, so not the postmaster's group)."""
+        for pid in sh("ip", "netns", "pids", self.net.ns[h], check=False).stdout.split():
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        self.procs[h].kill()
+        procs.wait_until(lambda: not sh("ip", "netns", "pids", self.net.ns[h],
+                                        check=False).stdout.split(), 5)
+
+    def url(self, opts):
+        return f"postgres://postgres@{self.net.hosts[self.primary]}:{PG_PORT}/postgres?{opts}"
+
+    def inject(self, kind, rng):
+        if kind == "promotion":
+            # As Redis's failover: servers stopped (slots released, the
+            # replica has it), replication cut while a CLI holder restarts
+            # and claims, the primary's host killed, the replica promoted,
+            # the servers started with it at once; then the old host is
+            # rebuilt as the new primary's replica. Synchronous: the claim
+            # made during the cut never commits (the primary waits for the
+            # replica) and the holder issues nothing on it; asynchronous: it
+            # commits on the primary alone and is lost with it.
+            old, new = self.primary, self.replica
+            hooks = self.hooks
+            if hooks:
+                hooks.failover_servers_down()
+            self.caught_up(old, new)
+            self.net.isolate_from(new, [old])
+            restarted = hooks.failover_holder_restart() if hooks else None
+            time.sleep(LAG_S)
+            self.kill_host(old)
+            self.net.heal(new)
+            if self.sql(new, "select pg_promote(true, 30)") != "t":
+                raise RuntimeError(f"pg_promote on {new} did not complete")
+            self.primary, self.replica = new, old
+            if hooks:
+                hooks.failover_servers_up()
+            else:
+                self.repoint = True
+            t = time.monotonic()
+            self.start(old, source=new)
+            during = f", {restarted} restarted (SIGKILL) during the cut" if restarted else ""
+            return (f"promotion: replication {new}<-{old} cut for {LAG_S} s{during}, {old} "
+                    f"killed (SIGKILL of every process), {new} promoted, servers started with "
+                    f"it, {old} rebuilt as its replica (pg_basebackup, "
+                    f"{time.monotonic() - t:.1f} s)"), None
+        if kind == "partition-primary":
+            h = self.primary
+            self.net.partition(h)
+            return f"partition-primary {h}", lambda: self.net.heal(h)
+        if kind == "drop-replies-primary":
+            h = self.primary
+            self.net.drop_replies(h, PG_PORT)
+            return f"drop-replies-primary {h} (port {PG_PORT})", lambda: self.net.heal(h)
+        if kind == "store-clock-step":
+            return store_clock_step(self, rng)
+        raise ValueError(kind)
+
+    def stop(self):
+        for p in self.procs.values():
+            p.stop()
+        for h in list(self.procs):
+            self.kill_host(h)
+        for d in self.dirs.values():
+            shutil.rmtree(d, ignore_errors=True)
+
+
+class PostgresAsync(Postgres):
+    """The control: the same pair with asynchronous replication."""
+
+    synchronous = False
+
+
+MYSQL_PORT = 3306
+
+
+class MariaDB:
+    """MariaDB 10.11 (mariadbd as root), one server on the first store host,
+    its data directory in the run's folder (removed at the end); InnoDB
+    flushes its log at every commit (innodb_flush_log_at_trx_commit=1, the
+    default). Clients connect as a user of their own from the hosts' subnet."""
+
+    name = "mysql"
+    fault_kinds = ("kill-primary", "restart-primary", "partition-primary",
+                   "drop-replies-primary")
+
+    def __init__(self, net, work, hosts):
+        self.net, self.work = net, work
+        self.primary = hosts[0]
+        self.dir = os.path.join(work, "mariadb")
+        os.makedirs(self.dir)
+        self.data = os.path.join(self.dir, "data")
+        with open(os.path.join(work, "mariadb.log"), "ab") as f:
+            subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.data}",
+                            "--user=root", "--auth-root-authentication-method=normal",
+                            "--skip-test-db", "--innodb-log-file-size=8M"],
+                           stdout=f, stderr=f, timeout=120, check=True)
+        self.proc = None
+        self.start()
+        self.sql("CREATE DATABASE snowmint; CREATE USER 'snowmint'@'%'; "
+                 "GRANT ALL ON snowmint.* TO 'snowmint'@'%'")
+
+    def start(self):
+        h = self.primary
+        argv = self.net.wrap(h, [
+            "mariadbd", "--no-defaults", f"--datadir={self.data}",
+            f"--socket={self.dir}/sock", f"--pid-file={self.dir}/pid", f"--port={MYSQL_PORT}",
+            f"--bind-address={self.net.hosts[h]}", "--user=root", "--skip-log-bin",
+            "--skip-name-resolve", "--innodb-log-file-size=8M",
+            "--innodb-flush-log-at-trx-commit=1", "--max-connections=300",
+            "--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci"])
+        self.proc = Proc("mariadb", argv, os.path.join(self.work, "mariadb.log"))
+        wait_for("mariadb", lambda: subprocess.run(
+            ["mariadb-admin", "--no-defaults", f"--socket={self.dir}/sock", "-u", "root",
+             "ping"], capture_output=True, timeout=10).returncode == 0, 60)
+
+    def sql(self, query):
+        subprocess.run(["mariadb", "--no-defaults", f"--socket={self.dir}/sock", "-u", "root",
+                        "-e", query], capture_output=True, timeout=10, check=True)
+
+    def url(self, opts):
+        return f"mysql://snowmint@{self.net.hosts[self.primary]}:{MYSQL_PORT}/snowmint?{opts}"
+
+    def inject(self, kind, rng):
+        h = self.primary
+        if kind == "kill-primary":
+            self.proc.kill()
+            return f"kill-primary {h} (SIGKILL; restarted with its data at the end)", self.restart
+        if kind == "restart-primary":
+            # A clean shutdown (SIGTERM), started again when the fault ends.
+            self.proc.stop(grace=30)
+            return f"restart-primary {h} (SIGTERM; started again at the end)", self.restart
+        if kind == "partition-primary":
+            self.net.partition(h)
+            return f"partition-primary {h}", lambda: self.net.heal(h)
+        if kind == "drop-replies-primary":
+            self.net.drop_replies(h, MYSQL_PORT)
+            return f"drop-replies-primary {h} (port {MYSQL_PORT})", lambda: self.net.heal(h)
+        raise ValueError(kind)
+
+    def restart(self):
+        self.proc.stop()
+        self.start()
+
+    def stop(self):
+        if self.proc:
+            self.proc.stop(grace=20)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+STORES = {"file": FileStore, "etcd": Etcd, "redis": Redis}
+STORES["postgres"] = Postgres
+STORES["mysql"] = MariaDB
+STORES["zookeeper"] = ZooKeeper
+# Configurations whose store is set up differently (main.CONFIGS names them).
+VARIANTS = {"postgres primary/replica, asynchronous replication": PostgresAsync}
