@@ -13,6 +13,32 @@ export ROOT
 TOOLS="${SNOWMINT_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/snowmint/tools}"
 export PATH="$HOME/.cargo/bin:$PATH"
 export CARGO_TERM_COLOR=never
+# Cargo's intermediate files (compiled dependencies, test executables, build
+# script outputs) go to one build directory per machine, shared by every
+# checkout: a fresh clone on a machine that has run the tests once compiles
+# only the workspace's own crates (their units are told apart by path), not
+# the ~900 dependency units again. The final artifacts (binaries, libraries,
+# wheels' and addons' inputs) stay in each checkout's target/. Cargo locks
+# the build directory while it compiles, so two checkouts building at once
+# take turns. SNOWMINT_BUILD_DIR=... moves it; an explicit
+# CARGO_BUILD_BUILD_DIR wins; SNOWMINT_BUILD_DIR=target keeps everything in
+# the checkout's target/ (the old layout).
+if [ -z "${CARGO_BUILD_BUILD_DIR:-}" ]; then
+  case "${SNOWMINT_BUILD_DIR:-}" in
+    target) ;;
+    "") export CARGO_BUILD_BUILD_DIR="${XDG_CACHE_HOME:-$HOME/.cache}/snowmint/build" ;;
+    *) export CARGO_BUILD_BUILD_DIR="$SNOWMINT_BUILD_DIR" ;;
+  esac
+  # Units of checkouts since removed stay behind: past 30 GiB the directory is
+  # emptied (once per run of the calling command), and the next build fills it.
+  if [ -z "${SNOWMINT_BUILD_DIR_CHECKED:-}" ] && [ -d "$CARGO_BUILD_BUILD_DIR" ]; then
+    if [ "$(du -sm "$CARGO_BUILD_BUILD_DIR" 2>/dev/null | cut -f1)" -gt 30720 ]; then
+      echo "the shared build directory $CARGO_BUILD_BUILD_DIR is over 30 GiB: emptied" >&2
+      rm -rf "$CARGO_BUILD_BUILD_DIR"
+    fi
+  fi
+  export SNOWMINT_BUILD_DIR_CHECKED=1
+fi
 
 # A step's heading, with the seconds since the script started (the step
 # before it took the difference): where a slow run spends its time.
@@ -33,11 +59,17 @@ ensure_cargo_tool() {
     return 0
   fi
   say "installing $crate $version into $dir (cargo install)"
-  # Into a temporary root first: an interrupted install leaves no half folder behind.
-  rm -rf "$dir.partial"
-  cargo install --quiet --root "$dir.partial" "$crate" --version "$version" "$@"
-  rm -rf "$dir"
-  mv "$dir.partial" "$dir"
+  # Into a temporary root of this run's own first: an interrupted install
+  # leaves no half folder behind, and two checkouts installing the same tool
+  # at once do not delete each other's (the first to finish keeps its copy).
+  mkdir -p "$TOOLS"
+  local partial
+  partial=$(mktemp -d "$dir.partial-XXXXXX")
+  cargo install --quiet --root "$partial" "$crate" --version "$version" "$@"
+  # A folder without the binary is a broken one: replace it. rename(2) onto
+  # a complete folder (another checkout's, finished meanwhile) fails: keep that one.
+  [ -x "$dir/bin/$bin" ] || rm -rf "$dir"
+  mv -T "$partial" "$dir" 2>/dev/null || rm -rf "$partial"
   export PATH="$dir/bin:$PATH"
 }
 
@@ -110,6 +142,19 @@ use_stores() {
     say "stores: $s"
     "start_$s" # exports SNOWMINT_TEST_<STORE>_URL, adds to CLEANUPS
   done
+}
+
+# stores_fence_wait : sleeps until STORES_READY_AT (epoch seconds, set by
+# scripts/stores/redis.sh when `lease init` fenced new spaces on a Redis
+# server started since the last run), if it is still ahead. A part that
+# builds after use_stores sets STORES_DEFER_FENCE=1 before it and calls this
+# after its builds: the wait (40 s with the default settings) overlaps them.
+stores_fence_wait() {
+  local left=$((${STORES_READY_AT:-0} - $(date +%s)))
+  if ((left > 0)); then
+    say "stores: waiting ${left}s more for the Redis init fence"
+    sleep "$left"
+  fi
 }
 
 stop_stores() {
@@ -243,4 +288,20 @@ node_consumer() {
   local specs=("$NPM_TARBALLS/$NODE_MAIN_TGZ" "$NPM_TARBALLS/$NODE_WASM_TGZ")
   for t in "$@"; do specs+=("$NPM_TARBALLS/$t"); done
   (cd "$dir" && npm install --no-audit --no-fund --loglevel=error --omit=optional "${specs[@]}" ${NPM_EXTRA[@]+"${NPM_EXTRA[@]}"})
+}
+
+# package_core_crate : `cargo package -p snowmint` (no verify build) into
+# target/package, and checks what the .crate carries (the licences, the
+# README, an example and the test data its tests read). Sets CORE_CRATE (its
+# path) and CORE_VERSION. Used by scripts/test-core and scripts/release-crate.
+package_core_crate() {
+  (cd "$ROOT" && cargo package --quiet -p snowmint --no-verify --allow-dirty)
+  CORE_VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' "$ROOT/Cargo.toml" | head -n 1)
+  CORE_CRATE="$ROOT/target/package/snowmint-$CORE_VERSION.crate"
+  local listing f
+  listing=$(tar tzf "$CORE_CRATE")
+  for f in LICENSE-MIT LICENSE-APACHE README.md examples/mask.rs tests/data/ids.json; do
+    grep -qx "snowmint-$CORE_VERSION/$f" <<<"$listing" || { echo "$CORE_CRATE has no $f" >&2; exit 1; }
+  done
+  for f in LICENSE-MIT LICENSE-APACHE; do tar xzOf "$CORE_CRATE" "snowmint-$CORE_VERSION/$f" | cmp - "$ROOT/$f"; done
 }

@@ -104,7 +104,8 @@ int main(void) {
      lease_unavailable naming the store (real servers: scripts/test-interop). */
   const char *network[] = {"postgres://postgres@127.0.0.1:1/test?timeout_ms=2000",
                            "mysql://root@127.0.0.1:1/test?timeout_ms=2000",
-                           "redis://127.0.0.1:1?timeout_ms=2000", "etcd://127.0.0.1:1?timeout_ms=2000"};
+                           "redis://127.0.0.1:1?timeout_ms=2000", "etcd://127.0.0.1:1?timeout_ms=2000",
+                           "zookeeper://127.0.0.1:1?timeout_ms=2000"};
   for (size_t i = 0; i < sizeof network / sizeof network[0]; i++) {
     bad.lease = network[i];
     CHECK_CODE(snowmint_generator_new(twitter, dc1, 1, &bad, &again), "lease_unavailable", "%s",

@@ -192,7 +192,7 @@ test('bad lease options are invalid_option', () => {
 
 test('every network store is built in: a port where nothing listens is lease_unavailable naming it', () => {
   // The stores against real servers: scripts/test-interop.
-  for (const url of ['postgres://postgres@127.0.0.1:1/test', 'mysql://root@127.0.0.1:1/test', 'redis://127.0.0.1:1', 'etcd://127.0.0.1:1']) {
+  for (const url of ['postgres://postgres@127.0.0.1:1/test', 'mysql://root@127.0.0.1:1/test', 'redis://127.0.0.1:1', 'etcd://127.0.0.1:1', 'zookeeper://127.0.0.1:1']) {
     assert.throws(
       () => leased(`${url}?timeout_ms=2000`),
       (e) => e.code === 'lease_unavailable' && e.message.includes('127.0.0.1:1') && !/not built/.test(e.message),

@@ -182,7 +182,7 @@ def test_network_stores_are_built_in():
     port where nothing listens is lease_unavailable naming the store, at once
     (the stores against real servers: scripts/test-interop)."""
     for url in ("postgres://postgres@127.0.0.1:1/test", "mysql://root@127.0.0.1:1/test",
-                "redis://127.0.0.1:1", "etcd://127.0.0.1:1"):
+                "redis://127.0.0.1:1", "etcd://127.0.0.1:1", "zookeeper://127.0.0.1:1"):
         with raises_code("lease_unavailable") as info:
             Generator("twitter", datacenter=1, lease=url + "?timeout_ms=2000")
         assert url.split("/")[2].split("@")[-1] in str(info.value), str(info.value)

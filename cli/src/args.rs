@@ -154,6 +154,11 @@ pub(crate) struct GenerateArgs {
     /// for each and flush; release at end of input. Replaces --count.
     #[arg(long, conflicts_with = "count")]
     pub(crate) on_demand: bool,
+    /// With --on-demand: after the IDs of each line, write the lease as
+    /// --print-lease does, to stdout as one line {"lease":{...}}: the
+    /// reservation confirmed when those IDs were written, in order with them.
+    #[arg(long, requires = "on_demand")]
+    pub(crate) lease_lines: bool,
 }
 
 #[derive(Subcommand)]

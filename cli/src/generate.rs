@@ -29,6 +29,7 @@ pub(crate) fn generate(
         lease,
         print_lease,
         on_demand,
+        lease_lines,
     } = args;
     let layout = layout.resolve()?;
     // The maps every language hands the core (options by their core keys).
@@ -60,6 +61,10 @@ pub(crate) fn generate(
                 })?,
             };
             write_ids(&generator, n, format, json, out)?;
+            if lease_lines {
+                let lease = lease_json(&generator)?["lease"].take();
+                writeln!(out, "{}", json!({ "lease": lease }))?;
+            }
             out.flush()?;
         }
     } else {

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde_json::{json, Value};
 use snowmint_lease::ops::{self, Listing, OpsError, Released};
-use snowmint_lease::{SlotRecord, SlotState};
+use snowmint_lease::{Marker, MarkerState, SlotRecord, SlotState};
 
 use crate::args::LeaseCommand;
 use crate::output::{date, Failure};
@@ -80,6 +80,19 @@ fn list_json(l: &Listing, out: &mut impl Write) -> Result<(), Failure> {
             "now_ms": l.now_ms,
             "text": s.text,
         });
+        // Redis only: the marker and its fence (why claims may be fenced).
+        let v = match &s.marker {
+            Some(m) => {
+                let mut v = v;
+                v["marker"] = json!(m.state.name());
+                v["marker_server"] = json!(m.server);
+                v["fence_ms"] = json!(m.fence_ms);
+                v["fence_until"] = json!((m.fence_ms > 0).then(|| date(m.fence_ms)));
+                v["fence_active"] = json!(m.fence_ms > l.now_ms);
+                v
+            }
+            None => v,
+        };
         writeln!(out, "{v}")?;
         for r in &s.records {
             writeln!(out, "{}", slot_json(&s.key, r))?;
@@ -105,6 +118,9 @@ fn list_text(l: &Listing, out: &mut impl Write) -> Result<(), Failure> {
             s.slots.map_or("?".to_string(), |n| n.to_string()),
             s.records.len()
         )?;
+        if let Some(m) = &s.marker {
+            writeln!(out, "{}", marker_text(m, l.now_ms))?;
+        }
         writeln!(
             out,
             "{:>6}  {:<7}  {:>6}  {:<8}  {:<24}  reserved until (hwm)",
@@ -134,6 +150,30 @@ fn list_text(l: &Listing, out: &mut impl Write) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// A Redis space's marker line: its state, and the fence claims apply.
+fn marker_text(m: &Marker, now_ms: u64) -> String {
+    let state = match m.state {
+        MarkerState::Present => "present (names this server)".to_string(),
+        MarkerState::Missing => "missing (the next claim fences the space)".to_string(),
+        MarkerState::OtherServer => format!(
+            "names another server ({}): the store lost data since; the next claim fences \
+             the space and older claims' renewals fail as lost",
+            m.server.as_deref().unwrap_or("?")
+        ),
+    };
+    let fence = if m.fence_ms > now_ms {
+        format!(
+            "fence active until {}: claims start every slot at or above it",
+            date(m.fence_ms)
+        )
+    } else if m.fence_ms > 0 {
+        format!("fence ended {}", date(m.fence_ms))
+    } else {
+        "no fence".to_string()
+    };
+    format!("marker {state}; {fence}")
 }
 
 /// `--reset-hwm`'s TIME: Unix ms (digits only) or an RFC 3339 date.

@@ -283,6 +283,65 @@ fn generate_with_a_lease() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `--lease-lines`: after each line's IDs, the lease as it stood once they
+/// were written (slot and confirmed reservation), in order with them: every
+/// ID carries the slot and a time within the reservation.
+#[test]
+fn generate_on_demand_lease_lines() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+    let dir = std::env::temp_dir().join(format!("snowmint-cli-lines-{}", std::process::id()));
+    let url = format!(
+        "file:{}?namespace=cli&window_ms=2000&renew_ms=500",
+        dir.display()
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args(["generate", "--preset", "twitter", "--node", "datacenter=1"])
+        .args(["--lease", &url, "--on-demand", "--lease-lines"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("run snowmint");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut last_until = 0;
+    for _ in 0..3 {
+        stdin.write_all(b"5\n").unwrap();
+        let ids: Vec<u64> = (0..5)
+            .map(|_| lines.next().unwrap().unwrap().parse().unwrap())
+            .collect();
+        let v: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+        let lease = &v["lease"];
+        let (slot, until) = (
+            lease["slot"].as_u64().unwrap(),
+            lease["reserved_until_ms"].as_u64().unwrap(),
+        );
+        assert!(until >= last_until, "{v}");
+        last_until = until;
+        for id in ids {
+            assert_eq!((id >> 12) & 31, slot, "{id} {v}");
+            assert!((id >> 22) + 1_288_834_974_657 <= until, "{id} {v}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(600));
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    // Only with --on-demand.
+    let out = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args([
+            "generate",
+            "--preset",
+            "twitter",
+            "--lease",
+            &url,
+            "--lease-lines",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `--on-demand` holds one generator (and its lease) while a caller asks for
 /// IDs line by line, as a shell coprocess would.
 #[test]

@@ -19,7 +19,7 @@ fn lease_commands_on_the_file_store() {
 #[test]
 fn lease_command_errors() {
     fails(
-        &["lease", "list", "--store", "zookeeper://h:2181"],
+        &["lease", "list", "--store", "consul://h:8500"],
         "invalid_option",
     );
     fails(

@@ -14,7 +14,7 @@ use crate::id::Id;
 use crate::layout::{Layout, Nodes};
 
 // The two words concurrent calls race on (the state and the reservation
-// limit) are loom's atomics under `--cfg loom`, so `core/tests/loom.rs` can
+// limit) are loom's atomics under `--cfg loom`, so `core/loom/tests/loom.rs` can
 // explore every interleaving of the real code.
 #[cfg(loom)]
 use loom::sync::atomic::AtomicU64 as RaceU64;
@@ -414,7 +414,7 @@ impl<C: Clock> Generator<C> {
     /// compare-and-swap took an ID. A call's swap either comes before that
     /// read-modify-write in the state's order (its ID is counted) or after
     /// it, and then synchronizes with it and reads the lowered limit (it
-    /// fails, its ID never issued). `core/tests/loom.rs` checks this in every
+    /// fails, its ID never issued). `core/loom/tests/loom.rs` checks this in every
     /// interleaving.
     pub fn stop_issuing(&self) -> Option<u64> {
         self.limit.store(0, Ordering::Release);

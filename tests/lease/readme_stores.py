@@ -33,7 +33,8 @@ def swap(code, kind, env):
     """The README's URL of store `kind` (up to the query) -> this run's server."""
     url = os.environ[env]
     pattern = {"postgres": r"postgres://[^?']+", "mysql": r"mysql://[^?\"]+",
-               "redis": r"redis://[^?\"]+", "etcd": r"etcd://[^?']+"}[kind]
+               "redis": r"redis://[^?\"]+", "etcd": r"etcd://[^?']+",
+               "zookeeper": r"zookeeper://[^?']+"}[kind]
     assert re.search(pattern, code), f"no {kind} URL in {code!r}"
     return re.sub(pattern, url, code, count=1)
 
@@ -52,14 +53,15 @@ def main():
     ap.add_argument("--prefix", required=True, help="an installed C library (include/, lib/)")
     args = ap.parse_args()
     blocks = section()
-    assert set(blocks) == {"sh", "python", "js", "c"}, sorted(blocks)
+    assert set(blocks) == {"sh", "bash", "python", "js", "c"}, sorted(blocks)
 
-    sh = swap(blocks["sh"], "postgres", "SNOWMINT_TEST_POSTGRES_URL")
-    sh = "\n".join(line.replace("snowmint ", f"'{args.cli}' ", 1) for line in sh.splitlines()
-                   if line and not line.startswith("#"))
-    ids = run(["bash", "-euo", "pipefail", "-c", sh]).split()
-    assert len(ids) == 3 and len(set(ids)) == 3, ids
-    print(f"sh (postgres): {ids}")
+    for lang, kind in (("sh", "postgres"), ("bash", "zookeeper")):
+        sh = swap(blocks[lang], kind, f"SNOWMINT_TEST_{kind.upper()}_URL")
+        sh = "\n".join(line.replace("snowmint ", f"'{args.cli}' ", 1) for line in sh.splitlines()
+                       if line and not line.startswith("#"))
+        ids = run(["bash", "-euo", "pipefail", "-c", sh]).split()
+        assert len(ids) == 3 and len(set(ids)) == 3, ids
+        print(f"{lang} ({kind}): {ids}")
 
     py = swap(blocks["python"], "redis", "SNOWMINT_TEST_REDIS_URL")
     py = ("import snowmint\n" + py +

@@ -38,7 +38,7 @@ pub fn fails(args: &[&str], code: &str) -> String {
     err
 }
 
-fn json_lines(text: &str) -> Vec<Value> {
+pub fn json_lines(text: &str) -> Vec<Value> {
     text.lines()
         .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
         .collect()

@@ -4,7 +4,7 @@
 //! `--cfg loom`):
 //!
 //! ```text
-//! LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" cargo test -p snowmint --release --test loom
+//! LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" cargo test -p snowmint-loom --release --test loom
 //! ```
 //!
 //! 1. A reservation raised while two threads issue: no ID above the highest
