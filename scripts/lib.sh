@@ -164,14 +164,15 @@ stop_stores() {
 }
 
 # ensure_zig : zig (PyPI's `ziglang`, in .venv) on PATH, for maturin --zig and
-# cargo-zigbuild (napi build -x); and cargo-zigbuild itself (ensure_cargo_tool).
+# cargo-zigbuild (napi build -x); and cargo-zigbuild itself, the binary its
+# author publishes on PyPI (a wheel: no 3-minute `cargo install`).
 ensure_zig() {
   ensure_venv
-  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check "ziglang==0.17.1"
+  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "ziglang==0.17.1" "cargo-zigbuild==0.24.1"
   local dir
   dir=$("$ROOT/.venv/bin/python" -c 'import os, ziglang; print(os.path.dirname(ziglang.__file__))')
   export PATH="$dir:$ROOT/.venv/bin:$PATH"
-  ensure_cargo_tool cargo-zigbuild 0.24.1 cargo-zigbuild --locked
 }
 
 # Pinned versions of the Python suite's packages (scripts/test-python,

@@ -6,8 +6,11 @@ find duplicates) on the same schedule. Exits 0 only if every real run passed
 and every control run failed."""
 
 import argparse
+import glob
 import json
 import os
+import signal
+import subprocess
 import sys
 import time
 
@@ -68,6 +71,11 @@ def main():
     ap.add_argument("--bin", default="target/ci")
     ap.add_argument("--control-bin", default="target/harness/bin",
                     help="where the control builds are (one folder per build)")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="stores run side by side, each group in a harness process of "
+                         "its own (own bridge, namespaces and store clusters)")
+    ap.add_argument("--stamp", help=argparse.SUPPRESS)  # a --jobs child's: its parent's
+    ap.add_argument("--first-run", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--redis-control", action="store_true",
                     help="(no effect: the Redis control now runs by default)")
     a = ap.parse_args()
@@ -87,9 +95,11 @@ def main():
         store_list = a.store or ["file", "etcd", "redis", "postgres", "mysql", "zookeeper"]
         seconds = 60 * (a.minutes if a.minutes else 1.0 if a.short else 5.0)
     seed = replay["seed"] if replay else (a.seed if a.seed is not None else int(time.time()))
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    stamp = a.stamp or time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    if a.jobs > 1 and not replay and len(store_list) > 1:
+        return side_by_side(a, store_list, seed, stamp)
     results = []
-    n = 0
+    n = a.first_run
     for store in store_list:
         sk = stores.STORES[store].fault_kinds
         schedule = replay["schedule"] if replay else run.make_schedule(
@@ -138,6 +148,56 @@ def main():
     print(f"harness: {len(results) - len(bad)} of {len(results)} runs as required"
           + (f"; not: {', '.join(r['configuration'] for r in bad)}" if bad else ""))
     return 1 if bad else 0
+
+
+def side_by_side(a, store_list, seed, stamp):
+    """Runs the stores in ``a.jobs`` groups at once, each group a harness
+    process of its own with the same seed (so the same schedule per store) and
+    the same arguments; the verdict is every run's, read back from the
+    result.json files the groups wrote."""
+    groups = [store_list[i::a.jobs] for i in range(a.jobs)]
+    groups = [g for g in groups if g]
+    base = [sys.executable, os.path.abspath(__file__), "--seed", str(seed), "--stamp", stamp,
+            "--out", a.out, "--bin", a.bin, "--control-bin", a.control_bin]
+    if a.short:
+        base.append("--short")
+    elif a.minutes:
+        base += ["--minutes", str(a.minutes)]
+    if a.kind:
+        base += ["--kind", a.kind]
+    children = []
+    for i, g in enumerate(groups):
+        argv = base + ["--first-run", str(100 * i)]
+        for store in g:
+            argv += ["--store", store]
+        children.append(subprocess.Popen(argv))
+    print(f"harness: {len(groups)} groups side by side: "
+          + "; ".join(", ".join(g) for g in groups), flush=True)
+
+    def forward(signum, frame):
+        for c in children:
+            if c.poll() is None:
+                c.send_signal(signum)
+    old = signal.signal(signal.SIGTERM, forward)
+    old_int = signal.signal(signal.SIGINT, forward)
+    try:
+        codes = [c.wait() for c in children]
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        signal.signal(signal.SIGINT, old_int)
+    if any(c in (130, -signal.SIGTERM, -signal.SIGINT) for c in codes):
+        print("harness: interrupted; everything it started is stopped", flush=True)
+        return 130
+    results = []
+    for path in sorted(glob.glob(os.path.join(a.out, f"{stamp}-*", "result.json"))):
+        with open(path) as f:
+            results.append(json.load(f))
+    bad = [r for r in results if not r["ok"]]
+    expected = sum(1 for s in store_list for _, control, _ in CONFIGS[s]
+                   if not a.kind or a.kind == ("control" if control else "real"))
+    print(f"harness: all groups: {len(results) - len(bad)} of {expected} runs as required"
+          + (f"; not: {', '.join(r['configuration'] for r in bad)}" if bad else ""))
+    return 1 if bad or len(results) != expected or any(codes) else 0
 
 
 if __name__ == "__main__":
