@@ -337,8 +337,18 @@ pub fn crash(base: &str, ns: &str, ttl: bool, between: &dyn Fn()) {
     .finish_status(20);
     assert_eq!(code, Some(0), "{b_out:?}");
     let b_slot = value(&b_out, "slot").unwrap();
-    if ttl {
+    // A's claim lasts until its last renewal (at most renew_ms before the
+    // kill) plus the TTL: only a B that was done before that could not have
+    // had A's slot. A B slower than that (a machine under load) proves
+    // nothing either way here; what follows still checks it.
+    let b_within_ttl = killed.elapsed() < Duration::from_millis(1500 - CRASH_RENEW_MS);
+    if ttl && b_within_ttl {
         assert_ne!(b_slot, slot, "A's slot was free right after the kill");
+    } else if ttl {
+        eprintln!(
+            "B finished {:?} after the kill, past A's TTL: not checked whether A's slot was still held",
+            killed.elapsed()
+        );
     } else {
         assert_eq!(
             b_slot, slot,
