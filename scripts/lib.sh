@@ -163,44 +163,16 @@ stop_stores() {
   rm -rf "$RUN_DIR"
 }
 
-# ensure_zig : zig (PyPI's `ziglang`, in .venv) on PATH, for maturin --zig
-# (and the Node addons, linked under maturin's environment: zig_cargo_env).
+# ensure_zig : zig (PyPI's `ziglang`, in .venv) on PATH, for maturin --zig and
+# cargo-zigbuild (napi build -x); and cargo-zigbuild itself, the binary its
+# author publishes on PyPI (a wheel: no 3-minute `cargo install`).
 ensure_zig() {
   ensure_venv
-  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check "ziglang==0.17.1"
+  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "ziglang==0.17.1" "cargo-zigbuild==0.24.1"
   local dir
   dir=$("$ROOT/.venv/bin/python" -c 'import os, ziglang; print(os.path.dirname(ziglang.__file__))')
   export PATH="$dir:$ROOT/.venv/bin:$PATH"
-}
-
-# zig_cargo_env RUST_TARGET COMPATIBILITY : prints, one VAR=value a line, the
-# environment `maturin build --zig --compatibility COMPATIBILITY` gives cargo
-# for that target: zig as the target's linker and C compiler (glibc 2.17 for
-# manylinux2014, musl for musllinux_1_2), the host's own linker for build
-# scripts and proc-macros. scripts/release-node builds each Node addon under
-# it: the addon links exactly like the wheel, and cargo, whose fingerprints
-# cover the linker, reuses every dependency the wheel compiled (one build of
-# the dependencies per target instead of two). Recorded by running maturin
-# with a `cargo` first on PATH that writes its environment at the build step
-# and stops there (every other cargo command goes to the real one).
-zig_cargo_env() {
-  local target=$1 compat=$2 rec cargo
-  cargo=$(command -v cargo)
-  rec=$(mktemp -d /tmp/snowmint-zig-env-XXXXXX)
-  # shellcheck disable=SC2016 # $1 and $@ are the recorder's own, at its run
-  printf '#!/bin/sh\ncase "$1" in rustc | build) env > "%s/env"; exit 3 ;; esac\nexec "%s" "$@"\n' \
-    "$rec" "$cargo" > "$rec/cargo"
-  chmod +x "$rec/cargo"
-  PATH="$rec:$PATH" "$ROOT/.venv/bin/maturin" build --quiet --release --zig --compatibility "$compat" \
-    --target "$target" -m "$ROOT/bindings-python/Cargo.toml" --out "$rec/out" > "$rec/log" 2>&1 || true
-  if [ ! -s "$rec/env" ]; then
-    echo "zig_cargo_env: maturin did not reach its cargo build for $target:" >&2
-    cat "$rec/log" >&2
-    rm -rf "$rec"
-    return 1
-  fi
-  grep -E '^(CARGO_TARGET_[A-Z0-9_]+_(LINKER|RUSTFLAGS|RUNNER)|CARGO_TARGET_APPLIES_TO_HOST|CARGO_UNSTABLE_[A-Z_]+|CARGO_ZIGBUILD_[A-Za-z0-9_]+|CARGO_ENCODED_RUSTFLAGS|RUSTFLAGS|(CC|CXX|AR|RANLIB)_[a-z0-9_]+|ZIG_COMMAND|SDKROOT)=' "$rec/env"
-  rm -rf "$rec"
 }
 
 # Pinned versions of the Python suite's packages (scripts/test-python,
