@@ -372,82 +372,19 @@ fn hwm_survives_a_server_restart() {
 
 /// Holder A pauses (SIGSTOP) past its TTL; B takes its slot, the only free
 /// one; A resumes and never issues above its last confirmed reservation,
-/// and stops.
+/// and stops. A's claim runs 1.5 s from its last renewal, at most renew_ms
+/// (300) plus a call's time before the stop.
 #[test]
 fn paused_holder_is_replaced_and_stops() {
     let n = ns("paused");
     let u = url(&n, "ttl_ms=1500&renew_ms=300&window_ms=1000");
-    let s = store(&n);
-    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&n)).unwrap();
-    // Every slot but one held by this process (long TTL).
-    let fill: Vec<_> = (0..31)
-        .map(|_| s.claim(&space, &req(None, 60_000)).unwrap())
-        .collect();
-    let args = [
-        "--fixed",
-        "datacenter=1",
-        "--until-error",
-        "--interval-ms",
-        "5",
-    ];
-    let mut a = Probe::spawn(&u, &args);
-    a.wait_for(20, |l| ids(l).len() >= 50);
-    let slot = value(&a.lines(), "slot").expect("A holds a slot");
-    let pid = a.child.id() as libc::pid_t;
-    // SAFETY: signals to our own child.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
-    let stopped = Instant::now();
-
-    // B claims as soon as A's claim (1.5 s) has expired by the store's clock.
-    let dir = temp_dir("zookeeper-paused");
-    let go = dir.join("go");
-    let go_arg = go.display().to_string();
-    let b = spawn_once_a_slot_is_free(
+    common::paused_holder_is_replaced(
+        &*store(&n),
         &u,
-        &[
-            "--fixed",
-            "datacenter=1",
-            "--count",
-            "50",
-            "--hold-until-file",
-            &go_arg,
-        ],
-        stopped,
-        Duration::from_secs(15),
+        &n,
+        "zookeeper",
+        Duration::from_millis(1000),
     );
-    // A's claim ran 1.5 s from its last renewal, at most renew_ms (300) plus
-    // a call's time before the stop.
-    assert!(stopped.elapsed() >= Duration::from_millis(1000));
-    assert_eq!(value(&b.lines(), "slot"), Some(slot));
-
-    // SAFETY: as above.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
-    let a_out = a.finish(20);
-    std::fs::write(&go, "").unwrap();
-    let b_out = b.finish(20);
-
-    let e = errors(&a_out);
-    assert!(
-        !e.is_empty() && e[0].starts_with("lease_expired "),
-        "{a_out:?}"
-    );
-    let a_ids = ids(&a_out);
-    let a_hwm = value(&a_out, "hwm").unwrap();
-    assert!(
-        a_ids.iter().all(|&id| time_of(id) <= a_hwm),
-        "A issued above its confirmed reservation {a_hwm}"
-    );
-    let b_ids = ids(&b_out);
-    assert_eq!(b_ids.len(), 50, "{b_out:?}");
-    let mut all: HashSet<u64> = a_ids.iter().copied().collect();
-    assert!(b_ids.iter().all(|id| all.insert(*id)), "duplicate IDs");
-    let a_max = *a_ids.iter().max().unwrap();
-    assert!(b_ids.iter().all(|&id| id > a_max));
-    assert!(b_out.iter().any(|l| l == "closed"), "{b_out:?}");
-    for c in &fill {
-        s.release(&space, &c.holder, c.prev_hwm_ms).unwrap();
-    }
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
