@@ -159,7 +159,39 @@ class Etcd(QuorumFaults):
             p.stop()
 
 
-class Redis:
+class PrimaryReplica:
+    """The failover of a primary/replica pair (Redis, PostgreSQL): servers
+    stopped, replication cut while a CLI holder restarts and claims on the
+    primary alone, the primary killed, the replica promoted, the servers
+    started with it. A class gives ``caught_up(old, new)``,
+    ``kill_primary(old)`` and ``promote(new)``; the old primary's return as
+    the new replica is its own."""
+
+    def cut_kill_promote(self, wait_always):
+        """Returns (old primary, new primary, the restart's record text).
+        ``wait_always``: wait for the replica to catch up even without
+        servers (hooks) to stop."""
+        old, new = self.primary, self.replica
+        hooks = self.hooks
+        if hooks:
+            hooks.failover_servers_down()
+        if hooks or wait_always:
+            self.caught_up(old, new)
+        self.net.isolate_from(new, [old])
+        restarted = hooks.failover_holder_restart() if hooks else None
+        time.sleep(LAG_S)
+        self.kill_primary(old)
+        self.net.heal(new)
+        self.promote(new)
+        self.primary, self.replica = new, old
+        if hooks:
+            hooks.failover_servers_up()
+        else:
+            self.repoint = True
+        return old, new, (f", {restarted} restarted (SIGKILL) during the cut" if restarted else "")
+
+
+class Redis(PrimaryReplica):
     """A primary and a replica; the failover promotes the replica with
     REPLICAOF NO ONE and points the clients' URL at it from then on (the old
     primary is stopped, as a fenced-off failed node would be)."""
@@ -211,6 +243,12 @@ class Redis:
                 return int(line.split(":", 1)[1])
         return -1
 
+    def kill_primary(self, h):
+        self.procs[h].kill()
+
+    def promote(self, h):
+        self.cli(h, "REPLICAOF", "NO", "ONE")
+
     def caught_up(self, primary, replica):
         """Waits (at most 3 s) until the replica has every write of the primary."""
         target = self._offset(primary, "master_repl_offset")
@@ -230,25 +268,9 @@ class Redis:
             # at once with it: they claim the free slots there, one of which
             # that holder still issues on until its reservation ends. Without
             # the failover fence they issue on it at once (the control).
-            old, new = self.primary, self.replica
-            hooks = self.hooks
-            if hooks:
-                hooks.failover_servers_down()
-                self.caught_up(old, new)
-            self.net.isolate_from(new, [old])
-            restarted = hooks.failover_holder_restart() if hooks else None
-            time.sleep(LAG_S)
-            self.procs[old].kill()
-            self.net.heal(new)
-            self.cli(new, "REPLICAOF", "NO", "ONE")
-            self.primary, self.replica = new, old
-            if hooks:
-                hooks.failover_servers_up()
-            else:
-                self.repoint = True
+            old, new, during = self.cut_kill_promote(wait_always=False)
             self.start(old)
             self.cli(old, "REPLICAOF", self.net.hosts[new], str(REDIS_PORT))
-            during = f", {restarted} restarted (SIGKILL) during the cut" if restarted else ""
             return (f"failover: replication {new}<-{old} cut for {LAG_S} s{during}, {old} killed "
                     f"(SIGKILL), {new} promoted, servers started with it, {old} back as its "
                     "replica"), None
@@ -373,7 +395,7 @@ PG_BIN = "/usr/lib/postgresql/15/bin"
 PG_PORT = 5432
 
 
-class Postgres:
+class Postgres(PrimaryReplica):
     """PostgreSQL 15: a primary and a streaming replica (pg_basebackup -R).
     ``synchronous``: synchronous_standby_names = walreceiver (the replica)
     and synchronous_commit = on, so a commit returns once the replica has it
@@ -467,6 +489,13 @@ class Postgres:
                 replica, f"select pg_last_wal_replay_lsn() >= '{lsn}'::pg_lsn",
                 check=False) == "t", 3)
 
+    def kill_primary(self, h):
+        self.kill_host(h)
+
+    def promote(self, h):
+        if self.sql(h, "select pg_promote(true, 30)") != "t":
+            raise RuntimeError(f"pg_promote on {h} did not complete")
+
     def kill_host(self, h):
         """SIGKILL of every process in the host (postmaster and backends: a
         backend is a process group of its own, so not the postmaster's group)."""
@@ -492,26 +521,9 @@ class Postgres:
             # made during the cut never commits (the primary waits for the
             # replica) and the holder issues nothing on it; asynchronous: it
             # commits on the primary alone and is lost with it.
-            old, new = self.primary, self.replica
-            hooks = self.hooks
-            if hooks:
-                hooks.failover_servers_down()
-            self.caught_up(old, new)
-            self.net.isolate_from(new, [old])
-            restarted = hooks.failover_holder_restart() if hooks else None
-            time.sleep(LAG_S)
-            self.kill_host(old)
-            self.net.heal(new)
-            if self.sql(new, "select pg_promote(true, 30)") != "t":
-                raise RuntimeError(f"pg_promote on {new} did not complete")
-            self.primary, self.replica = new, old
-            if hooks:
-                hooks.failover_servers_up()
-            else:
-                self.repoint = True
+            old, new, during = self.cut_kill_promote(wait_always=True)
             t = time.monotonic()
             self.start(old, source=new)
-            during = f", {restarted} restarted (SIGKILL) during the cut" if restarted else ""
             return (f"promotion: replication {new}<-{old} cut for {LAG_S} s{during}, {old} "
                     f"killed (SIGKILL of every process), {new} promoted, servers started with "
                     f"it, {old} rebuilt as its replica (pg_basebackup, "
