@@ -65,7 +65,12 @@ ensure_cargo_tool() {
   mkdir -p "$TOOLS"
   local partial
   partial=$(mktemp -d "$dir.partial-XXXXXX")
-  cargo install --quiet --root "$partial" "$crate" --version "$version" "$@"
+  # Without the crate's own release LTO and single codegen unit (cargo-deny
+  # asks for fat LTO): a tool is built once per machine and its speed hardly
+  # matters, its build time does, on CI's fresh machine most of all. Still
+  # optimised (opt-level 3): oha is the benchmarks' load generator.
+  CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    cargo install --quiet --root "$partial" "$crate" --version "$version" "$@"
   # A folder without the binary is a broken one: replace it. rename(2) onto
   # a complete folder (another checkout's, finished meanwhile) fails: keep that one.
   [ -x "$dir/bin/$bin" ] || rm -rf "$dir"
