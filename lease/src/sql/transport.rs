@@ -363,17 +363,17 @@ fn my_error(e: &mysql::Error) -> DbError {
         // A socket read or write timeout is WouldBlock (Unix) or TimedOut
         // (Windows), reported directly or from the packet decoder.
         mysql::Error::IoError(io)
-        | mysql::Error::CodecError(
-            mysql::mysql_common::proto::codec::error::PacketCodecError::Io(io),
-        ) => DbError {
-            failure: Failure::Other,
-            message: match io.kind() {
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
-                    format!("timed out: {io}")
-                }
-                _ => io.to_string(),
-            },
-        },
+        | mysql::Error::CodecError(mysql_common::proto::codec::error::PacketCodecError::Io(io)) => {
+            DbError {
+                failure: Failure::Other,
+                message: match io.kind() {
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                        format!("timed out: {io}")
+                    }
+                    _ => io.to_string(),
+                },
+            }
+        }
         mysql::Error::DriverError(d) => DbError {
             failure: Failure::Other,
             message: d.to_string(),
