@@ -650,9 +650,12 @@ fn thousands_of_connections_then_memory_stops_growing() {
     assert!(sequential < warm + 1024, "{warm} KiB -> {sequential} KiB");
 
     // Then many at once: every connection's task ends (the gauge is back to
-    // 1, the /metrics call itself) and memory stops growing.
+    // 1, the /metrics call itself) and memory stops growing. The heap's
+    // fragmentation still grows, by less each round (+4.0, +3.1, +2.2, +0.5,
+    // +0.4, +1.2, +0.1 MiB in one run): so the last four of twelve rounds
+    // are compared, where a leak of 512 bytes a connection would add 2 MiB.
     let mut after = Vec::new();
-    for round in 0..8 {
+    for round in 0..12 {
         let held: Vec<TcpStream> = (0..1000).map(|_| keep_alive(&s.addr)).collect();
         let metrics = s.get("/metrics").body;
         assert!(
@@ -672,7 +675,7 @@ fn thousands_of_connections_then_memory_stops_growing() {
         after.push(rss_kib(pid));
     }
     println!("RSS after each round of 1000 connections at once: {after:?}");
-    assert!(after[7] < after[3] + 2048, "{after:?}");
+    assert!(after[11] < after[7] + 2048, "{after:?}");
     assert_eq!(ids_of(&s.get("/v1/ids?count=10")).len(), 10);
 }
 
