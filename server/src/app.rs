@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
@@ -189,11 +189,17 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
     }
 }
 
-/// Milliseconds since the Unix epoch by the system clock.
+/// Milliseconds since the Unix epoch by the clock the generators issue by:
+/// the core's `SystemClock` (the wall clock read once, then the monotonic
+/// clock), read precisely. Readiness must use it, not the wall clock: after
+/// a step of the wall clock the two differ, and under load the generators'
+/// cached reading lags by as long as its ticking thread waits for a CPU;
+/// either way `/readyz` could say a reservation had ended while IDs were
+/// still issued inside it (a 30-minute fault-harness run under load saw 71
+/// such answers). The precise reading also moves that cache forward, so no
+/// ID is issued by an older reading after this one.
 pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    snowmint::SystemClock.precise_ms()
 }
 
 impl AppState {
