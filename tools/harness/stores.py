@@ -20,12 +20,12 @@ ETCD_CLIENT, ETCD_PEER, REDIS_PORT = 2379, 2380, 6379
 LAG_S = 3  # seconds a Redis replica falls behind before a failover
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-# store-clock-step (Redis, PostgreSQL): the primary's wall clock stepped by
-# these (seconds) in turn, each for its fault's length, then back to +0. The
-# lease's max_skew_ms is 5 s and its hwm bound lets a store clock be at most
-# timeout_ms + max_skew_ms (6 s) ahead: 3 s is within both, 30 s beyond. In
-# turn, not at random: a run with two steps has one forward beyond the bound
-# and one back within the skew.
+# store-clock-step (Redis, PostgreSQL, ZooKeeper): the primary's (ZooKeeper:
+# every member's) wall clock stepped by these (seconds) in turn, each for its
+# fault's length, then back to +0. The lease's max_skew_ms is 5 s and its hwm
+# bound lets a store clock be at most timeout_ms + max_skew_ms (6 s) ahead:
+# 3 s is within both, 30 s beyond. In turn, not at random: a run with two
+# steps has one forward beyond the bound and one back within the skew.
 STORE_CLOCK_STEPS_S = (30, -3, -30, 3)
 MAX_SKEW_S = 5
 FAKETIME_MT = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
@@ -49,16 +49,23 @@ def set_clock(path, seconds):
     os.replace(tmp, path)
 
 
-def store_clock_step(store, rng):
-    """Steps the primary's clock (``store.clocks[primary]``) by the next step
-    of STORE_CLOCK_STEPS_S; the undo sets it back to +0."""
+def store_clock_step(store, rng, hosts=None):
+    """Steps the primary's clock (``store.clocks[primary]``), or each of
+    ``hosts``', by the next step of STORE_CLOCK_STEPS_S; the undo sets them
+    back to +0."""
     n = store.clock_steps = getattr(store, "clock_steps", 0) + 1
-    h, s = store.primary, STORE_CLOCK_STEPS_S[(n - 1) % len(STORE_CLOCK_STEPS_S)]
-    path = store.clocks[h]
-    set_clock(path, s)
+    s = STORE_CLOCK_STEPS_S[(n - 1) % len(STORE_CLOCK_STEPS_S)]
+    hosts = hosts or [store.primary]
+    paths = [store.clocks[h] for h in hosts]
+    for path in paths:
+        set_clock(path, s)
+
+    def undo():
+        for path in paths:
+            set_clock(path, 0)
     how = "within" if abs(s) <= MAX_SKEW_S else "beyond"
-    return (f"store-clock-step {h} {s:+d} s ({how} max_skew_ms {MAX_SKEW_S} s; "
-            "back to +0 when the fault ends)"), lambda: set_clock(path, 0)
+    return (f"store-clock-step {','.join(hosts)} {s:+d} s ({how} max_skew_ms {MAX_SKEW_S} s; "
+            "back to +0 when the fault ends)"), undo
 
 
 class FileStore:
@@ -305,7 +312,7 @@ class ZooKeeper(QuorumFaults):
     name = "zookeeper"
     client_port = ZK_CLIENT
     fault_kinds = ("kill-member", "kill-leader", "partition-member", "partition-leader",
-                   "drop-replies-member")
+                   "drop-replies-member", "store-clock-step")
     # A network store's claim refuses a clock further than max_skew_ms (5 s)
     # from the store's, so a CLI holder's clock step (the successor fence's
     # fault) stays within it: 4.5 s back, more than the 2-3 s a killed
@@ -317,7 +324,7 @@ class ZooKeeper(QuorumFaults):
 
     def __init__(self, net, work, hosts):
         self.net, self.work, self.hosts = net, work, hosts
-        self.members = {}
+        self.members, self.clocks = {}, {}
         servers = "\n".join(
             f"server.{i + 1}={net.hosts[h]}:{ZK_QUORUM}:{ZK_ELECTION}"
             for i, h in enumerate(hosts))
@@ -354,7 +361,16 @@ admin.enableServer=false
 
     def start(self, h):
         d = self._dir(h)
-        argv = [a.format(dir=d, cfg=os.path.join(d, "zoo.cfg")) for a in ZK_JAVA]
+        # The store's clock is the leader's wall clock (the mtime it stamps on
+        # a write): every member's JVM runs under libfaketimeMT with an
+        # offset file of its own (store-clock-step rewrites them all),
+        # re-read at most every second (on every call, the JVM's frequent
+        # clock reads would each read the file); its monotonic clock, which
+        # times sessions and elections, stays real.
+        self.clocks[h] = clock_file(self.work, h)
+        argv = ["env", f"LD_PRELOAD={FAKETIME_MT}", f"FAKETIME_TIMESTAMP_FILE={self.clocks[h]}",
+                "FAKETIME_CACHE_DURATION=1", "FAKETIME_DONT_FAKE_MONOTONIC=1"]
+        argv += [a.format(dir=d, cfg=os.path.join(d, "zoo.cfg")) for a in ZK_JAVA]
         self.members[h] = Proc(f"zookeeper-{h}", self.net.wrap(h, argv),
                                os.path.join(self.work, f"zookeeper-{h}.log"))
 
@@ -378,6 +394,14 @@ admin.enableServer=false
             if self.mode(h) == "leader":
                 return h
         return None
+
+    def inject(self, kind, rng):
+        if kind == "store-clock-step":
+            # The store's clock is the leader's (it stamps every write's
+            # mtime), and a fault may move the leadership: every member's
+            # clock is stepped, so that whichever leads has the step.
+            return store_clock_step(self, rng, self.hosts)
+        return super().inject(kind, rng)
 
     def url(self, opts):
         eps = ",".join(f"{self.net.hosts[h]}:{ZK_CLIENT}" for h in self.hosts)
