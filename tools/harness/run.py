@@ -114,6 +114,12 @@ class Run:
         out.close()
         self.holders[name] = (p, host)
 
+    def has_slot(self, name):
+        """Whether the holder's incarnation runs and has issued (so it holds a slot)."""
+        p, _ = self.holders[name]
+        out = os.path.join(self.dir, "holders", f"{name}.{self.incarnation[name]}.out")
+        return p.alive() and os.path.getsize(out) > 0
+
     def clock_step_s(self):
         """How far back a holder-clock-step restarts a CLI holder: 20 s, or
         the store's own step (a network store refuses past max_skew_ms)."""
@@ -200,7 +206,10 @@ class Run:
                 self.clock_steps += 1
                 if self.clock_steps <= CLI_CLOCK_STEPS:
                     names = [n for n in names if n.startswith("cli")]
-            name = self.rng.choice(names)
+            # A holder that has a slot: the one waiting for a slot is mostly
+            # not running, and a step of it leaves no slot to take (the
+            # controls' steps were lost that way: 20261126-121023-zookeeper-control-2).
+            name = self.rng.choice([n for n in names if self.has_slot(n)] or names)
             p, host = self.holders[name]
             if kind == "holder-stop":
                 p.signal(signal.SIGSTOP)
