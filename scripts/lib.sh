@@ -31,7 +31,8 @@ if [ -z "${CARGO_BUILD_BUILD_DIR:-}" ]; then
   esac
   # Units of checkouts since removed stay behind: past 30 GiB the directory is
   # emptied (once per run of the calling command), and the next build fills it.
-  if [ -z "${SNOWMINT_BUILD_DIR_CHECKED:-}" ] && [ -d "$CARGO_BUILD_BUILD_DIR" ]; then
+  # (None with SNOWMINT_BUILD_DIR=target: CARGO_BUILD_BUILD_DIR stays unset.)
+  if [ -z "${SNOWMINT_BUILD_DIR_CHECKED:-}" ] && [ -d "${CARGO_BUILD_BUILD_DIR:-}" ]; then
     if [ "$(du -sm "$CARGO_BUILD_BUILD_DIR" 2>/dev/null | cut -f1)" -gt 30720 ]; then
       echo "the shared build directory $CARGO_BUILD_BUILD_DIR is over 30 GiB: emptied" >&2
       rm -rf "$CARGO_BUILD_BUILD_DIR"

@@ -71,6 +71,9 @@ def main():
     ap.add_argument("--bin", default="target/ci")
     ap.add_argument("--control-bin", default="target/harness/bin",
                     help="where the control builds are (one folder per build)")
+    ap.add_argument("--python", default="target/harness/venv/bin/python",
+                    help="the interpreter of the Python holder, with the binding installed "
+                         "(scripts/harness builds and installs it)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="stores run side by side, each group in a harness process of "
                          "its own (own bridge, namespaces and store clusters)")
@@ -95,6 +98,11 @@ def main():
         store_list = a.store or ["file", "etcd", "redis", "postgres", "mysql", "zookeeper"]
         seconds = 60 * (a.minutes if a.minutes else 1.0 if a.short else 5.0)
     seed = replay["seed"] if replay else (a.seed if a.seed is not None else int(time.time()))
+    python = os.path.abspath(a.python)
+    if not os.path.exists(python) or subprocess.run(
+            [python, "-c", "import snowmint"], capture_output=True, timeout=60).returncode:
+        sys.exit(f"harness: {python} cannot import snowmint (the Python holder's binding): "
+                 "./scripts/harness builds and installs it")
     stamp = a.stamp or time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     if a.jobs > 1 and not replay and len(store_list) > 1:
         return side_by_side(a, store_list, seed, stamp)
@@ -118,6 +126,8 @@ def main():
                 "seed": seed, "seconds": seconds, "schedule": schedule,
                 "cli": os.path.abspath(os.path.join(bindir, "snowmint")),
                 "server": os.path.abspath(os.path.join(bindir, "snowmint-server")),
+                # The Python holder: the normal binding in every run, controls too.
+                "python": python,
                 "prefix": f"smh{os.getpid() % 100000}",
                 "subnet": f"10.77.{(os.getpid() + n) % 200 + 20}",
                 "namespace": f"smh-{os.getpid()}-{n}",
@@ -158,7 +168,8 @@ def side_by_side(a, store_list, seed, stamp):
     groups = [store_list[i::a.jobs] for i in range(a.jobs)]
     groups = [g for g in groups if g]
     base = [sys.executable, os.path.abspath(__file__), "--seed", str(seed), "--stamp", stamp,
-            "--out", a.out, "--bin", a.bin, "--control-bin", a.control_bin]
+            "--out", a.out, "--bin", a.bin, "--control-bin", a.control_bin,
+            "--python", a.python]
     if a.short:
         base.append("--short")
     elif a.minutes:

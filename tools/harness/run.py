@@ -15,9 +15,14 @@ import stores
 from procs import Proc
 
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+PYHOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyholder.py")
 SERVER_PORT = 7610
 CLOCK_STEP_S = 20
 STEP_HOLD_S = 6  # a network store's stepped holder: restarts keep the step this long
+# The first clock steps of a run go to CLI holders: the controls that need
+# them (file store, ZooKeeper) remove a protection from the CLI's build, and
+# the Python holder runs the normal binding.
+CLI_CLOCK_STEPS = 2
 
 
 class Interrupted(Exception):
@@ -65,7 +70,9 @@ class Run:
         self.incarnation = {}
         self.holders, self.servers = {}, {}
         self.dead_since = {}
-        self.stepped = {}  # CLI holder -> until when its restarts keep the clock step
+        self.stepped = {}  # holder -> until when its restarts keep the clock step
+        self.step_window = (None, 0.0)  # (stepped holder, until): the others' restarts wait
+        self.clock_steps = 0
         self.held = set()  # servers kept down by a failover until the promotion
 
     def note(self, text):
@@ -80,25 +87,38 @@ class Run:
                 f"&window_ms=2000&timeout_ms=1000")
 
     def start_holder(self, name, host, step=False):
+        """A CLI holder (cli*), or the Python holder (py*): pyholder.py on the
+        binding, in the harness's venv, writing the same lines."""
         k = self.incarnation[name] = self.incarnation.get(name, 0) + 1
         out = open(os.path.join(self.dir, "holders", f"{name}.{k}.out"), "wb")
-        # Bursts of `burst` IDs, 100 a second: paced so that a long run's IDs
-        # (all kept for the checker) stay within disk and sort bounds.
-        feed = ("import sys,time\nwhile 1: sys.stdout.write('%d\\n'); sys.stdout.flush(); "
-                "time.sleep(0.01)" % self.cfg["burst"])
-        cmd = (f"python3 -c \"{feed}\" | LD_PRELOAD=\"$SMH_PRELOAD\" exec {self.cfg['cli']} "
-               "generate --layout "
-               f"'{check.Layout.DESCRIPTOR}' --node datacenter={check.Layout.DATACENTER} "
-               f"--lease \"$SMH_LEASE\" --on-demand --lease-lines --clock-backwards wait:5")
+        if name.startswith("py"):
+            # The Python process is the holder: libfaketime goes on it.
+            cmd = (f"LD_PRELOAD=\"$SMH_PRELOAD\" exec {self.cfg['python']} {PYHOLDER} "
+                   f"--lease \"$SMH_LEASE\" --burst {self.cfg['burst']}")
+        else:
+            # Bursts of `burst` IDs, 100 a second: paced so that a long run's
+            # IDs (all kept for the checker) stay within disk and sort bounds.
+            feed = ("import sys,time\nwhile 1: sys.stdout.write('%d\\n'); sys.stdout.flush(); "
+                    "time.sleep(0.01)" % self.cfg["burst"])
+            # Only the CLI's clock is stepped (libfaketime), not its feeder's.
+            cmd = (f"python3 -c \"{feed}\" | LD_PRELOAD=\"$SMH_PRELOAD\" exec {self.cfg['cli']} "
+                   "generate --layout "
+                   f"'{check.Layout.DESCRIPTOR}' --node datacenter={check.Layout.DATACENTER} "
+                   f"--lease \"$SMH_LEASE\" --on-demand --lease-lines --clock-backwards wait:5")
         env = {"SMH_LEASE": self.store.url(self.opts()), "SMH_PRELOAD": "",
                "FAKETIME": f"-{self.clock_step_s()}s", "DONT_FAKE_MONOTONIC": "1"}
         if step:
-            # Only the CLI's clock is stepped (libfaketime), not its feeder's.
             env["SMH_PRELOAD"] = FAKETIME_LIB
         p = Proc(f"{name}.{k}", self.net.wrap(host, ["bash", "-c", cmd]),
                  os.path.join(self.dir, f"{name}.log"), env=env, stdout=out)
         out.close()
         self.holders[name] = (p, host)
+
+    def has_slot(self, name):
+        """Whether the holder's incarnation runs and has issued (so it holds a slot)."""
+        p, _ = self.holders[name]
+        out = os.path.join(self.dir, "holders", f"{name}.{self.incarnation[name]}.out")
+        return p.alive() and os.path.getsize(out) > 0
 
     def clock_step_s(self):
         """How far back a holder-clock-step restarts a CLI holder: 20 s, or
@@ -118,8 +138,13 @@ class Run:
         self.servers[name] = (p, host)
 
     def supervise(self):
-        """Restarts holders and servers that ended (0.5 s after)."""
+        """Restarts holders and servers that ended (0.5 s after). Five of
+        them share four slots, so one at a time has none (it exits, all slots
+        held, and is restarted); for STEP_HOLD_S after a holder-clock-step only
+        the stepped holder is restarted, so that it, not that one, takes the
+        slot its killed predecessor leaves."""
         now = time.monotonic()
+        stepped, until = self.step_window
         for group, start in ((self.holders, self.start_holder), (self.servers, self.start_server)):
             for name, (p, host) in list(group.items()):
                 if name in self.held:
@@ -128,6 +153,8 @@ class Run:
                     self.dead_since.pop(name, None)
                     continue
                 since = self.dead_since.setdefault(name, now)
+                if now < until and name != stepped:
+                    continue
                 if now - since >= 0.5:
                     self.dead_since.pop(name)
                     p.stop()
@@ -151,8 +178,10 @@ class Run:
                 p.kill()
 
     def failover_holder_restart(self):
-        """SIGKILL of one CLI holder, started again at once (same store URL)."""
-        name = self.rng.choice(sorted(self.holders))
+        """SIGKILL of one CLI holder, started again at once (same store URL).
+        A CLI holder: the Redis control's fence is removed from the CLI's
+        build (and the servers'), not from the Python holder's binding."""
+        name = self.rng.choice(sorted(n for n in self.holders if n.startswith("cli")))
         p, host = self.holders[name]
         p.kill()
         p.stop()
@@ -172,7 +201,15 @@ class Run:
     def inject(self, kind):
         """Starts one fault; returns (text, undo or None)."""
         if kind in ("holder-kill", "holder-stop", "holder-clock-step"):
-            name = self.rng.choice(sorted(self.holders))
+            names = sorted(self.holders)
+            if kind == "holder-clock-step":
+                self.clock_steps += 1
+                if self.clock_steps <= CLI_CLOCK_STEPS:
+                    names = [n for n in names if n.startswith("cli")]
+            # A holder that has a slot: the one waiting for a slot is mostly
+            # not running, and a step of it leaves no slot to take (the
+            # controls' steps were lost that way: 20261126-121023-zookeeper-control-2).
+            name = self.rng.choice([n for n in names if self.has_slot(n)] or names)
             p, host = self.holders[name]
             if kind == "holder-stop":
                 p.signal(signal.SIGSTOP)
@@ -180,6 +217,7 @@ class Run:
             p.kill()
             if kind == "holder-clock-step":
                 self.start_holder(name, host, step=True)
+                self.step_window = (name, time.monotonic() + STEP_HOLD_S)
                 text = f"{kind} {name} (SIGKILL, restarted {self.clock_step_s()} s back)"
                 if hasattr(self.store, "clock_step_s"):
                     # A network store: the killed holder's slot frees only
@@ -242,13 +280,16 @@ class Run:
                 port = SERVER_PORT + i + 1
                 hosts.wait_for(f"{h}:{port}", lambda h=h, port=port: (
                     self.supervise() or self.net.reachable(h, h, port)), 60)
+            # The fifth holder of four slots, started once the servers have
+            # theirs: it has none until one is freed (a kill, a lost lease).
+            self.start_holder("py1", hh[0])
             self.load = Proc("load", self.net.wrap(load_host, [
                 "python3", os.path.join(os.path.dirname(__file__), "load.py"),
                 "--out", os.path.join(self.dir, f"load-{load_host}.jsonl"),
                 "--seconds", str(cfg["seconds"] + 2), "--count", str(cfg["burst"]), "--token-file", self.token_file]
                 + servers), os.path.join(self.dir, "load.log"))
-            self.note(f"clients up: CLI holders on {', '.join(hh)}, servers on "
-                      f"{', '.join(sh_)}, load from {load_host}")
+            self.note(f"clients up: CLI holders on {', '.join(hh)}, Python holder (binding) "
+                      f"on {hh[0]}, servers on {', '.join(sh_)}, load from {load_host}")
             self.loop()
         finally:
             self.net.heal_all()

@@ -3,7 +3,9 @@ members), Redis (primary and replica, failover by REPLICAOF NO ONE), and the
 file store (a directory the
 holders of one host share). Each offers ``url(opts)`` (the lease URL), the
 faults it supports (``fault_kinds``) and ``inject(kind, rng)`` returning a
-line for the schedule and an undo callable (or None)."""
+line for the schedule and an undo callable (or None). MariaDB and etcd are
+reached through a delay proxy (proxy.py) on each server's host, for
+store-delay."""
 
 import json
 import os
@@ -17,6 +19,7 @@ import procs
 from procs import Proc
 
 ETCD_CLIENT, ETCD_PEER, REDIS_PORT = 2379, 2380, 6379
+ETCD_PROXY = 12379  # each member's delay proxy: the port clients use
 LAG_S = 3  # seconds a Redis replica falls behind before a failover
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -29,6 +32,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 STORE_CLOCK_STEPS_S = (30, -3, -30, 3)
 MAX_SKEW_S = 5
 FAKETIME_MT = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
+
+# store-delay (MariaDB, etcd): every chunk through the store's proxies held
+# for a random delay in this range (ms), both ways, for the fault's length.
+# A call is at least two chunks (request, answer): up to 800 ms of the
+# clients' timeout_ms of 1000, so some calls miss it and some answer late.
+STORE_DELAY_MS = (50, 400)
+PROXY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "proxy.py")
 
 
 def clock_file(work, h):
@@ -66,6 +76,51 @@ def store_clock_step(store, rng, hosts=None):
     how = "within" if abs(s) <= MAX_SKEW_S else "beyond"
     return (f"store-clock-step {','.join(hosts)} {s:+d} s ({how} max_skew_ms {MAX_SKEW_S} s; "
             "back to +0 when the fault ends)"), undo
+
+
+def set_delay(path, text):
+    """A proxy's delay, "0" or "MIN-MAX" (ms): the control file replaced
+    (renamed in place, as set_clock does)."""
+    tmp = path + ".new"
+    with open(tmp, "w") as f:
+        f.write(text + "\n")
+    os.replace(tmp, path)
+
+
+class DelayProxy:
+    """proxy.py in host ``h``'s namespace: clients connect to ``port`` on the
+    host's address and it forwards to ``to_port``, the store's own, on the
+    same address (so over the host's loopback, which the fault rules spare:
+    partitions and dropped replies act on the clients' side of it). Its
+    control file, ``delay-<h>`` in the run's folder, says "0" until a
+    store-delay."""
+
+    def __init__(self, net, work, h, port, to_port):
+        self.h, self.port = h, port
+        self.control = os.path.join(work, f"delay-{h}")
+        set_delay(self.control, "0")
+        a = net.hosts[h]
+        self.proc = Proc(f"proxy-{h}", net.wrap(h, [
+            "python3", PROXY, "--listen", f"{a}:{port}", "--to", f"{a}:{to_port}",
+            "--control", self.control]), os.path.join(work, f"proxy-{h}.log"))
+        wait_for(f"the proxy on {h}:{port}", lambda: net.reachable(h, h, port), 20)
+
+    def stop(self):
+        self.proc.stop()
+
+
+def store_delay(proxies):
+    """Sets every proxy's delay to STORE_DELAY_MS; the undo sets it to 0."""
+    lo, hi = STORE_DELAY_MS
+    for p in proxies:
+        set_delay(p.control, f"{lo}-{hi}")
+
+    def undo():
+        for p in proxies:
+            set_delay(p.control, "0")
+    where = ", ".join(f"{p.h}:{p.port}" for p in proxies)
+    return (f"store-delay {lo}-{hi} ms on {where} (each chunk held at random in that range, "
+            "both ways; connections overtake each other; 0 when the fault ends)"), undo
 
 
 class FileStore:
@@ -110,12 +165,15 @@ class QuorumFaults:
 
 
 class Etcd(QuorumFaults):
-    """Three members, one per store host; clients may use any of them."""
+    """Three members, one per store host; clients may use any of them, each
+    through the delay proxy on its host (the members' peer traffic and the
+    harness's status calls go direct)."""
 
     name = "etcd"
-    client_port = ETCD_CLIENT
+    # The port clients use (drop-replies-member): the proxies'.
+    client_port = ETCD_PROXY
     fault_kinds = ("kill-member", "kill-leader", "partition-member", "partition-leader",
-                   "drop-replies-member")
+                   "drop-replies-member", "store-delay")
 
     def __init__(self, net, work, hosts):
         self.net, self.work, self.hosts = net, work, hosts
@@ -125,6 +183,13 @@ class Etcd(QuorumFaults):
         for h in hosts:
             self.start(h)
         wait_for("an etcd leader", lambda: self.leader() is not None, 30)
+        self.proxies = [DelayProxy(net, work, h, ETCD_PROXY, ETCD_CLIENT) for h in hosts]
+
+    def inject(self, kind, rng):
+        if kind == "store-delay":
+            # Every member's clients' traffic: the store as a whole is slow.
+            return store_delay(self.proxies)
+        return super().inject(kind, rng)
 
     def start(self, h):
         a = self.net.hosts[h]
@@ -158,10 +223,12 @@ class Etcd(QuorumFaults):
         return None
 
     def url(self, opts):
-        eps = ",".join(f"{self.net.hosts[h]}:{ETCD_CLIENT}" for h in self.hosts)
+        eps = ",".join(f"{self.net.hosts[h]}:{ETCD_PROXY}" for h in self.hosts)
         return f"etcd://{eps}?{opts}"
 
     def stop(self):
+        for p in getattr(self, "proxies", []):
+            p.stop()
         for p in self.members.values():
             p.stop()
 
@@ -580,17 +647,19 @@ class PostgresAsync(Postgres):
 
 
 MYSQL_PORT = 3306
+MYSQL_PROXY = 13306  # the delay proxy's: the port clients use
 
 
 class MariaDB:
     """MariaDB 10.11 (mariadbd as root), one server on the first store host,
     its data directory in the run's folder (removed at the end); InnoDB
     flushes its log at every commit (innodb_flush_log_at_trx_commit=1, the
-    default). Clients connect as a user of their own from the hosts' subnet."""
+    default). Clients connect as a user of their own from the hosts' subnet,
+    through the delay proxy on the server's host (port 13306)."""
 
     name = "mysql"
     fault_kinds = ("kill-primary", "restart-primary", "partition-primary",
-                   "drop-replies-primary")
+                   "drop-replies-primary", "store-delay")
 
     def __init__(self, net, work, hosts):
         self.net, self.work = net, work
@@ -607,6 +676,9 @@ class MariaDB:
         self.start()
         self.sql("CREATE DATABASE snowmint; CREATE USER 'snowmint'@'%'; "
                  "GRANT ALL ON snowmint.* TO 'snowmint'@'%'")
+        # Stays up through kill-primary and restart-primary: meanwhile it
+        # accepts a client's connection and closes it (the server refuses its own).
+        self.proxy = DelayProxy(net, work, self.primary, MYSQL_PROXY, MYSQL_PORT)
 
     def start(self):
         h = self.primary
@@ -627,7 +699,7 @@ class MariaDB:
                         "-e", query], capture_output=True, timeout=10, check=True)
 
     def url(self, opts):
-        return f"mysql://snowmint@{self.net.hosts[self.primary]}:{MYSQL_PORT}/snowmint?{opts}"
+        return f"mysql://snowmint@{self.net.hosts[self.primary]}:{MYSQL_PROXY}/snowmint?{opts}"
 
     def inject(self, kind, rng):
         h = self.primary
@@ -642,8 +714,12 @@ class MariaDB:
             self.net.partition(h)
             return f"partition-primary {h}", lambda: self.net.heal(h)
         if kind == "drop-replies-primary":
-            self.net.drop_replies(h, MYSQL_PORT)
-            return f"drop-replies-primary {h} (port {MYSQL_PORT})", lambda: self.net.heal(h)
+            # The proxy's port (the server answers the proxy over loopback).
+            self.net.drop_replies(h, MYSQL_PROXY)
+            return (f"drop-replies-primary {h} (port {MYSQL_PROXY}, the proxy clients use)",
+                    lambda: self.net.heal(h))
+        if kind == "store-delay":
+            return store_delay([self.proxy])
         raise ValueError(kind)
 
     def restart(self):
@@ -651,6 +727,8 @@ class MariaDB:
         self.start()
 
     def stop(self):
+        if getattr(self, "proxy", None):
+            self.proxy.stop()
         if self.proc:
             self.proc.stop(grace=20)
         shutil.rmtree(self.dir, ignore_errors=True)

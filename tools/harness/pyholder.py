@@ -1,0 +1,48 @@
+"""A lease holder on the Python binding (docs/HARNESS.md, "Clients"): a
+leased snowmint.Generator issuing flat out, writing what a CLI holder writes
+with --on-demand --lease-lines, so check.py reads both the same way: after
+each burst, its IDs one per line, then {"lease": ...} (the lease as it stands
+once the burst was issued). Reads nothing. Exits 1 on any snowmint error (no
+free slot, lease lost or expired, clock behind the slot's hwm): the harness's
+supervisor restarts it, as it restarts a CLI holder that exits.
+
+Run by the harness's own interpreter (a venv under target/harness with the
+binding's wheel installed), in a client host's namespace; under libfaketime
+for holder-clock-step, which then steps the binding's clock too."""
+
+import argparse
+import json
+import sys
+import time
+
+import snowmint
+
+from check import Layout  # this script's folder is first on sys.path
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lease", required=True, help="the lease URL")
+    ap.add_argument("--burst", type=int, default=100, help="IDs per burst")
+    a = ap.parse_args()
+    out = sys.stdout.buffer
+    try:
+        # The CLI holder's options: the same layout, node and clock policy.
+        gen = snowmint.Generator(Layout.DESCRIPTOR, lease=a.lease, datacenter=Layout.DATACENTER,
+                                 clock_backwards="wait:5")
+        while True:
+            ids = gen.next_ids(a.burst)
+            out.write(b"".join(b"%d\n" % i for i in ids))
+            # Read after the burst: the reservation it shows covers every ID
+            # of it (a lease's reservation only grows, or the lease is lost).
+            out.write(json.dumps({"lease": gen.lease}, separators=(",", ":")).encode() + b"\n")
+            out.flush()
+            # The CLI holder's feeder's pace: a burst every 10 ms at most.
+            time.sleep(0.01)
+    except snowmint.SnowmintError as e:
+        print(f"pyholder: {e}", file=sys.stderr, flush=True)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
