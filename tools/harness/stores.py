@@ -49,14 +49,20 @@ def clock_file(work, h):
     return path
 
 
-def set_clock(path, seconds):
-    """Steps a server's wall clock: the offset file rewritten (renamed in
-    place, so a reader sees the old or the new offset, never half of one)."""
+def replace_file(path, text):
+    """Writes ``text`` (and a newline) to ``path`` by renaming a new file in
+    place, so that a reader sees the old or the new content, never half of
+    it: the clock offset and delay files servers and proxies re-read."""
     tmp = path + ".new"
     with open(tmp, "w") as f:
-        f.write(f"{seconds:+d}\n")
+        f.write(text + "\n")
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
+
+
+def set_clock(path, seconds):
+    """Steps a server's wall clock: its offset file rewritten."""
+    replace_file(path, f"{seconds:+d}")
 
 
 def store_clock_step(store, rng, hosts=None):
@@ -79,12 +85,8 @@ def store_clock_step(store, rng, hosts=None):
 
 
 def set_delay(path, text):
-    """A proxy's delay, "0" or "MIN-MAX" (ms): the control file replaced
-    (renamed in place, as set_clock does)."""
-    tmp = path + ".new"
-    with open(tmp, "w") as f:
-        f.write(text + "\n")
-    os.replace(tmp, path)
+    """A proxy's delay, "0" or "MIN-MAX" (ms): its control file rewritten."""
+    replace_file(path, text)
 
 
 class DelayProxy:
