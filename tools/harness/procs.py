@@ -74,6 +74,24 @@ class Proc:
             pass
 
 
+def session_members(sid):
+    """The pids of the processes in session ``sid`` (a Proc's pid: each
+    starts its own session)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # After the command: state, ppid, pgrp, session.
+        if int(fields[3]) == sid:
+            pids.append(int(entry))
+    return pids
+
+
 def stop_all():
     for p in reversed(ALL):
         try:

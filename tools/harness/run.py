@@ -23,6 +23,27 @@ STEP_HOLD_S = 6  # a network store's stepped holder: restarts keep the step this
 # them (file store, ZooKeeper) remove a protection from the CLI's build, and
 # the Python holder runs the normal binding.
 CLI_CLOCK_STEPS = 2
+# How long a due holder-clock-step waits for a holder with a slot.
+DEFER_S = 20
+
+
+def end_input(p):
+    """Ends a CLI holder the way its input ending does: its feeder (the
+    ``python3 -c`` in its session) killed, the CLI reads end of input,
+    releases its slot and exits. Waited for 5 s at most, then SIGKILL."""
+    for pid in procs.session_members(p.pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[:2] == [b"python3", b"-c"]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    if not procs.wait_until(lambda: not p.alive(), 5):
+        p.kill()
 
 
 class Interrupted(Exception):
@@ -120,6 +141,34 @@ class Run:
         out = os.path.join(self.dir, "holders", f"{name}.{self.incarnation[name]}.out")
         return p.alive() and os.path.getsize(out) > 0
 
+    def step_candidates(self):
+        """The holders a holder-clock-step may stop: those with a slot
+        among the run's first CLI_CLOCK_STEPS steps' CLI holders (or all)."""
+        names = sorted(self.holders)
+        if self.clock_steps < CLI_CLOCK_STEPS:
+            names = [n for n in names if n.startswith("cli")]
+        return names, [n for n in names if self.has_slot(n)]
+
+    def ready_for(self, kind, late):
+        """Whether a due fault starts now. A holder-clock-step waits (up to
+        DEFER_S) for a holder with a slot: a step of one without leaves no
+        slot to take, and on a loaded machine a network store's holders can
+        all be between slots for seconds (20261126-140956-zookeeper-control-1:
+        ZooKeeper answering late, both CLI holders churning, the first step
+        of a slotless holder)."""
+        if kind != "holder-clock-step" or late >= DEFER_S:
+            return True
+        return bool(self.step_candidates()[1])
+
+    def kill_slotless(self, keep):
+        """SIGKILL of every running holder but ``keep`` that has issued
+        nothing (one trying for a slot), so that the slot ``keep`` releases
+        goes to its stepped restart. The supervisor restarts them after
+        the step's window."""
+        for name, (p, _) in self.holders.items():
+            if name != keep and p.alive() and not self.has_slot(name):
+                p.kill()
+
     def clock_step_s(self):
         """How far back a holder-clock-step restarts a CLI holder: 20 s, or
         the store's own step (a network store refuses past max_skew_ms)."""
@@ -201,24 +250,38 @@ class Run:
     def inject(self, kind):
         """Starts one fault; returns (text, undo or None)."""
         if kind in ("holder-kill", "holder-stop", "holder-clock-step"):
-            names = sorted(self.holders)
             if kind == "holder-clock-step":
+                names, with_slot = self.step_candidates()
                 self.clock_steps += 1
-                if self.clock_steps <= CLI_CLOCK_STEPS:
-                    names = [n for n in names if n.startswith("cli")]
+            else:
+                names = sorted(self.holders)
+                with_slot = [n for n in names if self.has_slot(n)]
             # A holder that has a slot: the one waiting for a slot is mostly
             # not running, and a step of it leaves no slot to take (the
             # controls' steps were lost that way: 20261126-121023-zookeeper-control-2).
-            name = self.rng.choice([n for n in names if self.has_slot(n)] or names)
+            name = self.rng.choice(with_slot or names)
             p, host = self.holders[name]
             if kind == "holder-stop":
                 p.signal(signal.SIGSTOP)
                 return f"{kind} {name} (SIGSTOP)", lambda: p.signal(signal.SIGCONT)
-            p.kill()
             if kind == "holder-clock-step":
+                # The first, third... step of a CLI holder ends its input: it
+                # releases its slot and exits, and the stepped restart takes
+                # the slot at once (its whole step before the predecessor's
+                # last IDs); the others, a SIGKILL, whose slot frees only
+                # when its claim expires (on a network store, within the
+                # 4.5 s step or not: 20261126-135151-zookeeper-control-105
+                # had two such steps and no duplicate).
+                how = "SIGKILL"
+                if name.startswith("cli") and self.clock_steps % 2 == 1:
+                    how = "input ended: slot released"
+                    self.kill_slotless(name)
+                    end_input(p)
+                else:
+                    p.kill()
                 self.start_holder(name, host, step=True)
                 self.step_window = (name, time.monotonic() + STEP_HOLD_S)
-                text = f"{kind} {name} (SIGKILL, restarted {self.clock_step_s()} s back)"
+                text = f"{kind} {name} ({how}, restarted {self.clock_step_s()} s back)"
                 if hasattr(self.store, "clock_step_s"):
                     # A network store: the killed holder's slot frees only
                     # when its claim expires, so the stepped holder's
@@ -226,6 +289,7 @@ class Run:
                     # STEP_HOLD_S, whatever the fault's length.
                     self.stepped[name] = time.monotonic() + STEP_HOLD_S
                 return text, None
+            p.kill()
             return f"{kind} {name} (SIGKILL)", None
         if kind in ("server-kill", "server-stop"):
             name = self.rng.choice(sorted(self.servers))
@@ -315,7 +379,8 @@ class Run:
                     active[1]()
                 self.note(f"healed: {active[2]}")
                 active = None
-            if not active and pending and now >= pending[0]["at"]:
+            if (not active and pending and now >= pending[0]["at"]
+                    and self.ready_for(pending[0]["kind"], now - pending[0]["at"])):
                 ev = pending.pop(0)
                 text, undo = self.inject(ev["kind"])
                 if text:
