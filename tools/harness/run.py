@@ -265,15 +265,17 @@ class Run:
                 p.signal(signal.SIGSTOP)
                 return f"{kind} {name} (SIGSTOP)", lambda: p.signal(signal.SIGCONT)
             if kind == "holder-clock-step":
-                # The first, third... step of a CLI holder ends its input: it
-                # releases its slot and exits, and the stepped restart takes
-                # the slot at once (its whole step before the predecessor's
-                # last IDs); the others, a SIGKILL, whose slot frees only
-                # when its claim expires (on a network store, within the
-                # 4.5 s step or not: 20261126-135151-zookeeper-control-105
-                # had two such steps and no duplicate).
+                # The first two steps (the controls' own, of CLI holders),
+                # then every other one, end the holder's input: it releases
+                # its slot and exits, and the stepped restart takes the slot
+                # at once (its whole step before the predecessor's last IDs).
+                # The others are a SIGKILL, whose slot frees only when its
+                # claim expires (on a network store, within the 4.5 s step
+                # or not: 20261126-135151-zookeeper-control-105 had two such
+                # steps and no duplicate).
                 how = "SIGKILL"
-                if name.startswith("cli") and self.clock_steps % 2 == 1:
+                graceful = self.clock_steps <= CLI_CLOCK_STEPS or self.clock_steps % 2 == 1
+                if name.startswith("cli") and graceful:
                     how = "input ended: slot released"
                     self.kill_slotless(name)
                     end_input(p)
