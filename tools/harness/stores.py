@@ -3,9 +3,10 @@ members), Redis (primary and replica, failover by REPLICAOF NO ONE), and the
 file store (a directory the
 holders of one host share). Each offers ``url(opts)`` (the lease URL), the
 faults it supports (``fault_kinds``) and ``inject(kind, rng)`` returning a
-line for the schedule and an undo callable (or None). MariaDB and etcd are
-reached through a delay proxy (proxy.py) on each server's host, for
-store-delay."""
+line for the schedule and an undo callable (or None). Every network store
+is reached through a delay proxy (proxy.py) on each server's host, for
+store-delay: clients connect to the proxy's port, the members' own traffic
+(replication, quorum) and the harness's status calls go direct."""
 
 import json
 import os
@@ -19,7 +20,8 @@ import procs
 from procs import Proc
 
 ETCD_CLIENT, ETCD_PEER, REDIS_PORT = 2379, 2380, 6379
-ETCD_PROXY = 12379  # each member's delay proxy: the port clients use
+# Each store server's delay proxy: the port clients use.
+ETCD_PROXY, REDIS_PROXY, ZK_PROXY, PG_PROXY = 12379, 16379, 12181, 15432
 LAG_S = 3  # seconds a Redis replica falls behind before a failover
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -33,7 +35,7 @@ STORE_CLOCK_STEPS_S = (30, -3, -30, 3)
 MAX_SKEW_S = 5
 FAKETIME_MT = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 
-# store-delay (MariaDB, etcd): every chunk through the store's proxies held
+# store-delay: every chunk through the store's proxies held
 # for a random delay in this range (ms), both ways, for the fault's length.
 # A call is at least two chunks (request, answer): up to 800 ms of the
 # clients' timeout_ms of 1000, so some calls miss it and some answer late.
@@ -274,7 +276,7 @@ class Redis(PrimaryReplica):
 
     name = "redis"
     fault_kinds = ("failover", "failover", "partition-primary", "drop-replies-primary",
-                   "store-clock-step")
+                   "store-clock-step", "store-delay")
     # Every holder of a space must use the same redis_max_window_ms; the
     # failover fence is now + it + 2 * max_skew_ms.
     extra_opts = "&redis_max_window_ms=2000"
@@ -296,6 +298,9 @@ class Redis(PrimaryReplica):
             self.start(h)
         self.cli(self.replica, "REPLICAOF", net.hosts[self.primary], str(REDIS_PORT))
         self.repoint = False
+        # Up through kills and failovers (a member's kill is redis-server's).
+        self.proxies = {h: DelayProxy(net, work, h, REDIS_PROXY, REDIS_PORT)
+                        for h in (self.primary, self.replica)}
 
     def start(self, h):
         d = os.path.join(self.work, f"redis-{h}")
@@ -331,7 +336,7 @@ class Redis(PrimaryReplica):
         procs.wait_until(lambda: self._offset(replica, "slave_repl_offset") >= target, 3)
 
     def url(self, opts):
-        return f"redis://{self.net.hosts[self.primary]}:{REDIS_PORT}?{opts}{self.extra_opts}"
+        return f"redis://{self.net.hosts[self.primary]}:{REDIS_PROXY}?{opts}{self.extra_opts}"
 
     def inject(self, kind, rng):
         if kind == "failover":
@@ -356,19 +361,28 @@ class Redis(PrimaryReplica):
             return f"partition-primary {h}", lambda: self.net.heal(h)
         if kind == "drop-replies-primary":
             h = self.primary
-            self.net.drop_replies(h, REDIS_PORT)
-            return f"drop-replies-primary {h}", lambda: self.net.heal(h)
+            self.net.drop_replies(h, REDIS_PROXY)
+            return (f"drop-replies-primary {h} (port {REDIS_PROXY}, the proxy clients use)",
+                    lambda: self.net.heal(h))
         if kind == "store-clock-step":
             return store_clock_step(self, rng)
+        if kind == "store-delay":
+            return store_delay([self.proxies[self.primary]])
         raise ValueError(kind)
 
     def stop(self):
+        for p in getattr(self, "proxies", {}).values():
+            p.stop()
         for p in self.procs.values():
             p.stop()
 
 
 ZK_CLIENT, ZK_QUORUM, ZK_ELECTION = 2181, 2888, 3888
-ZK_JAVA = ["java", "-Xmx192m", "-XX:+UseSerialGC", "-Dzookeeper.log.dir={dir}",
+# C1 only, one compiler thread: three JVMs (and their restarts after a kill)
+# on two cores, beside the other store's run, otherwise spend seconds of CPU
+# compiling while clients' calls wait.
+ZK_JAVA = ["java", "-Xmx192m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+           "-XX:CICompilerCount=1", "-Dzookeeper.log.dir={dir}",
            "-cp", "/usr/share/java/zookeeper.jar:/usr/share/java/*",
            "org.apache.zookeeper.server.quorum.QuorumPeerMain", "{cfg}"]
 
@@ -379,9 +393,10 @@ class ZooKeeper(QuorumFaults):
     leader is the member whose ``srvr`` answers ``Mode: leader``."""
 
     name = "zookeeper"
-    client_port = ZK_CLIENT
+    # The port clients use (drop-replies-member): the proxies'.
+    client_port = ZK_PROXY
     fault_kinds = ("kill-member", "kill-leader", "partition-member", "partition-leader",
-                   "drop-replies-member", "store-clock-step")
+                   "drop-replies-member", "store-clock-step", "store-delay")
     # A network store's claim refuses a clock further than max_skew_ms (5 s)
     # from the store's, so a CLI holder's clock step (the successor fence's
     # fault) stays within it: 4.5 s back, more than the 2-3 s a killed
@@ -421,6 +436,7 @@ admin.enableServer=false
                 self.start(h)
             # The JVMs start slowly on a loaded machine.
             wait_for("a ZooKeeper leader and a quorum", self._quorum, 120)
+            self.proxies = [DelayProxy(net, work, h, ZK_PROXY, ZK_CLIENT) for h in hosts]
         except BaseException:
             self.stop()
             raise
@@ -470,14 +486,19 @@ admin.enableServer=false
             # mtime), and a fault may move the leadership: every member's
             # clock is stepped, so that whichever leads has the step.
             return store_clock_step(self, rng, self.hosts)
+        if kind == "store-delay":
+            # Every member's clients' traffic: the store as a whole is slow.
+            return store_delay(self.proxies)
         return super().inject(kind, rng)
 
     def url(self, opts):
-        eps = ",".join(f"{self.net.hosts[h]}:{ZK_CLIENT}" for h in self.hosts)
+        eps = ",".join(f"{self.net.hosts[h]}:{ZK_PROXY}" for h in self.hosts)
         return f"zookeeper://{eps}?{opts}"
 
     def stop(self):
         """Stops every member and removes its data (the logs stay)."""
+        for p in getattr(self, "proxies", []):
+            p.stop()
         for p in self.members.values():
             p.stop()
         for h in self.hosts:
@@ -501,14 +522,14 @@ class Postgres(PrimaryReplica):
 
     name = "postgres"
     fault_kinds = ("promotion", "promotion", "partition-primary", "drop-replies-primary",
-                   "store-clock-step")
+                   "store-clock-step", "store-delay")
     synchronous = True
     hooks = None  # the run's failover hooks (run.Run), set by the run
 
     def __init__(self, net, work, hosts):
         self.net, self.work = net, work
         self.primary, self.replica = hosts[0], hosts[1]
-        self.procs, self.dirs, self.gen, self.clocks = {}, {}, 0, {}
+        self.procs, self.dirs, self.gen, self.clocks, self.proxies = {}, {}, 0, {}, {}
         self.start(self.primary)
         self.start(self.replica, source=self.primary)
 
@@ -568,6 +589,11 @@ class Postgres(PrimaryReplica):
             wait_for(f"{h} streaming from {source} ({want})", lambda: self.sql(
                 source, "select count(*) from pg_stat_replication where state = 'streaming' "
                 f"and sync_state = '{want}'", check=False) == "1", 30)
+        # The host's delay proxy, new with each data directory (a promotion
+        # kills every process of the old primary's host, its proxy too).
+        if h in self.proxies:
+            self.proxies[h].stop()
+        self.proxies[h] = DelayProxy(self.net, self.work, h, PG_PROXY, PG_PORT)
 
     def sql(self, h, query, check=True):
         r = sh("psql", "-h", self.net.hosts[h], "-p", str(PG_PORT), "-U", "postgres",
@@ -602,7 +628,7 @@ class Postgres(PrimaryReplica):
                                         check=False).stdout.split(), 5)
 
     def url(self, opts):
-        return f"postgres://postgres@{self.net.hosts[self.primary]}:{PG_PORT}/postgres?{opts}"
+        return f"postgres://postgres@{self.net.hosts[self.primary]}:{PG_PROXY}/postgres?{opts}"
 
     def inject(self, kind, rng):
         if kind == "promotion":
@@ -627,13 +653,18 @@ class Postgres(PrimaryReplica):
             return f"partition-primary {h}", lambda: self.net.heal(h)
         if kind == "drop-replies-primary":
             h = self.primary
-            self.net.drop_replies(h, PG_PORT)
-            return f"drop-replies-primary {h} (port {PG_PORT})", lambda: self.net.heal(h)
+            self.net.drop_replies(h, PG_PROXY)
+            return (f"drop-replies-primary {h} (port {PG_PROXY}, the proxy clients use)",
+                    lambda: self.net.heal(h))
         if kind == "store-clock-step":
             return store_clock_step(self, rng)
+        if kind == "store-delay":
+            return store_delay([self.proxies[self.primary]])
         raise ValueError(kind)
 
     def stop(self):
+        for p in self.proxies.values():
+            p.stop()
         for p in self.procs.values():
             p.stop()
         for h in list(self.procs):
