@@ -33,6 +33,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -49,7 +50,7 @@ use hyper_util::service::TowerToHyperService;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::gauge::Gauge;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsAcceptor;
 
@@ -266,11 +267,80 @@ struct Shared {
 /// listener closed).
 pub const FIRST_REQUEST_AT_SHUTDOWN: Duration = Duration::from_millis(500);
 
-/// Serves `router` on `listener` until `shutdown` resolves, then closes the
-/// listener and lets open connections finish for at most `grace` (false:
-/// the grace period elapsed with connections still open).
+/// How many HTTP listeners (each with a thread of its own) to open: tokio's
+/// worker count, `TOKIO_WORKER_THREADS` if set, else one per CPU. Linux
+/// only (SO_REUSEPORT); elsewhere one, served by the multi-thread runtime.
+pub fn workers() -> usize {
+    if !cfg!(target_os = "linux") {
+        return 1;
+    }
+    std::env::var("TOKIO_WORKER_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// Binds `n` listening sockets to `addr`, every one with SO_REUSEPORT so
+/// that the kernel spreads new connections over them (port 0: the first
+/// one's port for the others). With `n == 1`, or off Linux, one plain
+/// listener. Call it inside a tokio runtime; the listeners returned are
+/// non-blocking and registered with none.
+pub fn bind(addr: SocketAddr, n: usize) -> std::io::Result<Vec<std::net::TcpListener>> {
+    if n <= 1 || !cfg!(target_os = "linux") {
+        return Ok(vec![reuse(addr, false)?]);
+    }
+    if addr.port() != 0 {
+        // A socket without SO_REUSEPORT first: if another process listens on
+        // the port (even with SO_REUSEPORT, as a second server would), this
+        // fails with "address in use" instead of sharing its connections.
+        socket(addr)?.bind(addr)?;
+    }
+    let first = reuse(addr, true)?;
+    let addr = first.local_addr()?;
+    let mut all = vec![first];
+    for _ in 1..n {
+        all.push(reuse(addr, true)?);
+    }
+    Ok(all)
+}
+
+fn socket(addr: SocketAddr) -> std::io::Result<TcpSocket> {
+    let s = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    // As tokio's and std's TcpListener::bind do on Unix.
+    #[cfg(unix)]
+    s.set_reuseaddr(true)?;
+    Ok(s)
+}
+
+/// One listening socket (backlog 1024, as tokio's TcpListener::bind).
+fn reuse(addr: SocketAddr, port: bool) -> std::io::Result<std::net::TcpListener> {
+    let s = socket(addr)?;
+    #[cfg(target_os = "linux")]
+    if port {
+        s.set_reuseport(true)?;
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = port;
+    s.bind(addr)?;
+    s.listen(1024)?.into_std()
+}
+
+/// Serves `router` on `listeners` (from [`bind`]) until `shutdown`
+/// resolves, then closes the listeners and lets open connections finish for
+/// at most `grace` (false: the grace period elapsed with connections still
+/// open).
+///
+/// One listener is served by the caller's runtime. Several (SO_REUSEPORT)
+/// get a thread each, with a current-thread runtime: a connection lives on
+/// the thread that accepted it, with no wake-ups across threads. The
+/// connection limit, the refusals and the shutdown are shared by all.
 pub async fn serve(
-    listener: TcpListener,
+    listeners: Vec<std::net::TcpListener>,
     router: Router,
     net: &Net,
     metrics: ConnMetrics,
@@ -304,14 +374,120 @@ pub async fn serve(
         metrics,
     });
     let conns = Arc::new(Semaphore::new(limits.max_connections));
-    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
     let (stop_tx, stop_rx) = watch::channel(false);
-    let mut shutdown = pin!(shutdown);
+    // Every accept loop holds a sender: the channel closes when all have
+    // ended (and dropped their listeners).
+    let (open_tx, mut open_rx) = tokio::sync::mpsc::channel::<()>(1);
+    let accept = Accept {
+        shared,
+        conns: conns.clone(),
+        refusing: Arc::new(Semaphore::new(MAX_REFUSING)),
+        stop: stop_rx,
+        log,
+        _open: open_tx,
+    };
+    // Told when the grace period is over: the listener threads end, their
+    // connections with them.
+    let (done_tx, done_rx) = watch::channel(false);
+    let mut threads = Vec::new();
+    let several = listeners.len() > 1;
+    for (i, listener) in listeners.into_iter().enumerate() {
+        let runtime = if several {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+        } else {
+            Err(String::new())
+        };
+        let Ok(runtime) = runtime else {
+            // One listener, or no runtime of its own: served here.
+            tokio::spawn(accept_loop(listener, accept.clone()));
+            continue;
+        };
+        let (a, mut done) = (accept.clone(), done_rx.clone());
+        let thread = std::thread::Builder::new()
+            .name(format!("http-{i}"))
+            .spawn(move || {
+                runtime.block_on(async move {
+                    accept_loop(listener, a).await;
+                    // Its connections run on this thread until then.
+                    let _ = done.wait_for(|d| *d).await;
+                });
+                runtime.shutdown_timeout(Duration::from_secs(1));
+            });
+        match thread {
+            Ok(t) => threads.push(t),
+            Err(e) => {
+                // The listener went with the closure: its port is still
+                // served by the others.
+                log.event(
+                    "error",
+                    "listener_thread_failed",
+                    &[("message", e.to_string().into())],
+                );
+            }
+        }
+    }
+    drop(accept);
+    shutdown.await;
+    let _ = stop_tx.send(true);
+    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
+    let finished = tokio::time::timeout(grace, async {
+        // Every listener closed first: no connection is accepted after this.
+        let _ = open_rx.recv().await;
+        conns.acquire_many(all).await
+    })
+    .await
+    .is_ok();
+    let _ = done_tx.send(true);
+    let _ = tokio::task::spawn_blocking(move || {
+        for t in threads {
+            let _ = t.join();
+        }
+    })
+    .await;
+    finished
+}
+
+/// What every accept loop shares.
+#[derive(Clone)]
+struct Accept {
+    shared: Arc<Shared>,
+    conns: Arc<Semaphore>,
+    refusing: Arc<Semaphore>,
+    stop: watch::Receiver<bool>,
+    log: Log,
+    /// Dropped when the loop ends.
+    _open: tokio::sync::mpsc::Sender<()>,
+}
+
+/// Resolves once the stop is told (or its sender is gone).
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+/// Accepts connections on `listener` until the stop is told, spawning each
+/// on the runtime this runs on.
+async fn accept_loop(listener: std::net::TcpListener, a: Accept) {
+    let log = a.log;
+    let listener = match TcpListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => {
+            log.event(
+                "error",
+                "accept_failed",
+                &[("message", e.to_string().into())],
+            );
+            return;
+        }
+    };
+    let mut stop = a.stop.clone();
     let mut last_accept_error: Option<Instant> = None;
     loop {
         let stream = tokio::select! {
             biased;
-            () = &mut shutdown => break,
+            () = stopped(&mut stop) => break,
             r = listener.accept() => match r {
                 Ok((stream, _)) => stream,
                 Err(e) => {
@@ -327,26 +503,19 @@ pub async fn serve(
             },
         };
         let _ = stream.set_nodelay(true);
-        match conns.clone().try_acquire_owned() {
+        match a.conns.clone().try_acquire_owned() {
             Ok(permit) => {
-                tokio::spawn(connection(stream, permit, shared.clone(), stop_rx.clone()));
+                tokio::spawn(connection(stream, permit, a.shared.clone(), a.stop.clone()));
             }
             Err(_) => {
-                shared.metrics.refused.inc();
-                if let Ok(permit) = refusing.clone().try_acquire_owned() {
-                    tokio::spawn(refuse(stream, shared.tls.is_some(), permit));
+                a.shared.metrics.refused.inc();
+                if let Ok(permit) = a.refusing.clone().try_acquire_owned() {
+                    tokio::spawn(refuse(stream, a.shared.tls.is_some(), permit));
                 }
                 // Else dropped here: closed at once.
             }
         }
     }
-    drop(listener);
-    let _ = stop_tx.send(true);
-    let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
-    let finished = tokio::time::timeout(grace, conns.acquire_many(all))
-        .await
-        .is_ok();
-    finished
 }
 
 /// The answer past `max_connections` (plain HTTP only).

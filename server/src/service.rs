@@ -166,8 +166,7 @@ async fn serve(
     net: &Net,
     log: Log,
 ) -> Result<(), String> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
+    let listeners = listen::bind(addr, listen::workers())
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let thrift = match thrift {
         Some((a, name)) => {
@@ -176,7 +175,7 @@ async fn serve(
         }
         None => None,
     };
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let local = listeners[0].local_addr().map_err(|e| e.to_string())?;
     let mut signals = Signals::new();
     let names: Vec<Json> = state.gens.iter().map(|g| g.name.clone().into()).collect();
     log.event(
@@ -184,6 +183,7 @@ async fn serve(
         "start",
         &[
             ("listen", local.to_string().into()),
+            ("listeners", listeners.len().into()),
             ("generators", Json::Array(names)),
             ("auth", (!state.tokens.is_empty()).into()),
             ("tls", net.tls.is_some().into()),
@@ -222,7 +222,7 @@ async fn serve(
     if let Some(n) = net.rate_limit {
         router = crate::limit::layer(router, &state.tokens, n, state.metrics.rate_limited.clone());
     }
-    if !listen::serve(listener, router, net, metrics, shutdown, GRACE, log).await {
+    if !listen::serve(listeners, router, net, metrics, shutdown, GRACE, log).await {
         log.event(
             "error",
             "grace_elapsed",
