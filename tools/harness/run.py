@@ -142,8 +142,9 @@ class Run:
         return p.alive() and os.path.getsize(out) > 0
 
     def step_candidates(self):
-        """The holders a holder-clock-step may stop: those with a slot
-        among the run's first CLI_CLOCK_STEPS steps' CLI holders (or all)."""
+        """The holders the next holder-clock-step may choose from (only CLI
+        holders for a run's first CLI_CLOCK_STEPS steps), and those of them
+        that have a slot."""
         names = sorted(self.holders)
         if self.clock_steps < CLI_CLOCK_STEPS:
             names = [n for n in names if n.startswith("cli")]
