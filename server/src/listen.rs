@@ -392,18 +392,25 @@ pub async fn serve(
     let mut threads = Vec::new();
     let several = listeners.len() > 1;
     for (i, listener) in listeners.into_iter().enumerate() {
-        let runtime = if several {
-            tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())
-        } else {
-            Err(String::new())
-        };
-        let Ok(runtime) = runtime else {
-            // One listener, or no runtime of its own: served here.
+        if !several {
             tokio::spawn(accept_loop(listener, accept.clone()));
             continue;
+        }
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(r) => r,
+            Err(e) => {
+                // No runtime of its own: this listener is served here.
+                log.event(
+                    "error",
+                    "listener_thread_failed",
+                    &[("message", e.to_string().into())],
+                );
+                tokio::spawn(accept_loop(listener, accept.clone()));
+                continue;
+            }
         };
         let (a, mut done) = (accept.clone(), done_rx.clone());
         let thread = std::thread::Builder::new()
