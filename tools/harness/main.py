@@ -130,7 +130,7 @@ def main():
                 tries.append(r)
                 if r["ok"]:
                     break
-            settle(tries, a.out, stamp)
+            settle(tries)
             results += tries
     bad = [r for r in results if not r["ok"]]
     print(f"harness: {configs_ok(results)} of {len(configurations(results))} "
@@ -142,7 +142,7 @@ def main():
 CONTROL_TRIES = 3
 
 
-def settle(tries, out, stamp):
+def settle(tries):
     """A control caught on a later try: the tries before it are marked as
     missed and retried (``ok``, their verdict says so), in their result.json
     too."""

@@ -245,6 +245,24 @@ class PrimaryReplica:
     ``kill_primary(old)`` and ``promote(new)``; the old primary's return as
     the new replica is its own."""
 
+    def primary_fault(self, kind, rng):
+        """The faults of the primary both pairs share: partition, one-way
+        loss of the port clients use (its delay proxy's, ``proxy_port``),
+        clock step, delay."""
+        h = self.primary
+        if kind == "partition-primary":
+            self.net.partition(h)
+            return f"partition-primary {h}", lambda: self.net.heal(h)
+        if kind == "drop-replies-primary":
+            self.net.drop_replies(h, self.proxy_port)
+            return (f"drop-replies-primary {h} (port {self.proxy_port}, the proxy clients use)",
+                    lambda: self.net.heal(h))
+        if kind == "store-clock-step":
+            return store_clock_step(self, rng)
+        if kind == "store-delay":
+            return store_delay([self.proxies[h]])
+        raise ValueError(kind)
+
     def cut_kill_promote(self, wait_always):
         """Returns (old primary, new primary, the restart's record text).
         ``wait_always``: wait for the replica to catch up even without
@@ -275,6 +293,7 @@ class Redis(PrimaryReplica):
     primary is stopped, as a fenced-off failed node would be)."""
 
     name = "redis"
+    proxy_port = REDIS_PROXY
     fault_kinds = ("failover", "failover", "partition-primary", "drop-replies-primary",
                    "store-clock-step", "store-delay")
     # Every holder of a space must use the same redis_max_window_ms; the
@@ -355,20 +374,7 @@ class Redis(PrimaryReplica):
             return (f"failover: replication {new}<-{old} cut for {LAG_S} s{during}, {old} killed "
                     f"(SIGKILL), {new} promoted, servers started with it, {old} back as its "
                     "replica"), None
-        if kind == "partition-primary":
-            h = self.primary
-            self.net.partition(h)
-            return f"partition-primary {h}", lambda: self.net.heal(h)
-        if kind == "drop-replies-primary":
-            h = self.primary
-            self.net.drop_replies(h, REDIS_PROXY)
-            return (f"drop-replies-primary {h} (port {REDIS_PROXY}, the proxy clients use)",
-                    lambda: self.net.heal(h))
-        if kind == "store-clock-step":
-            return store_clock_step(self, rng)
-        if kind == "store-delay":
-            return store_delay([self.proxies[self.primary]])
-        raise ValueError(kind)
+        return self.primary_fault(kind, rng)
 
     def stop(self):
         for p in getattr(self, "proxies", {}).values():
@@ -521,6 +527,7 @@ class Postgres(PrimaryReplica):
     data in the run's folder, removed at the end."""
 
     name = "postgres"
+    proxy_port = PG_PROXY
     fault_kinds = ("promotion", "promotion", "partition-primary", "drop-replies-primary",
                    "store-clock-step", "store-delay")
     synchronous = True
@@ -647,20 +654,7 @@ class Postgres(PrimaryReplica):
                     f"killed (SIGKILL of every process), {new} promoted, servers started with "
                     f"it, {old} rebuilt as its replica (pg_basebackup, "
                     f"{time.monotonic() - t:.1f} s)"), None
-        if kind == "partition-primary":
-            h = self.primary
-            self.net.partition(h)
-            return f"partition-primary {h}", lambda: self.net.heal(h)
-        if kind == "drop-replies-primary":
-            h = self.primary
-            self.net.drop_replies(h, PG_PROXY)
-            return (f"drop-replies-primary {h} (port {PG_PROXY}, the proxy clients use)",
-                    lambda: self.net.heal(h))
-        if kind == "store-clock-step":
-            return store_clock_step(self, rng)
-        if kind == "store-delay":
-            return store_delay([self.proxies[self.primary]])
-        raise ValueError(kind)
+        return self.primary_fault(kind, rng)
 
     def stop(self):
         for p in self.proxies.values():
