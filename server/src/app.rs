@@ -235,7 +235,7 @@ impl AppState {
     }
 
     /// One ID of `g` (as [`AppState::issue`] with a count of 1, without the vector).
-    async fn issue_one(&self, g: &Gen) -> Result<u64, ApiError> {
+    pub(crate) async fn issue_one(&self, g: &Gen) -> Result<u64, ApiError> {
         let id = self.next(g).await?;
         self.count_ids(g, 1);
         Ok(id)

@@ -107,6 +107,7 @@ struct File {
     idle_timeout: Option<u64>,
     drain_delay: Option<u64>,
     rate_limit: Option<u32>,
+    fast_path: Option<bool>,
     #[serde(default)]
     generators: BTreeMap<String, FileGenerator>,
 }
@@ -240,6 +241,7 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         idle_timeout: file.idle_timeout,
         drain_delay: file.drain_delay,
         rate_limit: file.rate_limit,
+        fast_path: file.fast_path,
     }))?;
     if net.rate_limit.is_some() && tokens.is_empty() {
         return Err(ConfigError::new(

@@ -54,7 +54,9 @@ use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsAcceptor;
 
+use crate::app::AppState;
 use crate::config::ConfigError;
+use crate::fast::{Outcome, Rewind};
 use crate::log::Log;
 
 /// The default largest number of open connections.
@@ -110,6 +112,11 @@ pub struct NetFlags {
     /// with Retry-After. Needs --token-file [default: no limit].
     #[arg(long, env = "SNOWMINT_RATE_LIMIT", value_name = "N")]
     pub rate_limit: Option<u32>,
+    /// Answer plain HTTP/1.1 Leaf ID requests and /healthz without the
+    /// general HTTP stack: the same answers, faster (off with --rate-limit)
+    /// [default: true].
+    #[arg(long, env = "SNOWMINT_FAST_PATH", value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub fast_path: Option<bool>,
 }
 
 impl NetFlags {
@@ -125,6 +132,7 @@ impl NetFlags {
             idle_timeout: self.idle_timeout.or(file.idle_timeout),
             drain_delay: self.drain_delay.or(file.drain_delay),
             rate_limit: self.rate_limit.or(file.rate_limit),
+            fast_path: self.fast_path.or(file.fast_path),
         }
     }
 }
@@ -155,6 +163,8 @@ pub struct Net {
     pub drain_delay: Duration,
     /// Requests a second per bearer token.
     pub rate_limit: Option<u32>,
+    /// The HTTP/1.1 fast path (`fast.rs`) serves its routes.
+    pub fast_path: bool,
 }
 
 fn within<T: PartialOrd + std::fmt::Display + Copy>(
@@ -235,6 +245,7 @@ impl Net {
         }
         Ok(Net {
             rate_limit: f.rate_limit,
+            fast_path: f.fast_path.unwrap_or(true) && f.rate_limit.is_none(),
             tls,
             client_certs: f.tls_client_ca.is_some(),
             limits,
@@ -255,6 +266,8 @@ pub struct ConnMetrics {
 /// What every connection task shares.
 struct Shared {
     router: Router,
+    /// The fast path's state, when it serves.
+    fast: Option<Arc<AppState>>,
     tls: Option<TlsAcceptor>,
     auto: auto::Builder<TokioExecutor>,
     h2: auto::Builder<TokioExecutor>,
@@ -339,9 +352,11 @@ fn reuse(addr: SocketAddr, port: bool) -> std::io::Result<std::net::TcpListener>
 /// get a thread each, with a current-thread runtime: a connection lives on
 /// the thread that accepted it, with no wake-ups across threads. The
 /// connection limit, the refusals and the shutdown are shared by all.
+#[allow(clippy::too_many_arguments)]
 pub async fn serve(
     listeners: Vec<std::net::TcpListener>,
     router: Router,
+    fast: Option<Arc<AppState>>,
     net: &Net,
     metrics: ConnMetrics,
     shutdown: impl Future<Output = ()>,
@@ -367,6 +382,7 @@ pub async fn serve(
         .keep_alive_timeout(limits.header_timeout);
     let shared = Arc::new(Shared {
         router,
+        fast: fast.filter(|_| net.fast_path),
         tls: net.tls.clone().map(TlsAcceptor::from),
         h2: builder.clone().http2_only(),
         auto: builder,
@@ -603,6 +619,17 @@ async fn drive<I>(
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    // Plain HTTP/1.1 requests first, then hyper from the first other one.
+    let (io, pre) = match (&shared.fast, h2) {
+        (Some(s), false) => {
+            match crate::fast::serve(io, s, &shared.limits, &mut stop, &activity).await {
+                Outcome::Closed => return,
+                Outcome::Handoff(io, pre) => (io, pre),
+            }
+        }
+        _ => (io, Vec::new()),
+    };
+    let io = Rewind::new(io, pre);
     let builder = if h2 { &shared.h2 } else { &shared.auto };
     let service = TowerToHyperService::new(Tracked {
         router: shared.router.clone(),
@@ -659,7 +686,7 @@ async fn drive<I>(
 
 /// Whether a connection is in use: requests in progress (until their
 /// response body is written) and when the last one ended.
-struct Activity {
+pub(crate) struct Activity {
     start: Instant,
     active: AtomicUsize,
     /// Milliseconds after `start` the last request ended; `u64::MAX`: none yet.
@@ -700,6 +727,12 @@ impl Activity {
     fn expired(&self, limits: &Limits) -> bool {
         self.active.load(Ordering::SeqCst) == 0 && Instant::now() >= self.deadline(limits)
     }
+
+    /// A request has just been answered (by hyper or the fast path).
+    pub(crate) fn served(&self) {
+        let ms = self.start.elapsed().as_millis() as u64;
+        self.last_ms.store(ms, Ordering::SeqCst);
+    }
 }
 
 /// One request in progress, from dispatch until its response body is dropped.
@@ -715,8 +748,7 @@ impl Busy {
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        let ms = self.0.start.elapsed().as_millis() as u64;
-        self.0.last_ms.store(ms, Ordering::SeqCst);
+        self.0.served();
         self.0.active.fetch_sub(1, Ordering::SeqCst);
         self.0.ended.notify_one();
     }

@@ -22,24 +22,32 @@ impl AppState {
     /// Ok when no token is configured or `authorization: Bearer TOKEN` names
     /// one (HTTP headers and gRPC metadata alike).
     pub fn authenticate(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        if self.tokens.is_empty() {
+        if self.bearer_ok(headers.get(header::AUTHORIZATION).map(|v| v.as_bytes())) {
             return Ok(());
         }
-        let given = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
+        Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a valid bearer token is required",
+        ))
+    }
+
+    /// True when no token is configured or `value`, the first
+    /// `authorization` header's, is `Bearer TOKEN` naming one (also read by
+    /// the HTTP/1.1 fast path, from its raw bytes).
+    pub(crate) fn bearer_ok(&self, value: Option<&[u8]>) -> bool {
+        if self.tokens.is_empty() {
+            return true;
+        }
+        // Text as `HeaderValue::to_str` takes it: visible ASCII and tabs.
+        let given = value
+            .filter(|v| v.iter().all(|&b| b == b'\t' || (32..127).contains(&b)))
+            .and_then(|v| std::str::from_utf8(v).ok())
             .and_then(|v| {
                 v.strip_prefix("Bearer ")
                     .or_else(|| v.strip_prefix("bearer "))
             });
-        match given {
-            Some(t) if token_ok(&self.tokens, t.trim().as_bytes()) => Ok(()),
-            _ => Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unauthorized",
-                "a valid bearer token is required",
-            )),
-        }
+        given.is_some_and(|t| token_ok(&self.tokens, t.trim().as_bytes()))
     }
 }
 

@@ -222,7 +222,18 @@ async fn serve(
     if let Some(n) = net.rate_limit {
         router = crate::limit::layer(router, &state.tokens, n, state.metrics.rate_limited.clone());
     }
-    if !listen::serve(listeners, router, net, metrics, shutdown, GRACE, log).await {
+    if !listen::serve(
+        listeners,
+        router,
+        Some(state.clone()),
+        net,
+        metrics,
+        shutdown,
+        GRACE,
+        log,
+    )
+    .await
+    {
         log.event(
             "error",
             "grace_elapsed",

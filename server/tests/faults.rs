@@ -223,6 +223,9 @@ fn call(addr: &str, path: &str) -> Call {
                         .iter()
                         .map(|x| x.as_str().unwrap().parse().unwrap())
                         .collect();
+                } else if let Ok(id) = r.body.parse() {
+                    // Leaf's route: the ID alone, as text.
+                    c.ids = vec![id];
                 }
             } else {
                 c.error = v["error"]["code"].as_str().unwrap_or_default().to_string();
@@ -507,11 +510,21 @@ fn two_servers(store: &str) {
     let path = "/v1/ids?count=100";
     let stop = Arc::new(AtomicBool::new(false));
     let (la, lb) = (Load::start(&a.addr, path, 2), Load::start(&b.addr, path, 2));
+    // Leaf's route too (one ID a request, the HTTP/1.1 fast path).
+    let leaf = "/api/snowflake/get/any";
+    let (fa, fb) = (Load::start(&a.addr, leaf, 1), Load::start(&b.addr, leaf, 1));
     let (ga, gb) = (grpc_load(&a.addr, &stop), grpc_load(&b.addr, &stop));
     let (tha, thb) = (thrift_load(&ta, &stop), thrift_load(&tb, &stop));
     std::thread::sleep(Duration::from_secs(hammer_secs()));
     stop.store(true, Ordering::SeqCst);
-    let (ca, cb) = (la.stop(), lb.stop());
+    let (mut ca, mut cb) = (la.stop(), lb.stop());
+    let (fa, fb) = (fa.stop(), fb.stop());
+    for (who, calls) in [("A", &fa), ("B", &fb)] {
+        let ok = calls.iter().filter(|c| c.ids.len() == 1).count();
+        assert!(ok >= 20, "{who}: only {ok} Leaf requests answered an ID");
+    }
+    ca.extend(fa);
+    cb.extend(fb);
     let joined = |who: &str, h: JoinHandle<Took>| {
         h.join()
             .unwrap_or_else(|_| panic!("the {who} client failed (its panic is above)"))
@@ -716,6 +729,8 @@ fn store_cut_once(store: &str) -> usize {
     );
     let s = start(&server_args("leaf", &url, None));
     let load = Load::start(&s.addr, "/v1/ids?count=20", 2);
+    // Leaf's route (the HTTP/1.1 fast path) under the same checks.
+    let leaf = Load::start(&s.addr, "/api/snowflake/get/any", 1);
     let ready = Load::start(&s.addr, "/readyz", 1);
     std::thread::sleep(Duration::from_millis(1000));
     let cut_at = now_ms();
@@ -755,7 +770,16 @@ fn store_cut_once(store: &str) -> usize {
     }
     let recovered_ms = now_ms() - restore_at;
     std::thread::sleep(Duration::from_millis(500));
-    let calls = load.stop();
+    let leaf_calls = leaf.stop();
+    assert!(
+        leaf_calls
+            .iter()
+            .any(|c| c.status == Some(503) && c.error.starts_with("lease_")),
+        "no Leaf request was refused (lease_expired or lease_unavailable) while cut off"
+    );
+    let mut calls = load.stop();
+    calls.extend(leaf_calls);
+    calls.sort_by_key(|c| c.sent_ms);
     let probes = ready.stop();
 
     let reason = reasons.to_string();
