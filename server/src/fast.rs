@@ -145,7 +145,7 @@ pub(crate) async fn serve<I>(
     mut io: I,
     state: &AppState,
     limits: &Limits,
-    stop: &mut watch::Receiver<bool>,
+    stop: &watch::Receiver<bool>,
     activity: &Activity,
 ) -> Outcome<I>
 where
@@ -166,11 +166,20 @@ where
     let mut armed = deadline;
     let timer = tokio::time::sleep_until(armed.into());
     tokio::pin!(timer);
+    // One wait for the shutdown for the connection's life (registered
+    // once, not per read); `stop` itself is looked at before each answer.
+    let mut told = stop.clone();
+    let shutdown = async move {
+        let _ = told.wait_for(|s| *s).await;
+    };
+    tokio::pin!(shutdown);
     loop {
-        if !stopping && stop.has_changed().unwrap_or(true) && *stop.borrow_and_update() {
-            stopping = true;
-        }
+        stopping = stopping || *stop.borrow();
         let mut close = false;
+        // When the first request of this read began being answered; when
+        // the last one was answered (the next one's wait starts there).
+        let mut begun = None;
+        let mut answered = None;
         while start < end && !close {
             let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
             let mut req = httparse::Request::new(&mut headers);
@@ -183,9 +192,11 @@ where
                 return handoff(io, &out, &buf[start..end], served, activity).await;
             };
             close = asked_close || stopping;
-            if !answer(state, plan, close, &mut out).await {
+            let begun = *begun.get_or_insert_with(Instant::now);
+            let Some(at) = answer(state, plan, close, &mut out, begun).await else {
                 return handoff(io, &out, &buf[start..end], served, activity).await;
-            }
+            };
+            answered = Some(at);
             start += len;
             served = true;
         }
@@ -200,7 +211,8 @@ where
             }
             // The next request: the wait for it counts as reading its
             // headers (hyper's rule) and as idle time, whichever is less.
-            deadline = Instant::now() + limits.header_timeout.min(limits.idle_timeout);
+            deadline = answered.unwrap_or_else(Instant::now)
+                + limits.header_timeout.min(limits.idle_timeout);
             if deadline < armed {
                 armed = deadline;
                 timer.as_mut().reset(armed.into());
@@ -236,7 +248,7 @@ where
                 Ok(0) | Err(_) => return Outcome::Closed,
                 Ok(n) => end += n,
             },
-            _ = stop.wait_for(|s| *s), if !stopping => {}
+            () = &mut shutdown, if !stopping => stopping = true,
             () = &mut timer => {
                 if Instant::now() >= deadline {
                     return Outcome::Closed;
@@ -248,22 +260,32 @@ where
     }
 }
 
-/// Answers `plan` into `out` (with `connection: close` if `close`); false:
-/// the router must answer it (a token missing or wrong, a key that names
-/// no generator), nothing written.
-async fn answer(state: &AppState, plan: Plan<'_>, close: bool, out: &mut Vec<u8>) -> bool {
-    let start = Instant::now();
+/// Answers `plan` into `out` (with `connection: close` if `close`), its
+/// latency counted from `begun`; when it was answered. `None`: the router
+/// must answer it (a token missing or wrong, a key that names no
+/// generator), nothing written.
+async fn answer(
+    state: &AppState,
+    plan: Plan<'_>,
+    close: bool,
+    out: &mut Vec<u8>,
+    begun: Instant,
+) -> Option<Instant> {
+    let observe = || {
+        let now = Instant::now();
+        state.metrics.latency.observe((now - begun).as_secs_f64());
+        Some(now)
+    };
     let key = match plan {
         Plan::Healthz => {
             head(out, b"200 OK", TEXT, 3, close);
             out.extend_from_slice(b"ok\n");
             state.metrics.count_ok(HEALTHZ_ROUTE, ROUTES[HEALTHZ_ROUTE]);
-            state.metrics.latency.observe(start.elapsed().as_secs_f64());
-            return true;
+            return observe();
         }
         Plan::Leaf { key, auth } => {
             if !state.bearer_ok(auth) {
-                return false;
+                return None;
             }
             key
         }
@@ -271,7 +293,7 @@ async fn answer(state: &AppState, plan: Plan<'_>, close: bool, out: &mut Vec<u8>
     let g = match state.gens.iter().find(|g| g.name == key) {
         Some(g) => g,
         None if state.gens.len() == 1 => &state.gens[0],
-        None => return false,
+        None => return None,
     };
     match state.issue_one(g).await {
         Ok(id) => {
@@ -291,8 +313,7 @@ async fn answer(state: &AppState, plan: Plan<'_>, close: bool, out: &mut Vec<u8>
             state.metrics.requests.get_or_create(&label).inc();
         }
     }
-    state.metrics.latency.observe(start.elapsed().as_secs_f64());
-    true
+    observe()
 }
 
 const TEXT: &[u8] = b"text/plain; charset=utf-8";

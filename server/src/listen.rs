@@ -622,7 +622,7 @@ async fn drive<I>(
     // Plain HTTP/1.1 requests first, then hyper from the first other one.
     let (io, pre) = match (&shared.fast, h2) {
         (Some(s), false) => {
-            match crate::fast::serve(io, s, &shared.limits, &mut stop, &activity).await {
+            match crate::fast::serve(io, s, &shared.limits, &stop, &activity).await {
                 Outcome::Closed => return,
                 Outcome::Handoff(io, pre) => (io, pre),
             }
