@@ -9,7 +9,9 @@
 //! a parsed count is within 1..=max and is the decimal given; a generator
 //! picked is the one named (or the only one); an accepted layout reads back
 //! from its canonical JSON and its preset name; a decoded ID composes back
-//! from the fields `/v1/decode` and `/decodeSnowflakeId` report.
+//! from the fields `/v1/decode` and `/decodeSnowflakeId` report. The same
+//! bytes as an HTTP/1.1 request's head go to the fast path's classifier: it
+//! takes only GETs whose target the router parses to the same route and key.
 #![no_main]
 
 use std::collections::HashMap;
@@ -236,6 +238,38 @@ fn check_decode_layout(s: &AppState, q: &HashMap<String, String>) {
     }
 }
 
+/// The HTTP/1.1 fast path takes only what the router routes to the same
+/// place: a GET over HTTP/1.1 whose target parses as a URI with the route's
+/// path exactly, the Leaf key being its last segment unchanged by decoding.
+fn check_fast(raw: &[u8]) {
+    let Some((route, key, close)) = snowmint_server::fast::classify(raw) else {
+        return;
+    };
+    // httparse takes bare LF line ends and bytes past 0x7f in header values.
+    let text = String::from_utf8_lossy(raw);
+    let mut lines = text.split('\n').map(|l| l.trim_end_matches('\r'));
+    let line = lines.next().unwrap_or_default();
+    let mut words = line.split(' ');
+    assert_eq!(words.next(), Some("GET"), "{text:?}");
+    let target = words.next().expect("a target");
+    assert_eq!(words.next(), Some("HTTP/1.1"), "{text:?}");
+    let uri: Uri = target.parse().expect("the router parses the target");
+    match key {
+        None => assert_eq!((route, uri.path()), ("/healthz", "/healthz")),
+        Some(k) => {
+            assert_eq!(route, "/api/snowflake/get/{key}");
+            assert_eq!(uri.path(), format!("/api/snowflake/get/{k}"));
+            assert!(!k.is_empty() && !k.contains(['/', '%']), "{k:?}");
+        }
+    }
+    let asked = lines.take_while(|l| !l.is_empty()).any(|l| {
+        l.split_once(':').is_some_and(|(name, value)| {
+            name.eq_ignore_ascii_case("connection") && value.trim().eq_ignore_ascii_case("close")
+        })
+    });
+    assert!(!asked || close, "{text:?}");
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&first, rest)) = data.split_first() else {
         return;
@@ -257,6 +291,9 @@ fuzz_target!(|data: &[u8]| {
         check_decode(l, "1");
         check_decode(l, &l.max_id().get().to_string());
     }
+
+    // The text as an HTTP/1.1 request's head, as the fast path reads it.
+    check_fast(rest);
 
     // The text as a query string, read as the handlers read it.
     let Ok(uri) = format!("/v1/ids?{text}").parse::<Uri>() else {

@@ -133,6 +133,24 @@ fn plan<'a>(req: &httparse::Request<'_, 'a>) -> Option<(Plan<'a>, bool)> {
     Some((plan, close))
 }
 
+/// What the fast path makes of `raw`, one request's head: `None` if hyper
+/// answers it, else the route's pattern, the Leaf key (the generator's
+/// name as the router would read it), whether the client asked to close.
+/// For the fuzz target (fuzz/fuzz_targets/server_query.rs).
+#[doc(hidden)]
+pub fn classify(raw: &[u8]) -> Option<(&'static str, Option<&str>, bool)> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut headers);
+    match req.parse(raw) {
+        Ok(httparse::Status::Complete(_)) => {}
+        _ => return None,
+    }
+    Some(match plan(&req)? {
+        (Plan::Healthz, close) => (ROUTES[HEALTHZ_ROUTE], None, close),
+        (Plan::Leaf { key, .. }, close) => (ROUTES[LEAF_ROUTE], Some(key), close),
+    })
+}
+
 /// A byte of a request target the fast path takes: RFC 3986's unreserved
 /// and sub-delimiters, `:`, `@`, `/`, `?` and `%` (refused in the path
 /// above, ignored in a query).
@@ -491,7 +509,7 @@ impl<I: AsyncWrite + Unpin> AsyncWrite for Rewind<I> {
 mod tests {
     use super::*;
 
-    fn classify(raw: &str) -> Option<(Plan<'_>, bool)> {
+    fn plan_of(raw: &str) -> Option<(Plan<'_>, bool)> {
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
         let mut req = httparse::Request::new(&mut headers);
         match req.parse(raw.as_bytes()) {
@@ -504,23 +522,23 @@ mod tests {
     fn only_plain_leaf_and_healthz_requests_are_fast() {
         let leaf = |key| Some((Plan::Leaf { key, auth: None }, false));
         assert_eq!(
-            classify("GET /api/snowflake/get/orders HTTP/1.1\r\nHost: a\r\n\r\n"),
+            plan_of("GET /api/snowflake/get/orders HTTP/1.1\r\nHost: a\r\n\r\n"),
             leaf("orders")
         );
         assert_eq!(
-            classify("GET /api/snowflake/get/a-b.c_d~?x=%20 HTTP/1.1\r\n\r\n"),
+            plan_of("GET /api/snowflake/get/a-b.c_d~?x=%20 HTTP/1.1\r\n\r\n"),
             leaf("a-b.c_d~")
         );
         assert_eq!(
-            classify("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"),
+            plan_of("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n"),
             Some((Plan::Healthz, true))
         );
         assert_eq!(
-            classify("GET /healthz HTTP/1.1\r\nconnection: Keep-Alive\r\n\r\n"),
+            plan_of("GET /healthz HTTP/1.1\r\nconnection: Keep-Alive\r\n\r\n"),
             Some((Plan::Healthz, false))
         );
         assert_eq!(
-            classify("GET /api/snowflake/get/k HTTP/1.1\r\nAuthorization: Bearer t\r\nauthorization: x\r\n\r\n"),
+            plan_of("GET /api/snowflake/get/k HTTP/1.1\r\nAuthorization: Bearer t\r\nauthorization: x\r\n\r\n"),
             Some((
                 Plan::Leaf {
                     key: "k",
@@ -549,7 +567,7 @@ mod tests {
             "GET /healthz HTTP/1.1\r\nConnection: upgrade\r\n\r\n",
             "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n",
         ] {
-            assert_eq!(classify(hyper), None, "{hyper:?}");
+            assert_eq!(plan_of(hyper), None, "{hyper:?}");
         }
     }
 }

@@ -12,7 +12,7 @@
 
 pub mod app;
 pub mod config;
-mod fast;
+pub mod fast;
 pub mod grpc;
 pub mod limit;
 pub mod listen;
