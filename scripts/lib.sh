@@ -59,11 +59,23 @@ ensure_cargo_tool() {
   if command -v "$bin" >/dev/null 2>&1 && "$bin" --version 2>/dev/null | grep -qF "$version"; then
     return 0
   fi
+  # One install of a tool at a time: the test command's prefetch
+  # (scripts/prefetch) may be installing it in the background; waiting for it
+  # and then finding its copy is quicker than compiling a second one.
+  mkdir -p "$TOOLS"
+  local lock
+  exec {lock}>"$TOOLS/.$crate-$version.lock"
+  flock "$lock"
+  if [ -x "$dir/bin/$bin" ] && "$dir/bin/$bin" --version 2>/dev/null | grep -qF "$version"; then
+    exec {lock}>&-
+    export PATH="$dir/bin:$PATH"
+    return 0
+  fi
   say "installing $crate $version into $dir (cargo install)"
   # Into a temporary root of this run's own first: an interrupted install
-  # leaves no half folder behind, and two checkouts installing the same tool
-  # at once do not delete each other's (the first to finish keeps its copy).
-  mkdir -p "$TOOLS"
+  # leaves no half folder behind (and a checkout without the lock above, an
+  # older one, installing the same tool at once does not delete ours: the
+  # first to finish keeps its copy).
   local partial
   partial=$(mktemp -d "$dir.partial-XXXXXX")
   # Without the crate's own release LTO and single codegen unit (cargo-deny
@@ -76,21 +88,57 @@ ensure_cargo_tool() {
   # a complete folder (another checkout's, finished meanwhile) fails: keep that one.
   [ -x "$dir/bin/$bin" ] || rm -rf "$dir"
   mv -T "$partial" "$dir" 2>/dev/null || rm -rf "$partial"
+  exec {lock}>&-
   export PATH="$dir/bin:$PATH"
+}
+
+# test_bins ARGS... : builds the tests `cargo test --no-run ARGS` would build
+# and prints "NAME<TAB>EXECUTABLE" for each. Cargo holds the build
+# directory's lock while `cargo test` runs the tests, so a part whose tests
+# take minutes (scripts/test-stores, scripts/test-server) builds them with
+# this and runs the executables itself: other builds (another part, another
+# checkout) need not wait for its tests.
+test_bins() {
+  cargo test --quiet --profile ci --no-run --message-format=json-render-diagnostics "$@" | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["target"]["name"] + "\t" + m["executable"])'
 }
 
 # ensure_apt PACKAGE... : installs Debian packages that are missing (needs root).
 ensure_apt() {
-  local missing=()
+  local missing
+  apt_missing "$@"
+  ((${#missing[@]})) || return 0
+  # One apt run of this project's scripts at a time (the test command's
+  # prefetch installs the later parts' packages in the background while a
+  # part may need some): wait for the other, then look again, since it may
+  # have installed these. /tmp, not $TMPDIR: every checkout and every user
+  # must find the same file. (An apt run of another program is waited for by
+  # apt's own lock timeout below.)
+  local lock
+  exec {lock}>>/tmp/snowmint-apt.lock
+  flock "$lock"
+  apt_missing "$@"
+  if ((${#missing[@]})); then
+    say "installing Debian packages: ${missing[*]}"
+    apt_update_once
+    # Another apt run (a package manager, a parallel test) holds the lock for a while: wait for it.
+    DEBIAN_FRONTEND=noninteractive $(as_root) apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+      --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  exec {lock}>&-
+}
+
+# apt_missing PACKAGE... : sets the caller's `missing` to those not installed.
+apt_missing() {
+  missing=()
+  local p
   for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
-  ((${#missing[@]})) || return 0
-  say "installing Debian packages: ${missing[*]}"
-  apt_update_once
-  # Another apt run (a package manager, a parallel test) holds the lock for a while: wait for it.
-  DEBIAN_FRONTEND=noninteractive $(as_root) apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
-    --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # as_root : prints "sudo" unless this is root already.
@@ -118,14 +166,28 @@ ensure_rust_target() {
   rustup target list --installed 2>/dev/null | grep -qx "$1" || rustup target add "$1"
 }
 
+# venv_pip VENV PIP_INSTALL_ARGS... : `pip install` into the venv VENV,
+# created first when missing, holding a lock on its folder: the test command
+# runs some parts at once (scripts/test), and the lint, python and server
+# parts all install into .venv; two pip runs installing the same dependency
+# into one venv at once can leave it half written.
+venv_pip() {
+  local venv=$1 lock
+  shift
+  mkdir -p "$venv"
+  exec {lock}<"$venv"
+  flock "$lock"
+  if [ ! -x "$venv/bin/python" ]; then
+    say "creating ${venv#"$ROOT"/}"
+    python3 -m venv "$venv"
+  fi
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@"
+  exec {lock}<&-
+}
+
 # ensure_venv : the build venv at .venv with maturin and pytest.
 ensure_venv() {
-  if [ ! -x "$ROOT/.venv/bin/python" ]; then
-    say "creating .venv"
-    python3 -m venv "$ROOT/.venv"
-  fi
-  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "maturin==1.16.0" "pytest==9.2.0"
+  venv_pip "$ROOT/.venv" "maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION"
 }
 
 # use_stores NAME... : the lease stores NAME (postgres mysql redis etcd) for this
@@ -174,15 +236,24 @@ stop_stores() {
 # author publishes on PyPI (a wheel: no 3-minute `cargo install`).
 ensure_zig() {
   ensure_venv
-  "$ROOT/.venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-    "ziglang==0.17.1" "cargo-zigbuild==0.24.1"
+  venv_pip "$ROOT/.venv" "ziglang==0.17.1" "cargo-zigbuild==0.24.1"
   local dir
   dir=$("$ROOT/.venv/bin/python" -c 'import os, ziglang; print(os.path.dirname(ziglang.__file__))')
   export PATH="$dir:$ROOT/.venv/bin:$PATH"
 }
 
 # Pinned versions of the Python suite's packages (scripts/test-python,
-# scripts/release-python).
+# scripts/release-python), of the Python tools the parts install into .venv
+# (scripts/test-lint, scripts/test-server, scripts/test-server-grpc), here so
+# that scripts/prefetch downloads the same ones.
+MATURIN_VERSION=1.16.0
+# shellcheck disable=SC2034 # read by scripts/test-lint and scripts/prefetch
+RUFF_VERSION=0.17.6
+# shellcheck disable=SC2034 # read by scripts/test-server and scripts/prefetch
+SCHEMATHESIS_VERSION=4.32.5
+# shellcheck disable=SC2034 # read by scripts/test-server-grpc and scripts/prefetch
+GRPC_PY_PACKAGES=("grpcio==1.85.3" "grpcio-tools==1.85.1" "grpcio-health-checking==1.85.1"
+  "grpcio-reflection==1.85.1" "protobuf==7.36.2")
 PYTEST_VERSION=9.2.0
 MYPY_VERSION=2.4.1
 DJANGO_VERSION=5.2.19
