@@ -176,14 +176,7 @@ fn read_answers(s: &mut TcpStream, n: usize) -> Vec<String> {
     while answers.len() < n {
         let text = String::from_utf8_lossy(&buf).to_string();
         if let Some(end) = text.find("\r\n\r\n") {
-            let len: usize = text[..end]
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length:")
-                        .map(|v| v.trim().parse().unwrap())
-                })
-                .unwrap_or(0);
+            let len = common::content_length(&text[..end]);
             if buf.len() >= end + 4 + len {
                 answers.push(String::from_utf8(buf[..end + 4 + len].to_vec()).unwrap());
                 buf.drain(..end + 4 + len);

@@ -319,14 +319,7 @@ fn read_one(s: &mut TcpStream) -> u16 {
         head.push(byte[0]);
     }
     let head = String::from_utf8(head).unwrap();
-    let len: usize = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse().unwrap())
-        })
-        .unwrap_or(0);
+    let len = common::content_length(&head);
     let mut body = vec![0u8; len];
     s.read_exact(&mut body).unwrap();
     head.split(' ').nth(1).unwrap().parse().unwrap()

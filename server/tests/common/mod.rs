@@ -276,6 +276,17 @@ pub fn try_request(
     try_parse_response(&raw)
 }
 
+/// The `content-length` of a response head (0 without one).
+pub fn content_length(head: &str) -> usize {
+    head.lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse().unwrap())
+        })
+        .unwrap_or(0)
+}
+
 /// A whole HTTP/1.1 response, read to its end (`Connection: close`).
 pub fn parse_response(raw: &str) -> Response {
     try_parse_response(raw).unwrap_or_else(|e| panic!("{e}"))
