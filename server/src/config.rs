@@ -84,7 +84,7 @@ pub struct Flags {
     pub thrift_generator: Option<String>,
     /// TLS, connection limits and timeouts, the drain delay.
     #[command(flatten)]
-    pub net: crate::listen::NetFlags,
+    pub net: crate::net::NetFlags,
 }
 
 /// The TOML file.
@@ -152,7 +152,7 @@ pub struct Config {
     /// The Thrift listener and the name of the generator it serves.
     pub thrift: Option<(SocketAddr, String)>,
     /// TLS, connection limits and timeouts, the drain delay.
-    pub net: crate::listen::Net,
+    pub net: crate::net::Net,
 }
 
 /// A configuration error: the flag or key, and what is wrong with it.
@@ -231,7 +231,7 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         None => Vec::new(),
     };
     let insecure = flags.insecure || file.insecure.unwrap_or(false);
-    let net = crate::listen::Net::load(flags.net.or(crate::listen::NetFlags {
+    let net = crate::net::Net::load(flags.net.or(crate::net::NetFlags {
         tls_cert: file.tls_cert,
         tls_key: file.tls_key,
         tls_client_ca: file.tls_client_ca,

@@ -35,7 +35,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::watch;
 
 use crate::app::{ApiError, AppState, ROUTES};
-use crate::listen::{Activity, Limits, FIRST_REQUEST_AT_SHUTDOWN};
+use crate::listen::{Activity, FIRST_REQUEST_AT_SHUTDOWN};
+use crate::net::Limits;
 use crate::metrics::ReqLabel;
 
 /// Headers a fast request may have (hyper takes up to 100: more is handed over).

@@ -18,6 +18,7 @@ pub mod limit;
 pub mod listen;
 pub mod log;
 pub mod metrics;
+pub mod net;
 mod observe;
 mod service;
 pub mod thrift;

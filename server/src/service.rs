@@ -13,9 +13,10 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 
 use crate::app::{self, AppState, Gen};
 use crate::config::{self, Config, Flags};
-use crate::listen::{self, ConnMetrics, Net};
+use crate::listen::{self, ConnMetrics};
 use crate::log::Log;
 use crate::metrics;
+use crate::net::Net;
 
 /// How long in-flight requests may take to finish after SIGTERM/SIGINT.
 const GRACE: Duration = Duration::from_secs(5);

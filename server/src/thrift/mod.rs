@@ -60,7 +60,7 @@ impl Default for Limits {
 impl Limits {
     /// The defaults, with the HTTP listener's idle timeout between calls and
     /// its header timeout for the rest of a frame and an answer's write.
-    pub fn with_timeouts(net: &crate::listen::Limits) -> Limits {
+    pub fn with_timeouts(net: &crate::net::Limits) -> Limits {
         Limits {
             idle_timeout: net.idle_timeout,
             io_timeout: net.header_timeout,
