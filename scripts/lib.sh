@@ -79,10 +79,14 @@ ensure_cargo_tool() {
   local partial
   partial=$(mktemp -d "$dir.partial-XXXXXX")
   # Without the crate's own release LTO and single codegen unit (cargo-deny
-  # asks for fat LTO): a tool is built once per machine and its speed hardly
-  # matters, its build time does, on CI's fresh machine most of all. Still
-  # optimised (opt-level 3): oha is the benchmarks' load generator.
+  # asks for fat LTO), and not optimised (opt-level 0, no debug info, no
+  # debug assertions): a tool is built once per machine and its speed hardly
+  # matters (wasm-bindgen, cbindgen and cargo-deny read a few megabytes), its
+  # build time does, on CI's fresh machine most of all. SNOWMINT_TOOL_OPT_LEVEL
+  # sets another level: 3 for oha, the benchmarks' load generator
+  # (bench/server/install).
   CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+    CARGO_PROFILE_RELEASE_OPT_LEVEL="${SNOWMINT_TOOL_OPT_LEVEL:-0}" \
     cargo install --quiet --root "$partial" "$crate" --version "$version" "$@"
   # A folder without the binary is a broken one: replace it. rename(2) onto
   # a complete folder (another checkout's, finished meanwhile) fails: keep that one.
