@@ -100,8 +100,8 @@ ensure_cargo_tool() {
 # and prints "NAME<TAB>EXECUTABLE" for each. Cargo holds the build
 # directory's lock while `cargo test` runs the tests, so a part whose tests
 # take minutes (scripts/test-stores, scripts/test-server) builds them with
-# this and runs the executables itself: other builds (another part, another
-# checkout) need not wait for its tests.
+# this and runs the executables itself: other builds (another checkout's, in
+# the shared build folder) need not wait for its tests.
 test_bins() {
   cargo test --quiet --profile ci --no-run --message-format=json-render-diagnostics "$@" | python3 -c '
 import json, sys
