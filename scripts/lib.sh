@@ -139,9 +139,16 @@ ensure_apt() {
 # apt_missing PACKAGE... : sets the caller's `missing` to those not installed.
 apt_missing() {
   missing=()
-  local p
+  local p want native
+  native=$(dpkg --print-architecture)
   for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    # A name without :ARCH is the machine's own architecture's package (or an
+    # architecture-independent one): a foreign copy alone (the release check
+    # installs arm64 libraries such as libcjson-dev:arm64) does not count.
+    want="$native|all"
+    [[ $p != *:* ]] || want=${p##*:}
+    dpkg-query -W -f='${Status} ${Architecture}\n' "$p" 2>/dev/null |
+      grep -qE "^install ok installed ($want)\$" || missing+=("$p")
   done
 }
 
