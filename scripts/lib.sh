@@ -30,13 +30,18 @@ if [ -z "${CARGO_BUILD_BUILD_DIR:-}" ]; then
     *) export CARGO_BUILD_BUILD_DIR="$SNOWMINT_BUILD_DIR" ;;
   esac
   # Units of checkouts since removed stay behind: past 30 GiB the directory is
-  # emptied (once per run of the calling command), and the next build fills it.
+  # emptied (once per run of the calling command), and the next build fills it;
+  # so is the fuzz part's beside it (<dir>-fuzz: scripts/test-fuzz).
   # (None with SNOWMINT_BUILD_DIR=target: CARGO_BUILD_BUILD_DIR stays unset.)
-  if [ -z "${SNOWMINT_BUILD_DIR_CHECKED:-}" ] && [ -d "${CARGO_BUILD_BUILD_DIR:-}" ]; then
-    if [ "$(du -sm "$CARGO_BUILD_BUILD_DIR" 2>/dev/null | cut -f1)" -gt 30720 ]; then
-      echo "the shared build directory $CARGO_BUILD_BUILD_DIR is over 30 GiB: emptied" >&2
-      rm -rf "$CARGO_BUILD_BUILD_DIR"
-    fi
+  if [ -z "${SNOWMINT_BUILD_DIR_CHECKED:-}" ] && [ -n "${CARGO_BUILD_BUILD_DIR:-}" ]; then
+    for build_dir in "$CARGO_BUILD_BUILD_DIR" "$CARGO_BUILD_BUILD_DIR-fuzz"; do
+      [ -d "$build_dir" ] || continue
+      if [ "$(du -sm "$build_dir" 2>/dev/null | cut -f1)" -gt 30720 ]; then
+        echo "the shared build directory $build_dir is over 30 GiB: emptied" >&2
+        rm -rf "$build_dir"
+      fi
+    done
+    unset build_dir
   fi
   export SNOWMINT_BUILD_DIR_CHECKED=1
 fi
