@@ -314,7 +314,7 @@ PSYCOPG_VERSION=3.3.9
 
 # python_test_venv DIR [--fresh] : a venv at DIR with pytest, mypy and the
 # recipes' ORMs at their pinned versions (uv skips what is there already);
-# --fresh recreates it first.
+# --fresh recreates it first. Sets UV (ensure_uv) for the caller's installs.
 python_test_venv() {
   local dir=$1
   ensure_uv
