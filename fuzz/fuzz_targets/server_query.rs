@@ -245,9 +245,15 @@ fn check_fast(raw: &[u8]) {
     let Some((route, key, close)) = snowmint_server::fast::classify(raw) else {
         return;
     };
-    // httparse takes bare LF line ends and bytes past 0x7f in header values.
+    // httparse takes bare LF line ends and bytes past 0x7f in header values,
+    // and skips empty lines (CRLF or LF) before the request line, as RFC
+    // 9112 section 2.2 allows; hyper's parser is httparse, so the router
+    // reads such a request the same way.
     let text = String::from_utf8_lossy(raw);
-    let mut lines = text.split('\n').map(|l| l.trim_end_matches('\r'));
+    let mut lines = text
+        .trim_start_matches(['\r', '\n'])
+        .split('\n')
+        .map(|l| l.trim_end_matches('\r'));
     let line = lines.next().unwrap_or_default();
     let mut words = line.split(' ');
     assert_eq!(words.next(), Some("GET"), "{text:?}");
