@@ -46,6 +46,16 @@ if [ -z "${CARGO_BUILD_BUILD_DIR:-}" ]; then
   export SNOWMINT_BUILD_DIR_CHECKED=1
 fi
 
+# Clippy lints the workspace's crates while the parts build them
+# (scripts/lint-rustc): a part's `cargo test`, `cargo build`, maturin's or
+# cargo-fuzz's build fails on a lint as `cargo clippy -D warnings` would,
+# without a check-mode build of every dependency beside the real one.
+# Set RUSTC_WORKSPACE_WRAPPER (empty: none) to choose otherwise;
+# scripts/release-check builds without it.
+if [ -z "${RUSTC_WORKSPACE_WRAPPER+set}" ]; then
+  export RUSTC_WORKSPACE_WRAPPER="$ROOT/scripts/lint-rustc"
+fi
+
 # A step's heading, with the seconds since the script started (the step
 # before it took the difference): where a slow run spends its time.
 say() { printf '\n==> [%ss] %s\n' "$SECONDS" "$*"; }
@@ -90,8 +100,9 @@ ensure_cargo_tool() {
   # build time does, on CI's fresh machine most of all. SNOWMINT_TOOL_OPT_LEVEL
   # sets another level: 3 for oha, the benchmarks' load generator
   # (bench/server/install).
+  # No lint wrapper (above): a tool is the only member of its own workspace.
   CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    CARGO_PROFILE_RELEASE_OPT_LEVEL="${SNOWMINT_TOOL_OPT_LEVEL:-0}" \
+    CARGO_PROFILE_RELEASE_OPT_LEVEL="${SNOWMINT_TOOL_OPT_LEVEL:-0}" RUSTC_WORKSPACE_WRAPPER='' \
     cargo install --quiet --root "$partial" "$crate" --version "$version" "$@"
   # A folder without the binary is a broken one: replace it. rename(2) onto
   # a complete folder (another checkout's, finished meanwhile) fails: keep that one.
