@@ -253,6 +253,29 @@ ensure_venv() {
   venv_pip "$ROOT/.venv" "maturin==$MATURIN_VERSION" "pytest==$PYTEST_VERSION"
 }
 
+# free_port : a TCP port on 127.0.0.1 that nothing accepts connections on,
+# for a throwaway server (scripts/stores/*.sh). Below the kernel's ephemeral
+# range (ip_local_port_range, 32768-60999 by default): a port in it may be
+# the local end of a client's connection, where nothing listens, and the
+# server then fails to bind it (an etcd member did: "bind: address already in
+# use", 2026-11-27). Each probe has 2 s: a stopped process's listener answers
+# no connection.
+free_port() {
+  local low p i
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+  ((low >= 12000)) || low=32768
+  for ((i = 0; i < 200; i++)); do
+    p=$((10000 + RANDOM % (low - 10000)))
+    # shellcheck disable=SC2016
+    if ! timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$p" 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  echo "no free port found" >&2
+  return 1
+}
+
 # use_stores NAME... : the lease stores NAME (postgres mysql redis etcd) for this
 # script's run, each from scripts/stores/NAME.sh: the server already answering
 # on its standard port (with a database or namespace of this run's own), else a

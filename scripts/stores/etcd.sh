@@ -20,20 +20,6 @@
 # Throwaway members run from Debian's etcd-server (installed if missing), on
 # free 127.0.0.1 ports, with their data under $RUN_DIR; CLEANUPS stops them.
 
-# A TCP port on 127.0.0.1 that nothing listens on.
-_etcd_free_port() {
-  local p i
-  for ((i = 0; i < 200; i++)); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      echo "$p"
-      return 0
-    fi
-  done
-  echo "no free port found" >&2
-  return 1
-}
-
 # _etcd_start NAME: starts a member with data in $RUN_DIR/NAME, waits (at most
 # 30 s) for /health, adds its stop to CLEANUPS, sets _ETCD_PORT to its client
 # port. (Not in a subshell: CLEANUPS must see the entry.)
@@ -42,7 +28,7 @@ _etcd_start() {
   mkdir -p "$dir"
   CLEANUPS+=("_etcd_stop \"\$(cat '$dir/pid' 2>/dev/null)\"")
   for try in 1 2 3; do
-    client=$(_etcd_free_port) && peer=$(_etcd_free_port) || return 1
+    client=$(free_port) && peer=$(free_port) || return 1
     cmd=(etcd --name "$name" --data-dir "$dir/data"
       --listen-client-urls "http://127.0.0.1:$client"
       --advertise-client-urls "http://127.0.0.1:$client"
@@ -103,41 +89,55 @@ _etcd_restart_script() {
 # $RUN_DIR/etcd-cluster-N), waits (at most 30 s) until every member reports
 # healthy, adds their stops to CLEANUPS; sets _ETCD_CLUSTER_CLIENTS to their
 # client ports and writes each member's pid to $RUN_DIR/etcd-cluster-N/pid.
+# Three tries, each on new ports (one taken between the probe and etcd's
+# bind fails that member), as _etcd_start.
 _etcd_cluster() {
-  local n peers=() clients=() initial="" dir pid ok end token="snowmint-$RANDOM$RANDOM"
+  local n try peers clients pids initial dir ok end token
   for n in 1 2 3; do
-    clients+=("$(_etcd_free_port)") && peers+=("$(_etcd_free_port)") || return 1
-    initial+="${initial:+,}m$n=http://127.0.0.1:${peers[$((n - 1))]}"
+    CLEANUPS+=("_etcd_stop \"\$(cat '$RUN_DIR/etcd-cluster-$n/pid' 2>/dev/null)\"")
   done
-  for n in 1 2 3; do
-    dir="$RUN_DIR/etcd-cluster-$n"
-    mkdir -p "$dir"
-    CLEANUPS+=("_etcd_stop \"\$(cat '$dir/pid' 2>/dev/null)\"")
-    etcd --name "m$n" --data-dir "$dir/data" \
-      --listen-client-urls "http://127.0.0.1:${clients[$((n - 1))]}" \
-      --advertise-client-urls "http://127.0.0.1:${clients[$((n - 1))]}" \
-      --listen-peer-urls "http://127.0.0.1:${peers[$((n - 1))]}" \
-      --initial-advertise-peer-urls "http://127.0.0.1:${peers[$((n - 1))]}" \
-      --initial-cluster "$initial" --initial-cluster-state new \
-      --initial-cluster-token "$token" >"$dir/etcd.log" 2>&1 &
-    pid=$!
-    echo "$pid" >"$dir/pid"
-  done
-  end=$((SECONDS + 30))
-  while ((SECONDS < end)); do
-    ok=0
+  for try in 1 2 3; do
+    peers=() clients=() pids=() initial="" token="snowmint-$RANDOM$RANDOM"
     for n in 1 2 3; do
-      curl -sf --max-time 1 "http://127.0.0.1:${clients[$((n - 1))]}/health" 2>/dev/null |
-        grep -q '"health":"true"' && ok=$((ok + 1))
+      clients+=("$(free_port)") && peers+=("$(free_port)") || return 1
+      initial+="${initial:+,}m$n=http://127.0.0.1:${peers[$((n - 1))]}"
     done
-    if [ "$ok" -eq 3 ]; then
-      _ETCD_CLUSTER_CLIENTS=("${clients[@]}")
-      return 0
-    fi
-    sleep 0.1
+    for n in 1 2 3; do
+      dir="$RUN_DIR/etcd-cluster-$n"
+      mkdir -p "$dir"
+      etcd --name "m$n" --data-dir "$dir/data" \
+        --listen-client-urls "http://127.0.0.1:${clients[$((n - 1))]}" \
+        --advertise-client-urls "http://127.0.0.1:${clients[$((n - 1))]}" \
+        --listen-peer-urls "http://127.0.0.1:${peers[$((n - 1))]}" \
+        --initial-advertise-peer-urls "http://127.0.0.1:${peers[$((n - 1))]}" \
+        --initial-cluster "$initial" --initial-cluster-state new \
+        --initial-cluster-token "$token" >"$dir/etcd.log" 2>&1 &
+      pids+=("$!")
+      echo "$!" >"$dir/pid"
+    done
+    end=$((SECONDS + 30))
+    while ((SECONDS < end)); do
+      ok=0
+      for n in 1 2 3; do
+        curl -sf --max-time 1 "http://127.0.0.1:${clients[$((n - 1))]}/health" 2>/dev/null |
+          grep -q '"health":"true"' && ok=$((ok + 1))
+      done
+      if [ "$ok" -eq 3 ]; then
+        _ETCD_CLUSTER_CLIENTS=("${clients[@]}")
+        return 0
+      fi
+      # A member that exited (a port taken) will not come: new ports.
+      for n in 1 2 3; do kill -0 "${pids[$((n - 1))]}" 2>/dev/null || break 2; done
+      sleep 0.1
+    done
+    echo "etcd: the 3-member cluster did not become healthy (try $try); the members' logs:" >&2
+    for n in 1 2 3; do
+      dir="$RUN_DIR/etcd-cluster-$n"
+      tail -n 3 "$dir/etcd.log" >&2 || true
+      _etcd_stop "$(cat "$dir/pid" 2>/dev/null)"
+      rm -rf "$dir/data"
+    done
   done
-  echo "etcd: the 3-member cluster did not become healthy within 30 s; member 1's log:" >&2
-  tail -n 5 "$RUN_DIR/etcd-cluster-1/etcd.log" >&2 || true
   return 1
 }
 

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # A throwaway PostgreSQL server and a throwaway Redis whose clocks the fault
 # tests step (lease/tests/faults.rs, store_clock_steps), sourced by
-# scripts/test-stores after postgres.sh (it uses its free_port) or redis.sh.
+# scripts/test-stores after postgres.sh or redis.sh.
 # The PostgreSQL server runs under libfaketime (Debian's libfaketime, installed when missing) reading its offset
 # from a file on every clock call (FAKETIME_TIMESTAMP_FILE, FAKETIME_NO_CACHE=1;
 # "+0", "+3", "-2.5": seconds, fractions allowed), which the test rewrites to
@@ -92,7 +92,7 @@ start_clockshift_redis() {
     exit 1
   }
   echo "+0" >"$dir/offset"
-  p=$(redis_free_port) || exit 1
+  p=$(free_port) || exit 1
   LD_PRELOAD="$dir/clockshift.so" SNOWMINT_CLOCKSHIFT_FILE="$dir/offset" \
     redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
     --daemonize no --dir "$dir" --logfile "$dir/redis.log" &

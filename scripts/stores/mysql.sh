@@ -13,21 +13,6 @@
 # DBAs set; the store must commit every write itself), whose connections the
 # test kills: SNOWMINT_TEST_MYSQL_AUTOCOMMIT0_URL.
 
-# A TCP port on 127.0.0.1 nothing listens on (also in postgres.sh; either may
-# be sourced alone).
-mysql_free_port() {
-  local p i
-  for ((i = 0; i < 100; i++)); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      echo "$p"
-      return 0
-    fi
-  done
-  echo "no free port found" >&2
-  return 1
-}
-
 # The first of the given commands that exists (also looked up in /usr/sbin).
 mysql_tool() {
   local c
@@ -88,7 +73,7 @@ mysql_throwaway() {
   local dir="$RUN_DIR/$name" user
   user=$(id -un)
   mkdir -p "$dir"
-  port=$(mysql_free_port)
+  port=$(free_port)
   "$install" --no-defaults --datadir="$dir/data" --user="$user" --auth-root-authentication-method=normal \
     --skip-test-db --innodb-log-file-size=8M >"$dir/install.log" 2>&1 || {
     cat "$dir/install.log" >&2

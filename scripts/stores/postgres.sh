@@ -12,20 +12,6 @@
 # SNOWMINT_TEST_POSTGRES_RESTART_CMD, a shell command that restarts that
 # server keeping its data.
 
-# A TCP port on 127.0.0.1 nothing listens on.
-free_port() {
-  local p i
-  for ((i = 0; i < 100; i++)); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      echo "$p"
-      return 0
-    fi
-  done
-  echo "no free port found" >&2
-  return 1
-}
-
 start_postgres() {
   local port=${SNOWMINT_STORES_POSTGRES_PORT:-5432}
   local db="snowmint_stores_$$"

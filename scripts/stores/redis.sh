@@ -22,20 +22,6 @@ redis_answers() {
     IFS= read -r -t 2 reply <&3 && [[ $reply == "+PONG"* ]]' _ "$1" 2>/dev/null
 }
 
-# redis_free_port: a port on 127.0.0.1 where nothing accepts connections.
-redis_free_port() {
-  local p i
-  for ((i = 0; i < 50; i++)); do
-    p=$((20000 + RANDOM % 40000))
-    # shellcheck disable=SC2016
-    if ! timeout 2 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$1"' _ "$p" 2>/dev/null; then
-      echo "$p"
-      return 0
-    fi
-  done
-  return 1
-}
-
 # redis_stop PID: SIGTERM, then SIGKILL after 5 s.
 redis_stop() {
   local i
@@ -116,7 +102,7 @@ start_redis() {
     local dir="$RUN_DIR/redis" p pid try deadline ok=""
     mkdir -p "$dir"
     for ((try = 0; try < 3; try++)); do
-      p=$(redis_free_port) || break
+      p=$(free_port) || break
       redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
         --daemonize no --dir "$dir" --logfile "$dir/redis.log" &
       pid=$!

@@ -14,20 +14,6 @@
 # JDK, standalone (QuorumPeerMain with a zoo.cfg of their own: no server list),
 # on free 127.0.0.1 ports, with their dataDir under $RUN_DIR; CLEANUPS stops them.
 
-# _zk_free_port : a TCP port on 127.0.0.1 that nothing listens on.
-_zk_free_port() {
-  local p i
-  for ((i = 0; i < 200; i++)); do
-    p=$((20000 + RANDOM % 40000))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
-      echo "$p"
-      return 0
-    fi
-  done
-  echo "no free port found" >&2
-  return 1
-}
-
 # _zk_answers PORT: a ZooKeeper on 127.0.0.1:PORT answers the `srvr` command
 # (whitelisted by default) as a serving standalone server or ensemble member.
 _zk_answers() {
@@ -57,7 +43,7 @@ _zk_start() {
   mkdir -p "$dir/data"
   CLEANUPS+=("_zk_stop \"\$(cat '$dir/pid' 2>/dev/null)\"")
   for try in 1 2 3; do
-    port=$(_zk_free_port) || return 1
+    port=$(free_port) || return 1
     # tickTime 500: sessions of 1 to 10 s. forceSync stays yes (the default):
     # a write is answered once it is on disk.
     cat >"$dir/zoo.cfg" <<EOF
