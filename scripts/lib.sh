@@ -396,7 +396,10 @@ node_wasm_fallback() {
   ensure_rust_target wasm32-unknown-unknown
   ensure_cargo_tool wasm-bindgen "$WASM_BINDGEN_VERSION" wasm-bindgen-cli
   (cd "$ROOT/bindings-wasm" && npm ci --no-audit --no-fund --loglevel=error)
-  CARGO_TARGET_DIR="$ROOT/target" "$ROOT/bindings-wasm/build.sh"
+  # --check: the decoder page's committed www/pkg/ is compared, not
+  # overwritten (written here, the wasm part's check compared the fresh build
+  # with itself, and a stale module got committed unnoticed).
+  CARGO_TARGET_DIR="$ROOT/target" "$ROOT/bindings-wasm/build.sh" --check
   say "node: npm install (bindings-node)"
   (cd "$ROOT/bindings-node" && npm install --no-audit --no-fund --loglevel=error --no-save ../bindings-wasm/pkg-node)
 }
