@@ -263,6 +263,7 @@ ensure_venv() {
 free_port() {
   local low p i
   read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+  # A range starting too low to leave room below it: the default's start.
   ((low >= 12000)) || low=32768
   for ((i = 0; i < 200; i++)); do
     p=$((10000 + RANDOM % (low - 10000)))

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # A throwaway PostgreSQL server and a throwaway Redis whose clocks the fault
 # tests step (lease/tests/faults.rs, store_clock_steps), sourced by
-# scripts/test-stores after postgres.sh or redis.sh.
+# scripts/test-stores after use_stores (lib.sh: free_port; the Redis half uses
+# redis.sh's helpers).
 # The PostgreSQL server runs under libfaketime (Debian's libfaketime, installed when missing) reading its offset
 # from a file on every clock call (FAKETIME_TIMESTAMP_FILE, FAKETIME_NO_CACHE=1;
 # "+0", "+3", "-2.5": seconds, fractions allowed), which the test rewrites to
