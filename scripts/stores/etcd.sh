@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # etcd v3 for the lease store tests (sourced by scripts/test-stores, which
-# provides say, ensure_apt, RUN_DIR and CLEANUPS).
+# provides say, ensure_apt, RUN_DIR and STOPS).
 #
 # start_etcd exports
 #   SNOWMINT_TEST_ETCD_URL       an etcd without authentication: the one at
@@ -18,15 +18,15 @@
 #                                three), and the file holding the first member's
 #                                pid, which the cluster test kills.
 # Throwaway members run from Debian's etcd-server (installed if missing), on
-# free 127.0.0.1 ports, with their data under $RUN_DIR; CLEANUPS stops them.
+# free 127.0.0.1 ports, with their data under $RUN_DIR; STOPS stops them.
 
 # _etcd_start NAME: starts a member with data in $RUN_DIR/NAME, waits (at most
-# 30 s) for /health, adds its stop to CLEANUPS, sets _ETCD_PORT to its client
-# port. (Not in a subshell: CLEANUPS must see the entry.)
+# 30 s) for /health, adds its stop to STOPS, sets _ETCD_PORT to its client
+# port. (Not in a subshell: STOPS must see the entry.)
 _etcd_start() {
   local name=$1 dir="$RUN_DIR/$1" try client peer pid i cmd
   mkdir -p "$dir"
-  CLEANUPS+=("_etcd_stop \"\$(cat '$dir/pid' 2>/dev/null)\"")
+  STOPS+=("_etcd_stop \"\$(cat '$dir/pid' 2>/dev/null)\"")
   for try in 1 2 3; do
     client=$(free_port) && peer=$(free_port) || return 1
     cmd=(etcd --name "$name" --data-dir "$dir/data"
@@ -87,15 +87,13 @@ _etcd_restart_script() {
 
 # _etcd_cluster : a throwaway cluster of 3 members on 127.0.0.1 (data in
 # $RUN_DIR/etcd-cluster-N), waits (at most 30 s) until every member reports
-# healthy, adds their stops to CLEANUPS; sets _ETCD_CLUSTER_CLIENTS to their
+# healthy, adds their stop to STOPS; sets _ETCD_CLUSTER_CLIENTS to their
 # client ports and writes each member's pid to $RUN_DIR/etcd-cluster-N/pid.
 # Three tries, each on new ports (one taken between the probe and etcd's
 # bind fails that member), as _etcd_start.
 _etcd_cluster() {
   local n try peers clients pids initial dir ok end token
-  for n in 1 2 3; do
-    CLEANUPS+=("_etcd_stop \"\$(cat '$RUN_DIR/etcd-cluster-$n/pid' 2>/dev/null)\"")
-  done
+  STOPS+=(_etcd_cluster_stop)
   for try in 1 2 3; do
     peers=() clients=() pids=() initial="" token="snowmint-$RANDOM$RANDOM"
     for n in 1 2 3; do
@@ -142,6 +140,14 @@ _etcd_cluster() {
 }
 
 # _etcd_stop PID: SIGTERM, then SIGKILL after 5 s.
+# _etcd_cluster_stop : the cluster's members, one after another (stopped all
+# at once, the leader waits 5 s to hand its leadership to a member that is
+# going away, and is killed).
+_etcd_cluster_stop() {
+  local n
+  for n in 1 2 3; do _etcd_stop "$(cat "$RUN_DIR/etcd-cluster-$n/pid" 2>/dev/null)"; done
+}
+
 _etcd_stop() {
   local pid=$1 i
   kill -TERM "$pid" 2>/dev/null || return 0

@@ -69,7 +69,7 @@ start_faketime_postgres() {
     echo "faketime: initdb failed" >&2
     exit 1
   }
-  CLEANUPS+=("${as[*]} $bin/pg_ctl -D $dir/data -m fast -w -t 30 stop >/dev/null 2>&1")
+  STOPS+=("${as[*]} $bin/pg_ctl -D $dir/data -m fast -w -t 30 stop >/dev/null 2>&1")
   # shellcheck disable=SC2046 # the environment is words on purpose
   "${as[@]}" env $(faketime_env "$dir") "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
     -o "-k $dir -p $port -c listen_addresses=127.0.0.1 -c fsync=off" start >/dev/null || {
@@ -98,7 +98,7 @@ start_clockshift_redis() {
     redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
     --daemonize no --dir "$dir" --logfile "$dir/redis.log" &
   pid=$!
-  CLEANUPS+=("redis_stop $pid")
+  STOPS+=("redis_stop $pid")
   deadline=$((SECONDS + 15))
   while ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
     if redis_answers "$p"; then

@@ -35,7 +35,7 @@ start_mysql() {
     timeout 10 "$client" --no-defaults -h 127.0.0.1 -P "$port" -u root -Ne 'SELECT 1' >/dev/null 2>&1; then
     say "mysql: the server on 127.0.0.1:$port, database $db"
     "$client" --no-defaults -h 127.0.0.1 -P "$port" -u root -e "CREATE DATABASE $db"
-    CLEANUPS+=("$client --no-defaults -h 127.0.0.1 -P $port -u root -e 'DROP DATABASE IF EXISTS $db' >/dev/null 2>&1")
+    STOPS+=("$client --no-defaults -h 127.0.0.1 -P $port -u root -e 'DROP DATABASE IF EXISTS $db' >/dev/null 2>&1")
     export SNOWMINT_TEST_MYSQL_URL="mysql://root@127.0.0.1:$port/$db"
   else
     say "mysql: nothing answers on 127.0.0.1:$port; starting a throwaway MariaDB"
@@ -51,9 +51,9 @@ start_mysql() {
 }
 
 # mysql_throwaway NAME [SERVER_OPTION...]: a throwaway MariaDB with its data in
-# $RUN_DIR/NAME, a database test, stopped by CLEANUPS. Sets MYSQL_TW_PORT and MYSQL_TW_RESTART
+# $RUN_DIR/NAME, a database test, stopped by STOPS. Sets MYSQL_TW_PORT and MYSQL_TW_RESTART
 # (a command restarting it with its data: $RUN_DIR/NAME/restart). Not in a
-# subshell: CLEANUPS must see the entry.
+# subshell: STOPS must see the entry.
 mysql_throwaway() {
   local name=$1 port extra=""
   shift
@@ -111,7 +111,7 @@ kill -KILL "\$pid" 2>/dev/null || true
 SCRIPT
   printf '#!/usr/bin/env bash\n"%s" && exec "%s"\n' "$dir/stop" "$dir/start" >"$dir/restart"
   chmod +x "$dir/start" "$dir/stop" "$dir/restart"
-  CLEANUPS+=("$dir/stop")
+  STOPS+=("$dir/stop")
   "$dir/start" || return 1
   "$client" --no-defaults -h 127.0.0.1 -P "$port" -u root -e 'CREATE DATABASE test'
   say "mysql: throwaway MariaDB on 127.0.0.1:$port ($dir)"

@@ -19,7 +19,7 @@ start_postgres() {
     timeout 10 psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -Atqc 'SELECT 1' >/dev/null 2>&1; then
     say "postgres: the server on 127.0.0.1:$port, database $db"
     psql -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "CREATE DATABASE $db" >/dev/null
-    CLEANUPS+=("psql -h 127.0.0.1 -p $port -U postgres -d postgres -qc 'DROP DATABASE IF EXISTS $db' >/dev/null 2>&1")
+    STOPS+=("psql -h 127.0.0.1 -p $port -U postgres -d postgres -qc 'DROP DATABASE IF EXISTS $db' >/dev/null 2>&1")
     export SNOWMINT_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/$db"
   else
     say "postgres: nothing answers on 127.0.0.1:$port; starting a throwaway server"
@@ -33,8 +33,8 @@ start_postgres() {
 }
 
 # postgres_throwaway NAME: a throwaway server with its data in $RUN_DIR/NAME,
-# a database test, stopped by CLEANUPS. Sets PG_TW_PORT and PG_TW_RESTART (a
-# command restarting it with its data). Not in a subshell: CLEANUPS must see
+# a database test, stopped by STOPS. Sets PG_TW_PORT and PG_TW_RESTART (a
+# command restarting it with its data). Not in a subshell: STOPS must see
 # the entry.
 postgres_throwaway() {
   local name=$1 port
@@ -60,7 +60,7 @@ postgres_throwaway() {
     echo "postgres: initdb failed" >&2
     return 1
   }
-  CLEANUPS+=("${as[*]} $bin/pg_ctl -D $dir/data -m fast -w -t 30 stop >/dev/null 2>&1")
+  STOPS+=("${as[*]} $bin/pg_ctl -D $dir/data -m fast -w -t 30 stop >/dev/null 2>&1")
   # The free port can be taken before the server binds it (another run's
   # server, or a client's local port on a busy machine): then another port.
   local try

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Redis for the lease store tests: sourced by scripts/test-stores, which
-# provides say, ensure_apt, RUN_DIR and CLEANUPS.
+# provides say, ensure_apt, RUN_DIR and STOPS.
 #
 # start_redis uses the server on 127.0.0.1:${SNOWMINT_REDIS_PORT:-6379} when it
 # answers PING without a password (DB 0; every test works in namespaces of its
@@ -106,7 +106,7 @@ start_redis() {
       redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
         --daemonize no --dir "$dir" --logfile "$dir/redis.log" &
       pid=$!
-      CLEANUPS+=("redis_stop $pid")
+      STOPS+=("redis_stop $pid")
       deadline=$((SECONDS + 15))
       while ((SECONDS < deadline)) && kill -0 "$pid" 2>/dev/null; do
         if redis_answers "$p"; then

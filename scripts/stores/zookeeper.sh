@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # ZooKeeper for the lease store tests (sourced by scripts/test-stores, which
-# provides say, ensure_apt, RUN_DIR and CLEANUPS).
+# provides say, ensure_apt, RUN_DIR and STOPS).
 #
 # start_zookeeper exports
 #   SNOWMINT_TEST_ZOOKEEPER_URL  a ZooKeeper without authentication: the one at
@@ -12,7 +12,7 @@
 #                                command that restarts it with its dataDir kept.
 # Throwaway servers run Debian's zookeeper package (installed if missing) on the
 # JDK, standalone (QuorumPeerMain with a zoo.cfg of their own: no server list),
-# on free 127.0.0.1 ports, with their dataDir under $RUN_DIR; CLEANUPS stops them.
+# on free 127.0.0.1 ports, with their dataDir under $RUN_DIR; STOPS stops them.
 
 # _zk_answers PORT: a ZooKeeper on 127.0.0.1:PORT answers the `srvr` command
 # (whitelisted by default) as a serving standalone server or ensemble member.
@@ -37,11 +37,11 @@ _zk_stop() {
 
 # _zk_start NAME: a standalone server with its dataDir in $RUN_DIR/NAME; waits
 # (at most 60 s: the JVM starts slowly on a loaded machine) until it serves,
-# adds its stop to CLEANUPS, sets _ZK_PORT, and writes $RUN_DIR/NAME/restart.
+# adds its stop to STOPS, sets _ZK_PORT, and writes $RUN_DIR/NAME/restart.
 _zk_start() {
   local name=$1 dir="$RUN_DIR/$1" try port pid i cmd
   mkdir -p "$dir/data"
-  CLEANUPS+=("_zk_stop \"\$(cat '$dir/pid' 2>/dev/null)\"")
+  STOPS+=("_zk_stop \"\$(cat '$dir/pid' 2>/dev/null)\"")
   for try in 1 2 3; do
     port=$(free_port) || return 1
     # tickTime 500: sessions of 1 to 10 s. forceSync stays yes (the default):
