@@ -8,8 +8,9 @@
 #   bindings-wasm/build.sh            # build everything
 #   bindings-wasm/build.sh --check    # also fail if www/pkg/ differs from the fresh build
 #
-# Needs: the wasm32-unknown-unknown target, wasm-bindgen-cli 0.2.130 on PATH
-# (the same version as the pinned crate), and `npm install` in this folder
+# Needs: the wasm32-unknown-unknown target, wasm-bindgen 0.2.130 on PATH (the
+# same version as the pinned crate, built from tools/wasm-bindgen's lock file:
+# `cargo install --path tools/wasm-bindgen --locked`), and `npm install` in this folder
 # (npm's binaryen for wasm-opt: Debian's binaryen 108 silently breaks the
 # module; terser). scripts/test-wasm installs all of them.
 set -euo pipefail

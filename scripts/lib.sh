@@ -64,14 +64,22 @@ say() { printf '\n==> [%ss] %s\n' "$SECONDS" "$*"; }
 # Puts CRATE@VERSION's BINARY first on PATH: the one on PATH if its --version
 # says VERSION, else $TOOLS/CRATE-VERSION/bin, installed there by cargo install
 # unless an earlier run (of any checkout) did.
+# ensure_cargo_tool BINARY VERSION NAME --path DIR [args...] : the same for a
+# tool built from this repository's folder DIR (`cargo install --path`),
+# always that build, in $TOOLS/NAME-VERSION: never another copy on PATH.
 ensure_cargo_tool() {
   local bin=$1 version=$2 crate=$3
   shift 3
-  local dir="$TOOLS/$crate-$version"
+  local dir="$TOOLS/$crate-$version" from=("$crate" --version "$version")
+  if [ "${1:-}" = --path ]; then
+    from=(--path "$2")
+    shift 2
+  fi
   if [ -x "$dir/bin/$bin" ]; then
     export PATH="$dir/bin:$PATH"
   fi
-  if command -v "$bin" >/dev/null 2>&1 && "$bin" --version 2>/dev/null | grep -qF "$version"; then
+  if { [ "${from[0]}" != --path ] || [ -x "$dir/bin/$bin" ]; } &&
+    command -v "$bin" >/dev/null 2>&1 && "$bin" --version 2>/dev/null | grep -qF "$version"; then
     return 0
   fi
   # One install of a tool at a time: the test command's prefetch
@@ -103,7 +111,7 @@ ensure_cargo_tool() {
   # No lint wrapper (above): a tool is the only member of its own workspace.
   CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
     CARGO_PROFILE_RELEASE_OPT_LEVEL="${SNOWMINT_TOOL_OPT_LEVEL:-0}" RUSTC_WORKSPACE_WRAPPER='' \
-    cargo install --quiet --root "$partial" "$crate" --version "$version" "$@"
+    cargo install --quiet --root "$partial" "${from[@]}" "$@"
   # A folder without the binary is a broken one: replace it. rename(2) onto
   # a complete folder (another checkout's, finished meanwhile) fails: keep that one.
   [ -x "$dir/bin/$bin" ] || rm -rf "$dir"
@@ -395,6 +403,15 @@ python_suite() {
 # shellcheck disable=SC2034 # read by scripts/test-node and scripts/release-node
 TYPESCRIPT_VERSION=5.9.3
 WASM_BINDGEN_VERSION=0.2.130
+# ensure_wasm_bindgen : wasm-bindgen $WASM_BINDGEN_VERSION first on PATH, built
+# from tools/wasm-bindgen's lock file (its Cargo.toml says why); the folder's
+# name carries the lock file's hash, so a changed lock builds anew.
+ensure_wasm_bindgen() {
+  local lock
+  lock=$(sha256sum "$ROOT/tools/wasm-bindgen/Cargo.lock" | cut -c1-12)
+  ensure_cargo_tool wasm-bindgen "$WASM_BINDGEN_VERSION" "wasm-bindgen-$lock" \
+    --path "$ROOT/tools/wasm-bindgen" --locked
+}
 NPM_TARBALLS="$ROOT/target/npm"
 
 # node_wasm_fallback : the WebAssembly fallback (bindings-wasm/pkg-node, npm
@@ -404,9 +421,9 @@ NPM_TARBALLS="$ROOT/target/npm"
 # the registry serves only the linux-x64 variants of the CLI's optional
 # platform packages (see TOOLCHAIN.md).
 node_wasm_fallback() {
-  say "node: the WebAssembly fallback (bindings-wasm/build.sh: wasm32 target, wasm-bindgen-cli $WASM_BINDGEN_VERSION, npm binaryen)"
+  say "node: the WebAssembly fallback (bindings-wasm/build.sh: wasm32 target, wasm-bindgen $WASM_BINDGEN_VERSION (tools/wasm-bindgen), npm binaryen)"
   ensure_rust_target wasm32-unknown-unknown
-  ensure_cargo_tool wasm-bindgen "$WASM_BINDGEN_VERSION" wasm-bindgen-cli
+  ensure_wasm_bindgen
   (cd "$ROOT/bindings-wasm" && npm ci --no-audit --no-fund --loglevel=error)
   # --check: the decoder page's committed www/pkg/ is compared, not
   # overwritten (written here, the wasm part's check compared the fresh build
