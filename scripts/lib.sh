@@ -66,13 +66,15 @@ say() { printf '\n==> [%ss] %s\n' "$SECONDS" "$*"; }
 # unless an earlier run (of any checkout) did.
 # ensure_cargo_tool BINARY VERSION NAME --path DIR [args...] : the same for a
 # tool built from this repository's folder DIR (`cargo install --path`),
-# always that build, in $TOOLS/NAME-VERSION: never another copy on PATH.
+# always that build, in $TOOLS/NAME-VERSION: never another copy on PATH. Its
+# own code is ours, so clippy lints it as it builds (scripts/lint-rustc).
 ensure_cargo_tool() {
   local bin=$1 version=$2 crate=$3
   shift 3
-  local dir="$TOOLS/$crate-$version" from=("$crate" --version "$version")
+  local dir="$TOOLS/$crate-$version" from=("$crate" --version "$version") lint=''
   if [ "${1:-}" = --path ]; then
     from=(--path "$2")
+    lint="$ROOT/scripts/lint-rustc"
     shift 2
   fi
   if [ -x "$dir/bin/$bin" ]; then
@@ -108,10 +110,14 @@ ensure_cargo_tool() {
   # build time does, on CI's fresh machine most of all. SNOWMINT_TOOL_OPT_LEVEL
   # sets another level: 3 for oha, the benchmarks' load generator
   # (bench/server/install).
-  # No lint wrapper (above): a tool is the only member of its own workspace.
+  # No lint wrapper (above) for a crate of the registry: a tool is the only
+  # member of its own workspace.
   CARGO_PROFILE_RELEASE_LTO=off CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
-    CARGO_PROFILE_RELEASE_OPT_LEVEL="${SNOWMINT_TOOL_OPT_LEVEL:-0}" RUSTC_WORKSPACE_WRAPPER='' \
-    cargo install --quiet --root "$partial" "${from[@]}" "$@"
+    CARGO_PROFILE_RELEASE_OPT_LEVEL="${SNOWMINT_TOOL_OPT_LEVEL:-0}" RUSTC_WORKSPACE_WRAPPER="$lint" \
+    cargo install --quiet --root "$partial" "${from[@]}" "$@" || {
+    rm -rf "$partial" # a failed build leaves no folder behind either
+    return 1
+  }
   # A folder without the binary is a broken one: replace it. rename(2) onto
   # a complete folder (another checkout's, finished meanwhile) fails: keep that one.
   [ -x "$dir/bin/$bin" ] || rm -rf "$dir"
@@ -405,11 +411,11 @@ TYPESCRIPT_VERSION=5.9.3
 WASM_BINDGEN_VERSION=0.2.130
 # ensure_wasm_bindgen : wasm-bindgen $WASM_BINDGEN_VERSION first on PATH, built
 # from tools/wasm-bindgen's lock file (its Cargo.toml says why); the folder's
-# name carries the lock file's hash, so a changed lock builds anew.
+# name carries the hash of that folder's files, so a change builds anew.
 ensure_wasm_bindgen() {
-  local lock
-  lock=$(sha256sum "$ROOT/tools/wasm-bindgen/Cargo.lock" | cut -c1-12)
-  ensure_cargo_tool wasm-bindgen "$WASM_BINDGEN_VERSION" "wasm-bindgen-$lock" \
+  local hash
+  hash=$(cat "$ROOT"/tools/wasm-bindgen/{Cargo.toml,Cargo.lock,main.rs} | sha256sum | cut -c1-12)
+  ensure_cargo_tool wasm-bindgen "$WASM_BINDGEN_VERSION" "wasm-bindgen-$hash" \
     --path "$ROOT/tools/wasm-bindgen" --locked
 }
 NPM_TARBALLS="$ROOT/target/npm"
