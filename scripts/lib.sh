@@ -80,6 +80,7 @@ ensure_cargo_tool() {
   if [ -x "$dir/bin/$bin" ]; then
     export PATH="$dir/bin:$PATH"
   fi
+  # Another copy on PATH does for a registry crate, never for a tool of ours.
   if { [ "${from[0]}" != --path ] || [ -x "$dir/bin/$bin" ]; } &&
     command -v "$bin" >/dev/null 2>&1 && "$bin" --version 2>/dev/null | grep -qF "$version"; then
     return 0
@@ -333,10 +334,10 @@ stores_fence_wait() {
 # created (a throwaway server's stop, a database's drop), all at once: each
 # is its own server's or database's, and a MariaDB stop alone takes 2 s.
 stop_stores() {
-  local i pids=()
+  local i stop pids=()
   for ((i = ${#CLEANUPS[@]} - 1; i >= 0; i--)); do eval "${CLEANUPS[$i]}" || true; done
-  for i in ${STOPS[@]+"${!STOPS[@]}"}; do
-    eval "${STOPS[$i]}" &
+  for stop in ${STOPS[@]+"${STOPS[@]}"}; do
+    eval "$stop" &
     pids+=($!)
   done
   wait ${pids[@]+"${pids[@]}"} || true

@@ -139,7 +139,6 @@ _etcd_cluster() {
   return 1
 }
 
-# _etcd_stop PID: SIGTERM, then SIGKILL after 5 s.
 # _etcd_cluster_stop : the cluster's members, one after another (stopped all
 # at once, the leader waits 5 s to hand its leadership to a member that is
 # going away, and is killed).
@@ -148,6 +147,7 @@ _etcd_cluster_stop() {
   for n in 1 2 3; do _etcd_stop "$(cat "$RUN_DIR/etcd-cluster-$n/pid" 2>/dev/null)"; done
 }
 
+# _etcd_stop PID: SIGTERM, then SIGKILL after 5 s.
 _etcd_stop() {
   local pid=$1 i
   kill -TERM "$pid" 2>/dev/null || return 0
