@@ -1,6 +1,6 @@
 // The packed package as its users get it: CommonJS, ESM and TypeScript
-// consumers, the version, the README quickstart and the package README's
-// lease example.
+// consumers, the version, the examples of the README and docs/NODE.md, and
+// the package README's lease example.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -45,29 +45,34 @@ test('TypeScript consumer type-checks against index.d.ts', needConsumer, () => {
   execFileSync(process.execPath, [tsc, '--noEmit', '-p', consumerDir], { cwd: consumerDir, encoding: 'utf8' })
 })
 
-test('the README quickstart runs', needConsumer, () => {
-  const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
-  const start = readme.indexOf('<!-- quickstart:node:start -->')
-  const end = readme.indexOf('<!-- quickstart:node:end -->')
-  assert.ok(start >= 0 && end > start, 'README.md has no node quickstart markers')
-  const blocks = [...readme.slice(start, end).matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
-  assert.ok(blocks.length > 0, 'the node quickstart has no ```js block')
-  const file = path.join(consumerDir, 'readme-quickstart.mjs')
-  writeFileSync(file, blocks.join('\n'))
-  run(file)
-})
+// The short example of the repository README and the guide's (docs/NODE.md).
+for (const [page, marker] of [['README.md', 'quickstart:node'], ['docs/NODE.md', 'guide:node']]) {
+  test(`the ${page} ${marker} example runs`, needConsumer, () => {
+    const blocks = markedBlocks(page, marker)
+    assert.ok(blocks.length > 0, `${page}'s ${marker} has no \`\`\`js block`)
+    const file = path.join(consumerDir, `${marker.replace(':', '-')}.mjs`)
+    writeFileSync(file, blocks.join('\n'))
+    run(file)
+  })
+}
 
-test('the README cluster example runs: 4 processes lease 4 distinct values', needConsumer, () => {
-  const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
-  const start = readme.indexOf('<!-- cluster:node:start -->')
-  const end = readme.indexOf('<!-- cluster:node:end -->')
-  assert.ok(start >= 0 && end > start, 'README.md has no node cluster markers')
-  const blocks = [...readme.slice(start, end).matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+test('the docs/NODE.md cluster example runs: 4 processes lease 4 distinct values', needConsumer, () => {
+  const blocks = markedBlocks('docs/NODE.md', 'cluster:node')
   assert.equal(blocks.length, 1)
   const file = path.join(consumerDir, 'readme-cluster.mjs')
   writeFileSync(file, blocks[0])
   execFileSync(process.execPath, [file], { cwd: consumerDir, encoding: 'utf8', timeout: 30_000 })
 })
+
+// The ```js blocks between <!-- MARKER:start --> and <!-- MARKER:end --> of the
+// repository's file PAGE.
+function markedBlocks(page, marker) {
+  const text = readFileSync(path.join(root, page), 'utf8')
+  const start = text.indexOf(`<!-- ${marker}:start -->`)
+  const end = text.indexOf(`<!-- ${marker}:end -->`)
+  assert.ok(start >= 0 && end > start, `${page} has no ${marker} markers`)
+  return [...text.slice(start, end).matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1])
+}
 
 test('the package README lease example runs', needConsumer, () => {
   const readme = readFileSync(path.join(consumerDir, 'node_modules/snowmint/README.md'), 'utf8')

@@ -1,5 +1,5 @@
-"""The Python quickstart in the repository README, and the package README's
-examples, run as written."""
+"""The Python examples of the repository README and of docs/PYTHON.md, and the
+package README's examples, run as written."""
 
 import re
 import subprocess
@@ -11,16 +11,23 @@ import pytest
 from conftest import ROOT
 
 
-def quickstart_blocks(marker="quickstart:python"):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def quickstart_blocks(page, marker):
+    readme = (ROOT / page).read_text(encoding="utf-8")
     m = re.search(rf"<!-- {marker}:start -->(.*?)<!-- {marker}:end -->", readme, re.S)
-    assert m, f"README.md has no {marker} markers"
+    assert m, f"{page} has no {marker} markers"
     return re.findall(r"```python\n(.*?)```", m.group(1), re.S)
 
 
-@pytest.mark.parametrize("marker", ["quickstart:python", "public-ids:python"])
-def test_readme_quickstart_runs(tmp_path, marker):
-    blocks = quickstart_blocks(marker)
+@pytest.mark.parametrize(
+    ("page", "marker"),
+    [
+        ("README.md", "quickstart:python"),
+        ("docs/PYTHON.md", "guide:python"),
+        ("docs/PYTHON.md", "public-ids:python"),
+    ],
+)
+def test_readme_quickstart_runs(tmp_path, page, marker):
+    blocks = quickstart_blocks(page, marker)
     assert blocks, "the python quickstart has no ```python block"
     for i, code in enumerate(blocks):
         script = tmp_path / f"quickstart_{i}.py"

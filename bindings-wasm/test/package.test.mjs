@@ -166,8 +166,8 @@ describe('the module interface (js/api.js)', () => {
 })
 
 describe('README', () => {
-  test('the WebAssembly quickstart runs', () => {
-    const readme = readFileSync(path.join(root, 'README.md'), 'utf8')
+  test('the WebAssembly quickstart (docs/WASM.md) runs', () => {
+    const readme = readFileSync(path.join(root, 'docs', 'WASM.md'), 'utf8')
     const section = /<!-- quickstart:wasm:start -->([\s\S]*?)<!-- quickstart:wasm:end -->/.exec(readme)[1]
     const code = /```js\n([\s\S]*?)```/.exec(section)[1]
     // Run it as a consumer would: `snowmint-wasm` resolved from node_modules.

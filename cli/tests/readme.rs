@@ -1,12 +1,12 @@
-//! Every command of the README's "The command-line tool" section runs, and
-//! prints what the README shows under it.
+//! Every command of docs/CLI.md's "Every command, with its output" section
+//! runs, and prints what the page shows under it.
 //!
 //! In the section's `sh` block: a line starting with `snowmint ` (or
 //! `echo WORDS | snowmint ...`) is a command; the comment lines right under it
 //! are its output (`snowmint: error:` lines on stderr, with exit status 1,
 //! the others on stdout, all of them in order; `...` matches any text); a
 //! comment after a blank line is prose. `/tmp/ids` becomes a fresh directory,
-//! and `/tmp/orders.key` a file holding the mask key the README names.
+//! and `/tmp/orders.key` a file holding the mask key the page names.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -87,7 +87,7 @@ fn matches(pattern: &str, text: &str) -> bool {
     rest.is_empty()
 }
 
-/// The key the README's mask example says its output is for.
+/// The key docs/CLI.md's mask example says its output is for.
 const README_MASK_KEY: &str = "000102030405060708090a0b0c0d0e0f";
 
 fn check(line: &str, expected: &[String], dir: &str) {
@@ -117,10 +117,10 @@ fn check(line: &str, expected: &[String], dir: &str) {
 
 #[test]
 fn the_readme_commands_print_what_the_readme_shows() {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
-        .expect("README.md");
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/CLI.md"))
+        .expect("docs/CLI.md");
     let section = readme
-        .split("\n## The command-line tool\n")
+        .split("\n## Every command, with its output\n")
         .nth(1)
         .expect("the section")
         .split("\n## ")
