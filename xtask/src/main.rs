@@ -1,0 +1,69 @@
+//! The project's test runner: `cargo xtask COMMAND` (the alias is in
+//! `.cargo/config.toml`; `./scripts/test`, `./scripts/release-check` and
+//! `./scripts/harness` call it).
+//!
+//! ```text
+//! cargo xtask test [PART...]            every part of the test command, or those named
+//! cargo xtask release-check [PART...]   the artifacts for other platforms
+//! cargo xtask harness [ARGS...]         the multi-host fault harness (docs/HARNESS.md)
+//! cargo xtask stores up STORE...        throwaway store servers until Ctrl-C, their
+//!                                       SNOWMINT_TEST_* variables printed for `cargo test`
+//! cargo xtask times [--write]           the last full test run's times per part, and
+//!                                       CONTRIBUTING.md's table rewritten from them
+//! ```
+//!
+//! Each part is a child process in a group of its own (`proc`), stopped with
+//! the runner: a failed part, Ctrl-C or SIGTERM stops what it started.
+
+mod parts;
+mod proc;
+mod run;
+mod times;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str =
+    "usage: cargo xtask test [PART...] | release-check [PART...] | harness [ARGS...] \
+| stores up STORE... | times [--write]";
+
+fn main() -> ExitCode {
+    let root = root();
+    proc::catch_signals();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some((command, rest)) = args.split_first() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    };
+    let code = match command.as_str() {
+        "test" => run::test(&root, rest),
+        "release-check" => run::release_check(&root, rest),
+        "harness" => run::harness(&root, rest),
+        "stores" => match rest.split_first() {
+            Some((up, stores)) if up == "up" && !stores.is_empty() => run::stores_up(&root, stores),
+            _ => {
+                eprintln!(
+                    "usage: cargo xtask stores up STORE... ({})",
+                    parts::STORES.join(" ")
+                );
+                2
+            }
+        },
+        "times" => times::command(&root, rest),
+        "-h" | "--help" | "help" => {
+            println!("{USAGE}");
+            0
+        }
+        other => {
+            eprintln!("xtask: unknown command '{other}'\n{USAGE}");
+            2
+        }
+    };
+    ExitCode::from(code)
+}
+
+/// The workspace's root: the folder above this crate's.
+fn root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    here.parent().map(PathBuf::from).unwrap_or(here)
+}

@@ -1,0 +1,307 @@
+//! The commands: the test command's parts one after another (with the
+//! prefetch beside the first), the release check's parts, the harness and
+//! throwaway stores.
+
+use std::fs::{self, File};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::parts::{self, TestPart, PREFETCH_BESIDE, RELEASE_PARTS, STORES, TEST_PARTS};
+use crate::proc::{secs, Finished, Group};
+use crate::times::{self, PartTime};
+
+/// The exit code for a run stopped by `sig`, as a shell reports it.
+fn signalled(sig: i32) -> u8 {
+    eprintln!("xtask: stopped by signal {sig}; the running part and what it started were stopped");
+    u8::try_from(128 + sig).unwrap_or(1)
+}
+
+/// A part's script as a child: `bash SCRIPT ARGS...` in the workspace root.
+fn script(root: &Path, path: &str, args: &[&str]) -> Command {
+    let mut cmd = Command::new("bash");
+    cmd.arg(path).args(args).current_dir(root);
+    cmd
+}
+
+/// `cargo xtask test [PART...]`: the parts run one after another; the first
+/// failure ends the run. Beside the first parts, which only compile and run
+/// tests without timing checks (`PREFETCH_BESIDE`), `scripts/prefetch` runs
+/// under `nice -n 19`: it downloads and installs what the later parts would
+/// install themselves, so that on a fresh machine the network, apt and the
+/// tools' compiles use what the core's build leaves idle. The run waits for
+/// it before the first part with timing checks (no test with a timeout runs
+/// beside a build: measured, the store tests missed their 1 s timeouts
+/// there), prints its log, and goes on; its failure fails nothing.
+/// `SNOWMINT_TEST_PREFETCH=0` turns it off. Each part's line gives its wall
+/// time and CPU seconds (its own processes only) and its budget.
+pub fn test(root: &Path, names: &[String]) -> u8 {
+    let mut selected: Vec<&'static TestPart> = Vec::new();
+    for name in names {
+        match parts::test_part(name) {
+            Some(p) => selected.push(p),
+            None => {
+                let all: Vec<&str> = TEST_PARTS.iter().map(|p| p.name).collect();
+                eprintln!(
+                    "xtask test: unknown part '{name}' (parts: {})",
+                    all.join(" ")
+                );
+                return 2;
+            }
+        }
+    }
+    if selected.is_empty() {
+        selected = TEST_PARTS.iter().collect();
+    }
+    let start = Instant::now();
+    let work = root.join("target/xtask");
+    if let Err(e) = fs::create_dir_all(&work) {
+        eprintln!("xtask: cannot create {}: {e}", work.display());
+        return 1;
+    }
+    let mut prefetch = None;
+    let prefetch_on = std::env::var("SNOWMINT_TEST_PREFETCH").map_or(true, |v| v != "0");
+    if prefetch_on && selected.len() > 1 && PREFETCH_BESIDE.contains(&selected[0].name) {
+        let later: Vec<&str> = selected[1..].iter().map(|p| p.name).collect();
+        match start_prefetch(root, &work, &later) {
+            Ok(g) => prefetch = Some(g),
+            Err(e) => eprintln!(
+                "xtask: the prefetch did not start ({e}); each part installs what it needs"
+            ),
+        }
+    }
+    let mut cpu_total = Duration::ZERO;
+    let mut took = Vec::new();
+    for part in &selected {
+        if !PREFETCH_BESIDE.contains(&part.name) {
+            if let Some(g) = prefetch.take() {
+                match wait_prefetch(g, &work) {
+                    Ok(cpu) => cpu_total += cpu,
+                    Err(sig) => return signalled(sig),
+                }
+            }
+        }
+        println!("\n######## {} ########", part.name);
+        let run = Group::spawn(&mut script(
+            root,
+            &format!("scripts/test-{}", part.name),
+            &[],
+        ));
+        let finished = match run.map(Group::wait) {
+            Ok(Ok(f)) => f,
+            Ok(Err(sig)) => return signalled(sig),
+            Err(e) => {
+                eprintln!("xtask: cannot start scripts/test-{}: {e}", part.name);
+                return 1;
+            }
+        };
+        cpu_total += finished.cpu;
+        if !finished.success() {
+            println!(
+                "######## {} FAILED ({}) in {}s (CPU {}s) ########",
+                part.name,
+                finished.status,
+                secs(finished.wall),
+                secs(finished.cpu)
+            );
+            return 1;
+        }
+        let over = if secs(finished.wall) > part.budget_s {
+            format!(", over its budget of {}s", part.budget_s)
+        } else {
+            String::new()
+        };
+        println!(
+            "######## {} passed in {}s (CPU {}s){over} ########",
+            part.name,
+            secs(finished.wall),
+            secs(finished.cpu)
+        );
+        took.push(PartTime {
+            name: part.name,
+            wall_s: secs(finished.wall),
+            cpu_s: secs(finished.cpu),
+        });
+    }
+    if let Some(g) = prefetch.take() {
+        match wait_prefetch(g, &work) {
+            Ok(cpu) => cpu_total += cpu,
+            Err(sig) => return signalled(sig),
+        }
+    }
+    let names: Vec<&str> = selected.iter().map(|p| p.name).collect();
+    println!(
+        "\nall parts passed ({}) in {}s (CPU {}s)",
+        names.join(" "),
+        secs(start.elapsed()),
+        secs(cpu_total)
+    );
+    if selected.len() == TEST_PARTS.len() {
+        // A full run's times: what `cargo xtask times --write` puts into CONTRIBUTING.md.
+        if let Err(e) = times::record(root, &took, secs(start.elapsed()), secs(cpu_total)) {
+            eprintln!("xtask: the times were not recorded: {e}");
+        }
+    }
+    0
+}
+
+fn start_prefetch(root: &Path, work: &Path, later: &[&str]) -> std::io::Result<Group> {
+    let log = File::create(work.join("prefetch.log"))?;
+    let mut cmd = Command::new("nice");
+    cmd.args(["-n", "19", "bash", "scripts/prefetch"])
+        .args(later)
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    Group::spawn(&mut cmd)
+}
+
+/// Waits for the prefetch, prints its log and how it went; its CPU time.
+fn wait_prefetch(g: Group, work: &Path) -> Result<Duration, i32> {
+    println!("\n######## waiting for the prefetch (background) ########");
+    let f: Finished = g.wait()?;
+    print!(
+        "{}",
+        fs::read_to_string(work.join("prefetch.log")).unwrap_or_default()
+    );
+    if f.success() {
+        println!(
+            "######## prefetch done in {}s (CPU {}s) ########",
+            secs(f.wall),
+            secs(f.cpu)
+        );
+    } else {
+        println!(
+            "######## prefetch: some steps failed ({}) in {}s (CPU {}s); the parts install those themselves ########",
+            f.status,
+            secs(f.wall),
+            secs(f.cpu)
+        );
+    }
+    Ok(f.cpu)
+}
+
+/// `cargo xtask release-check [PART...]`: every part runs, also after one
+/// failed; the summary names the failed ones. Its builds use plain rustc
+/// unless RUSTC_WORKSPACE_WRAPPER is set (the test command lints).
+pub fn release_check(root: &Path, names: &[String]) -> u8 {
+    let selected: Vec<String> = if names.is_empty() {
+        RELEASE_PARTS.iter().map(|s| s.to_string()).collect()
+    } else {
+        names.to_vec()
+    };
+    for name in &selected {
+        if parts::release_script(name).is_none() {
+            eprintln!(
+                "release-check: unknown part '{name}' (parts: {} harness)",
+                RELEASE_PARTS.join(" ")
+            );
+            return 2;
+        }
+    }
+    let start = Instant::now();
+    let mut failed = Vec::new();
+    for name in &selected {
+        let Some((path, args)) = parts::release_script(name) else {
+            continue;
+        };
+        println!("\n######## release: {name} ########");
+        let mut cmd = script(root, &path, args);
+        if std::env::var_os("RUSTC_WORKSPACE_WRAPPER").is_none() {
+            // Plain rustc: the release check builds what ships, not lints.
+            cmd.env("RUSTC_WORKSPACE_WRAPPER", "");
+        }
+        let finished = match Group::spawn(&mut cmd).map(Group::wait) {
+            Ok(Ok(f)) => f,
+            Ok(Err(sig)) => return signalled(sig),
+            Err(e) => {
+                eprintln!("release-check: cannot start {path}: {e}");
+                failed.push(name.clone());
+                continue;
+            }
+        };
+        if finished.success() {
+            println!(
+                "######## release: {name} passed in {}s ########",
+                secs(finished.wall)
+            );
+        } else {
+            println!(
+                "######## release: {name} FAILED in {}s ########",
+                secs(finished.wall)
+            );
+            failed.push(name.clone());
+        }
+    }
+    let failed_list = if failed.is_empty() {
+        String::new()
+    } else {
+        format!(", failed: {}", failed.join(" "))
+    };
+    println!(
+        "\nrelease check ({}) in {}s{failed_list}",
+        selected.join(" "),
+        secs(start.elapsed())
+    );
+    println!(
+        "release-check: {} passed, {} failed",
+        selected.len() - failed.len(),
+        failed.len()
+    );
+    u8::from(!failed.is_empty())
+}
+
+/// `cargo xtask harness ARGS...`: the fault harness (scripts/harness, which
+/// drives tools/harness/), stopped with the runner.
+pub fn harness(root: &Path, args: &[String]) -> u8 {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match Group::spawn(&mut script(root, "scripts/harness", &args)).map(Group::wait) {
+        Ok(Ok(f)) => u8::try_from(f.status.code().unwrap_or(1)).unwrap_or(1),
+        Ok(Err(sig)) => signalled(sig),
+        Err(e) => {
+            eprintln!("xtask harness: cannot start scripts/harness: {e}");
+            1
+        }
+    }
+}
+
+/// `cargo xtask stores up STORE...`: the stores as the stores part starts
+/// them (the shared server where one answers, with a database or namespace
+/// of this run's own, else a throwaway one: scripts/stores/NAME.sh), their
+/// `SNOWMINT_TEST_*` variables printed as `export` lines, until Ctrl-C or
+/// the end of standard input; then everything started is stopped.
+pub fn stores_up(root: &Path, names: &[String]) -> u8 {
+    for name in names {
+        if !STORES.contains(&name.as_str()) {
+            eprintln!(
+                "xtask stores up: no such store '{name}' (stores: {})",
+                STORES.join(" ")
+            );
+            return 2;
+        }
+    }
+    // use_stores' EXIT trap stops the servers; TERM and INT exit through it.
+    const UP: &str = r##"source scripts/lib.sh
+trap 'exit 143' TERM INT HUP
+STORES_EXTRA=0 use_stores "$@"
+stores_fence_wait
+echo
+env | grep '^SNOWMINT_TEST_' | sort | sed 's/^/export /'
+echo "# the stores are up: copy the lines above into another shell, then cargo test ...;"
+echo "# Ctrl-C (or the end of standard input) stops them"
+cat >/dev/null"##;
+    let mut cmd = Command::new("bash");
+    cmd.args(["-c", UP, "stores-up"])
+        .args(names)
+        .current_dir(root);
+    match Group::spawn(&mut cmd).map(Group::wait) {
+        Ok(Ok(f)) => u8::try_from(f.status.code().unwrap_or(1)).unwrap_or(1),
+        // Ctrl-C is the normal way out: the group has stopped its servers.
+        Ok(Err(_)) => 0,
+        Err(e) => {
+            eprintln!("xtask stores up: cannot start bash: {e}");
+            1
+        }
+    }
+}
