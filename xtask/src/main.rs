@@ -15,9 +15,11 @@
 //! Each part is a child process in a group of its own (`proc`), stopped with
 //! the runner: a failed part, Ctrl-C or SIGTERM stops what it started.
 
+mod part_lease;
 mod parts;
 mod proc;
 mod run;
+mod step;
 mod times;
 
 use std::path::PathBuf;
@@ -50,6 +52,15 @@ fn main() -> ExitCode {
             }
         },
         "times" => times::command(&root, rest),
+        // A part written in Rust, as the test runner starts it (a child in a
+        // process group of its own, like the parts still in shell).
+        "run-part" => match rest {
+            [name] => run::part_in_process(&root, name),
+            _ => {
+                eprintln!("usage: cargo xtask run-part PART");
+                2
+            }
+        },
         "-h" | "--help" | "help" => {
             println!("{USAGE}");
             0

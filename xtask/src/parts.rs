@@ -73,6 +73,10 @@ pub const RELEASE_PARTS: [&str; 10] = [
 /// The lease stores `stores up` can start (scripts/stores/NAME.sh).
 pub const STORES: [&str; 5] = ["postgres", "mysql", "redis", "etcd", "zookeeper"];
 
+/// The parts written in Rust (xtask/src/part_NAME.rs); the others are still
+/// their script, `scripts/test-NAME`.
+pub const IN_RUST: [&str; 1] = ["lease"];
+
 pub fn test_part(name: &str) -> Option<&'static TestPart> {
     TEST_PARTS.iter().find(|p| p.name == name)
 }

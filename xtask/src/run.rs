@@ -91,7 +91,7 @@ pub fn test(root: &Path, names: &[String]) -> u8 {
             Ok(Ok(f)) => f,
             Ok(Err(sig)) => return signalled(sig),
             Err(e) => {
-                eprintln!("xtask: cannot start scripts/test-{}: {e}", part.name);
+                eprintln!("xtask: cannot start the part {}: {e}", part.name);
                 return 1;
             }
         };
@@ -301,6 +301,28 @@ cat >/dev/null"##;
         Ok(Err(_)) => 0,
         Err(e) => {
             eprintln!("xtask stores up: cannot start bash: {e}");
+            1
+        }
+    }
+}
+
+/// `cargo xtask run-part NAME`: a part written in Rust, in this process.
+pub fn part_in_process(root: &Path, name: &str) -> u8 {
+    let part = crate::step::Part::new(root);
+    let result = match name {
+        "lease" => crate::part_lease::run(&part),
+        _ => {
+            eprintln!(
+                "xtask run-part: '{name}' is not a part written in Rust ({})",
+                parts::IN_RUST.join(" ")
+            );
+            return 2;
+        }
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("{name}: {e}");
             1
         }
     }
