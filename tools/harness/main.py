@@ -1,5 +1,6 @@
 """The fault harness (docs/HARNESS.md): ./scripts/harness [--short | --minutes N]
-[--store NAME ...] [--seed S] [--replay schedule.json] [--cleanup].
+[--store NAME ...] [--seed S] [--replay schedule.json] [--cleanup]
+[--table RUN_DIR ...].
 
 For each store: the real configuration, then its control runs (which must
 find duplicates) on the same schedule. Exits 0 only if every real run passed
@@ -19,6 +20,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import hosts  # noqa: E402
 import run  # noqa: E402
 import stores  # noqa: E402
+import table  # noqa: E402
 
 CLIENT_FAULTS = {
     "file": ("holder-kill", "holder-stop", "holder-clock-step", "server-kill", "server-stop"),
@@ -81,7 +83,13 @@ def main():
     ap.add_argument("--first-run", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--redis-control", action="store_true",
                     help="(no effect: the Redis control now runs by default)")
+    ap.add_argument("--table", nargs="+", metavar="RUN_DIR",
+                    help="print the results table (docs/HARNESS.md) of these run folders, "
+                         "or of every run in a folder of them, and run nothing (no root)")
     a = ap.parse_args()
+    if a.table:
+        print(table.table(a.table))
+        return 0
     if os.geteuid() != 0:
         sys.exit("harness: needs root (network namespaces, nftables)")
     if a.cleanup:
