@@ -24,6 +24,25 @@ fn script(root: &Path, path: &str, args: &[&str]) -> Command {
     cmd
 }
 
+/// A test part as a child: `scripts/test-NAME`, or for a part written in
+/// Rust (`parts::IN_RUST`) this program again, `run-part NAME`.
+fn part_command(root: &Path, name: &str) -> Command {
+    if parts::IN_RUST.contains(&name) {
+        let mut cmd = match std::env::current_exe() {
+            Ok(exe) => Command::new(exe),
+            Err(_) => {
+                let mut c = Command::new("cargo");
+                c.arg("xtask");
+                c
+            }
+        };
+        cmd.args(["run-part", name]).current_dir(root);
+        cmd
+    } else {
+        script(root, &format!("scripts/test-{name}"), &[])
+    }
+}
+
 /// `cargo xtask test [PART...]`: the parts run one after another; the first
 /// failure ends the run. Beside the first parts, which only compile and run
 /// tests without timing checks (`PREFETCH_BESIDE`), `scripts/prefetch` runs
@@ -82,11 +101,7 @@ pub fn test(root: &Path, names: &[String]) -> u8 {
             }
         }
         println!("\n######## {} ########", part.name);
-        let run = Group::spawn(&mut script(
-            root,
-            &format!("scripts/test-{}", part.name),
-            &[],
-        ));
+        let run = Group::spawn(&mut part_command(root, part.name));
         let finished = match run.map(Group::wait) {
             Ok(Ok(f)) => f,
             Ok(Err(sig)) => return signalled(sig),
