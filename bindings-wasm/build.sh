@@ -154,8 +154,9 @@ for f in index.js api.js api-common.js parts.js snowmint_wasm.js; do
     --mangle 'reserved=[Parts]' --keep-classnames -o "$HERE/pkg-web/$f"
 done
 
-# package.json files of the two packages. pkg-node is CommonJS: no "type"
-# field, and none in any package.json above it.
+# package.json files of the two packages. pkg-node is CommonJS ("type":
+# "commonjs", said rather than left to Node's detection; no "type": "module"
+# in any package.json above it) and needs the Node lines snowmint does.
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' "$ROOT/Cargo.toml" | head -n 1)
 cat > "$HERE/pkg-node/package.json" <<JSON
 {
@@ -163,9 +164,11 @@ cat > "$HERE/pkg-node/package.json" <<JSON
   "version": "$version",
   "description": "snowmint (Snowflake-style 64-bit IDs) as WebAssembly, for Node (CommonJS)",
   "license": "MIT OR Apache-2.0",
+  "type": "commonjs",
   "main": "index.js",
   "types": "index.d.ts",
-  "files": ["index.js", "index.d.ts", "api.js", "api-common.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "LICENSE-MIT", "LICENSE-APACHE"]
+  "files": ["index.js", "index.d.ts", "api.js", "api-common.js", "parts.js", "snowmint_wasm.js", "snowmint_wasm.d.ts", "snowmint_wasm_bg.wasm", "snowmint_wasm_bg.wasm.d.ts", "LICENSE-MIT", "LICENSE-APACHE"],
+  "engines": { "node": ">= 18" }
 }
 JSON
 cat > "$HERE/pkg-web/package.json" <<JSON
