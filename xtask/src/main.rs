@@ -15,6 +15,7 @@
 //! Each part is a child process in a group of its own (`proc`), stopped with
 //! the runner: a failed part, Ctrl-C or SIGTERM stops what it started.
 
+mod part_js;
 mod part_lease;
 mod parts;
 mod proc;

@@ -14,7 +14,7 @@ pub struct TestPart {
 }
 
 /// Every part of the test command, in the order they run.
-pub const TEST_PARTS: [TestPart; 11] = [
+pub const TEST_PARTS: [TestPart; 12] = [
     TestPart { name: "lint", what: "ESLint over the JavaScript, ruff over the Python", budget_s: 20 },
     TestPart {
         name: "core",
@@ -29,6 +29,11 @@ pub const TEST_PARTS: [TestPart; 11] = [
     TestPart { name: "c", what: "the C and C++ suite, the header's freshness, the installed prefix", budget_s: 40 },
     TestPart { name: "interop", what: "40 Python, Node and CLI processes leasing from each store; the README's store examples", budget_s: 40 },
     TestPart { name: "wasm", what: "the WebAssembly packages, the decoder page's committed module", budget_s: 60 },
+    TestPart {
+        name: "js",
+        what: "both npm packages' tarballs: attw, publint, TypeScript consumers; the vectors on Node 18-26, Bun and Deno, native and WebAssembly",
+        budget_s: 90,
+    },
     TestPart { name: "fuzz", what: "a bounded run of every fuzz target", budget_s: 150 },
 ];
 
@@ -75,7 +80,7 @@ pub const STORES: [&str; 5] = ["postgres", "mysql", "redis", "etcd", "zookeeper"
 
 /// The parts written in Rust (xtask/src/part_NAME.rs); the others are still
 /// their script, `scripts/test-NAME`.
-pub const IN_RUST: [&str; 1] = ["lease"];
+pub const IN_RUST: [&str; 2] = ["lease", "js"];
 
 pub fn test_part(name: &str) -> Option<&'static TestPart> {
     TEST_PARTS.iter().find(|p| p.name == name)

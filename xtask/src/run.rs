@@ -326,6 +326,7 @@ pub fn part_in_process(root: &Path, name: &str) -> u8 {
     let part = crate::step::Part::new(root);
     let result = match name {
         "lease" => crate::part_lease::run(&part),
+        "js" => crate::part_js::run(&part),
         _ => {
             eprintln!(
                 "xtask run-part: '{name}' is not a part written in Rust ({})",

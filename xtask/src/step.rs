@@ -3,7 +3,7 @@
 //! headings, and commands run as steps.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// A part run in this process (`cargo xtask run-part NAME`, started by the
@@ -79,6 +79,26 @@ impl Part {
                 "{what}: {program} {} failed ({status})",
                 args.join(" ")
             ))
+        }
+    }
+
+    /// Runs `cmd` (its program, arguments, folder and environment set by the
+    /// caller) as a step: its standard output is printed and returned, its
+    /// standard error goes to the part's. Its failure is an error naming the
+    /// step, with that output.
+    pub fn capture(&self, what: &str, cmd: &mut Command) -> Result<String, String> {
+        self.say(what);
+        let out = cmd
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| format!("{what}: cannot run {:?}: {e}", cmd.get_program()))?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        print!("{text}");
+        if out.status.success() {
+            Ok(text)
+        } else {
+            Err(format!("{what}: failed ({})", out.status))
         }
     }
 }
