@@ -14,8 +14,10 @@
 //!    of the tarballs) and on Deno (`deno run` over npm's `node_modules`, and
 //!    the `npm:` specifier with the registry unreachable): each through the
 //!    CommonJS and the ESM entry point, with the native addon and with the
-//!    WebAssembly fallback (`SNOWMINT_FORCE_WASM=1`). One summary line per
-//!    run: runtime, version, entry point, backend, vectors passed.
+//!    WebAssembly fallback (`SNOWMINT_FORCE_WASM=1`), each required to report
+//!    the backend it was meant to load (an addon that stops loading on one
+//!    runtime fails, not falls back unseen). One summary line per run:
+//!    runtime, version, entry point, backend, vectors passed.
 //!
 //! The linters and runtimes are npm packages at pinned versions, each
 //! installed once into `.cache/js-runtimes/NAME-VERSION/` (skipped when
@@ -64,8 +66,9 @@ struct Run {
     cwd: PathBuf,
     env: Vec<(&'static str, String)>,
     forced_wasm: bool,
-    /// The backend it must report, if any.
-    expect: Option<&'static str>,
+    /// The backend it must report: `native` (this host's addon package is
+    /// installed, and every runtime here loads it), `wasm` when forced.
+    expect: &'static str,
 }
 
 pub fn run(p: &Part) -> Result<(), String> {
@@ -304,7 +307,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     };
     let mut runs: Vec<Run> = Vec::new();
     for forced in [false, true] {
-        let expect_native = if forced { "wasm" } else { "native" };
+        let expected = if forced { "wasm" } else { "native" };
         for entry in ["require", "import"] {
             for node in &node_programs {
                 runs.push(Run {
@@ -318,7 +321,7 @@ pub fn run(p: &Part) -> Result<(), String> {
                     cwd: consumer.clone(),
                     env: vec![],
                     forced_wasm: forced,
-                    expect: Some(expect_native),
+                    expect: expected,
                 });
             }
             if bun_ready {
@@ -329,7 +332,7 @@ pub fn run(p: &Part) -> Result<(), String> {
                     cwd: bun_consumer.clone(),
                     env: vec![],
                     forced_wasm: forced,
-                    expect: forced.then_some("wasm"),
+                    expect: expected,
                 });
             }
             if have_deno {
@@ -345,7 +348,7 @@ pub fn run(p: &Part) -> Result<(), String> {
                     cwd: consumer.clone(),
                     env: vec![("DENO_NO_UPDATE_CHECK", "1".into())],
                     forced_wasm: forced,
-                    expect: forced.then_some("wasm"),
+                    expect: expected,
                 });
             }
         }
@@ -371,7 +374,7 @@ pub fn run(p: &Part) -> Result<(), String> {
             cwd: consumer.clone(),
             env: vec![("DENO_NO_UPDATE_CHECK", "1".into())],
             forced_wasm: false,
-            expect: None,
+            expect: "native",
         });
         // `npm:snowmint` from the node_modules folder, with the registry
         // unreachable: it must not be fetched.
@@ -391,7 +394,7 @@ pub fn run(p: &Part) -> Result<(), String> {
                 ("NPM_CONFIG_REGISTRY", "http://127.0.0.1:9/".into()),
             ],
             forced_wasm: false,
-            expect: None,
+            expect: "native",
         });
     }
 
@@ -413,9 +416,7 @@ pub fn run(p: &Part) -> Result<(), String> {
         } else {
             cmd.env_remove("SNOWMINT_FORCE_WASM");
         }
-        if let Some(b) = r.expect {
-            cmd.args(["--expect-backend", b]);
-        }
+        cmd.args(["--expect-backend", r.expect]);
         let what = format!("js: vectors on {}{forced}: {}", r.label, r.args.join(" "));
         match p.capture(&what, &mut cmd).map(|out| result_line(&out)) {
             Ok(Some(l)) => results.push(format!("{l}{forced}")),
