@@ -251,20 +251,101 @@ fn set_mode(path: &Path, mode: u32) {
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// A probe with no `HOME` and no `XDG_STATE_HOME`, whose temporary directory
-/// is `tmp`: plain `file` leases from `<tmp>/snowmint-leases-UID`. Its exit
-/// code and output.
-fn default_dir_probe(tmp: &Path, query: &str) -> (Option<i32>, Vec<String>) {
+/// A probe with no `HOME` and `XDG_STATE_HOME` set to `state`: plain `file`
+/// leases from `<state>/snowmint/leases`. Its exit code and output.
+fn default_dir_probe(state: &Path, query: &str) -> (Option<i32>, Vec<String>) {
     let mut cmd = Command::new(PROBE);
-    cmd.env_remove("HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env("TMPDIR", tmp);
+    cmd.env_remove("HOME").env("XDG_STATE_HOME", state);
     Probe::spawn_cmd(
         cmd,
         &format!("file?namespace=dflt{query}"),
         &["--fixed", "datacenter=1", "--count", "3"],
     )
     .finish_status(20)
+}
+
+/// A probe leasing from `url` with no `HOME` and no `XDG_STATE_HOME`, whose
+/// temporary directory is `tmp`.
+fn homeless_probe(tmp: &Path, url: &str) -> (Option<i32>, Vec<String>) {
+    let mut cmd = Command::new(PROBE);
+    cmd.env_remove("HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env("TMPDIR", tmp);
+    Probe::spawn_cmd(cmd, url, &["--fixed", "datacenter=1", "--count", "3"]).finish_status(20)
+}
+
+/// Without `HOME` and `XDG_STATE_HOME`, plain `file` has no default: the
+/// temporary directory it fell back to may be private to the process
+/// (systemd's PrivateTmp, a container's /tmp), where every instance takes
+/// slot 0. Refused, nothing created there; a directory the URL names works.
+#[test]
+fn without_home_the_default_directory_is_refused() {
+    let dir = temp_dir("homeless");
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = refusal(&homeless_probe(&dir, "file?namespace=dflt"));
+    assert!(
+        e.contains("no default directory without XDG_STATE_HOME or HOME"),
+        "{e}"
+    );
+    assert!(e.contains("file:/path"), "{e}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    // Named in the URL: the user's choice, accepted.
+    let named = format!("file:{}?namespace=named", dir.join("named").display());
+    let out = homeless_probe(&dir, &named);
+    assert_eq!(out.0, Some(0), "{out:?}");
+    assert_eq!(ids(&out.1).len(), 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// On overlayfs (a container's own layer) the default directory is refused
+/// unless the URL says `allow_fs=overlay`; a directory the URL names is
+/// accepted there. Needs root to mount an overlay: not tried otherwise.
+#[test]
+fn the_default_directory_on_overlayfs_is_refused() {
+    let dir = temp_dir("overlay");
+    let (lower, upper, work, merged) = (
+        dir.join("lower"),
+        dir.join("upper"),
+        dir.join("work"),
+        dir.join("merged"),
+    );
+    for d in [&lower, &upper, &work, &merged] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mounted = euid() == 0
+        && Command::new("mount")
+            .args(["-t", "overlay", "overlay", "-o"])
+            .arg(format!(
+                "lowerdir={},upperdir={},workdir={}",
+                lower.display(),
+                upper.display(),
+                work.display()
+            ))
+            .arg(&merged)
+            .status()
+            .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("no overlay mount here (needs root): not tried");
+        std::fs::remove_dir_all(&dir).unwrap();
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let guard = Unmount(merged.clone());
+    let e = refusal(&default_dir_probe(&merged, ""));
+    assert!(e.contains("is on overlay, a container's own layer"), "{e}");
+    assert!(e.contains("file:/path"), "{e}");
+    let out = default_dir_probe(&merged, "&allow_fs=overlay");
+    assert_eq!(out.0, Some(0), "{out:?}");
+    let named = format!("file:{}?namespace=named", merged.join("named").display());
+    let out = Probe::spawn(&named, &["--fixed", "datacenter=1", "--count", "3"]).finish_status(20);
+    assert_eq!(out.0, Some(0), "{out:?}");
+    drop(guard);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn euid() -> u32 {
@@ -283,14 +364,14 @@ fn refusal(out: &(Option<i32>, Vec<String>)) -> String {
     e[0].to_string()
 }
 
-/// The fallback default directory is created 0700, and refused when another
-/// user could have prepared it: a link in its place, owned by another user
-/// (as root: chowned to nobody), or writable by others (0777) or its group.
+/// The default directory is created 0700, and refused when another user
+/// could have prepared it: a link in its place, owned by another user (as
+/// root: chowned to nobody), or writable by others (0777) or its group.
 #[test]
-fn the_fallback_directory_is_private() {
+fn the_default_directory_is_private() {
     use std::os::unix::fs::MetadataExt;
     let dir = temp_dir("fallback");
-    let fallback = dir.join(format!("snowmint-leases-{}", euid()));
+    let fallback = dir.join("snowmint").join("leases");
     let out = default_dir_probe(&dir, "");
     assert_eq!(out.0, Some(0), "{out:?}");
     assert_eq!(ids(&out.1).len(), 3);

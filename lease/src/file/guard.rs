@@ -190,8 +190,8 @@ pub(super) fn bsd_class(name: &str) -> FsClass {
     }
 }
 
-/// Refuses a shared filesystem, and a volatile one for the default
-/// directory, unless `allow_fs` names it.
+/// Refuses a shared filesystem, and a volatile one or overlayfs for the
+/// default directory, unless `allow_fs` names it.
 pub(super) fn check_filesystem(
     dir: &Path,
     allow_fs: Option<&str>,
@@ -202,6 +202,16 @@ pub(super) fn check_filesystem(
         return Ok(());
     }
     match class {
+        // Each container's own upper layer: a default directory there is
+        // private to one container, whose store then starts empty.
+        FsClass::Local if default_dir && name == "overlay" => Err(StoreError::Refused(format!(
+            "the default directory {} is on overlay, a container's own layer that other \
+                 containers do not see (each would take the same slot): give the directory, \
+                 file:/path, on a local filesystem every process leasing these node values sees \
+                 (a directory of the host mounted into each container), or add allow_fs=overlay \
+                 to the URL",
+            dir.display()
+        ))),
         FsClass::Local => Ok(()),
         FsClass::Volatile if !default_dir => Ok(()),
         FsClass::Volatile => Err(StoreError::Refused(format!(
