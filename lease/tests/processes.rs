@@ -246,6 +246,70 @@ fn unwritable_store_expires_the_reservation() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A store directory that cannot be made is refused with the OS error and
+/// the path ("the store cannot keep leases safe as configured"), never "the
+/// store did not answer in time": permission denied (as root: the probe
+/// runs as nobody), a path through a file, and (as root) a read-only mount.
+#[test]
+fn an_unusable_store_directory_names_the_os_error_and_path() {
+    let dir = temp_dir("oserror");
+    let check = |out: (Option<i32>, Vec<String>), path: &Path, os: &str| {
+        let e = refusal(&out);
+        assert!(
+            e.contains(&format!("cannot create {}: {os}", path.display())),
+            "{e}"
+        );
+        assert!(
+            e.contains("the store cannot keep leases safe as configured"),
+            "{e}"
+        );
+        assert!(!e.contains("did not answer in time"), "{e}");
+    };
+    let args = ["--fixed", "datacenter=1", "--count", "3"];
+    let url = |p: &Path| format!("file:{}?namespace=oserror", p.display());
+
+    // EACCES: a directory this user may not write.
+    let locked = dir.join("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    set_mode(&locked, 0o555);
+    let store = locked.join("store");
+    let out = if euid() == 0 {
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", PROBE]);
+        Probe::spawn_cmd(cmd, &url(&store), &args).finish_status(20)
+    } else {
+        Probe::spawn(&url(&store), &args).finish_status(20)
+    };
+    check(out, &store, "Permission denied (os error 13)");
+    set_mode(&locked, 0o755);
+
+    // ENOTDIR: a path through a regular file.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let store = file.join("store");
+    let out = Probe::spawn(&url(&store), &args).finish_status(20);
+    check(out, &store, "Not a directory (os error 20)");
+
+    // EROFS: a read-only tmpfs (root only).
+    let ro = dir.join("ro");
+    std::fs::create_dir_all(&ro).unwrap();
+    let mounted = euid() == 0
+        && Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
+            .arg(&ro)
+            .status()
+            .is_ok_and(|s| s.success());
+    if mounted {
+        let store = ro.join("store");
+        let out = Probe::spawn(&url(&store), &args).finish_status(20);
+        let _ = Command::new("umount").arg(&ro).status();
+        check(out, &store, "Read-only file system (os error 30)");
+    } else {
+        eprintln!("no read-only mount here (needs root): EROFS not tried");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn set_mode(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();

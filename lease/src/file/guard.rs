@@ -36,8 +36,31 @@ use std::path::Path;
 use super::new_token;
 use crate::store::StoreError;
 
+/// A failed file operation, naming it, the path and the OS error. Errors of
+/// the directory as it is set up (no permission, a read-only or full
+/// filesystem, a path through a file...) are refusals ("the store cannot keep
+/// leases safe as configured"), not "the store did not answer in time":
+/// someone must fix the directory. Others (EIO, EINTR, ...) may pass and
+/// stay unreachable. Either way nothing was written and a holder keeps its
+/// reservation.
 pub(super) fn io_err(what: &str, path: &Path, e: io::Error) -> StoreError {
-    StoreError::Unreachable(format!("{what} {}: {e}", path.display()))
+    let detail = format!("{what} {}: {e}", path.display());
+    match e.raw_os_error() {
+        Some(
+            libc::EACCES
+            | libc::EPERM
+            | libc::EROFS
+            | libc::ENOSPC
+            | libc::EDQUOT
+            | libc::ENOTDIR
+            | libc::EISDIR
+            | libc::ELOOP
+            | libc::ENAMETOOLONG
+            | libc::EMLINK
+            | libc::EFBIG,
+        ) => StoreError::Refused(detail),
+        _ => StoreError::Unreachable(detail),
+    }
 }
 
 /// What a filesystem means for the store.
