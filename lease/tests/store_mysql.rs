@@ -264,6 +264,18 @@ fn an_unreadable_hwm_is_a_bad_record() {
     for (i, (hwm_type, hwm, shown)) in sql::BAD_HWM_CASES.iter().enumerate() {
         let name = format!("{}_{i}", sql::unique_ns("hwm").replace('-', "_"));
         admin.query_drop(format!("CREATE DATABASE {name}")).unwrap();
+        // Dropped even when the test fails: the server is shared.
+        struct DropDatabase(String, String);
+        impl Drop for DropDatabase {
+            fn drop(&mut self) {
+                if let Ok(o) = mysql::Opts::from_url(&self.0) {
+                    if let Ok(mut c) = mysql::Conn::new(o) {
+                        let _ = c.query_drop(format!("DROP DATABASE {}", self.1));
+                    }
+                }
+            }
+        }
+        let _drop = DropDatabase(db.url.clone(), name.clone());
         for stmt in sql::bad_hwm_table(hwm_type, hwm) {
             admin.query_drop(format!("USE {name}")).unwrap();
             admin.query_drop(stmt).unwrap();
@@ -282,6 +294,5 @@ fn an_unreadable_hwm_is_a_bad_record() {
         .unwrap_err();
         assert_eq!(e.code(), "lease_unavailable", "{e}");
         assert!(e.to_string().contains("hwm_ms"), "{e}");
-        admin.query_drop(format!("DROP DATABASE {name}")).unwrap();
     }
 }

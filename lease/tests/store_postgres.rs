@@ -140,12 +140,18 @@ fn an_unreadable_hwm_is_a_bad_record() {
                 .batch_execute(&format!("SET search_path = {schema}; {stmt}"))
                 .unwrap();
         }
+        // Dropped even when the test fails: the server is shared.
+        struct DropSchema(String, String);
+        impl Drop for DropSchema {
+            fn drop(&mut self) {
+                if let Ok(mut c) = postgres::Client::connect(&self.0, postgres::NoTls) {
+                    let _ = c.batch_execute(&format!("DROP SCHEMA {} CASCADE", self.1));
+                }
+            }
+        }
+        let _drop = DropSchema(db.url.clone(), schema.clone());
         let url = format!("{}?options=-c%20search_path%3D{schema}", db.url);
         let store = SqlStore::postgres(&url, 5000).unwrap();
         sql::bad_hwm_is_refused(&store, shown);
-        drop(store);
-        admin
-            .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-            .unwrap();
     }
 }
