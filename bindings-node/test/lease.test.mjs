@@ -200,6 +200,24 @@ test('every network store is built in: a port where nothing listens is lease_una
   }
 })
 
+test('a lease on node values a generator without a lease holds is refused, naming them', () => {
+  const url = store()
+  // The store is empty: a lease on datacenter 29 claims worker 0 first.
+  const plain = new Generator('twitter', { datacenter: 29, worker: 0 })
+  plain.nextId()
+  const lease = () => new Generator('twitter', { datacenter: 29 }, { lease: url })
+  throwsCode(lease, 'lease_unavailable', Error)
+  assert.throws(lease, (e) => e.message.includes('datacenter=29, worker=0') && e.message.includes('without a lease'))
+  assert.equal(typeof plain.nextId(), 'bigint')
+  // Another datacenter is not held: its lease takes worker 0.
+  const other = new Generator('twitter', { datacenter: 30 }, { lease: url })
+  try {
+    assert.equal(other.nodes.worker, 0)
+  } finally {
+    other.close()
+  }
+})
+
 test('a generator garbage-collected without close releases its slot', () => {
   // In a child process with --expose-gc (the test runner's own has no `gc`).
   const script = `

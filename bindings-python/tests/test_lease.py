@@ -205,6 +205,26 @@ def test_garbage_collection_releases_the_slot(url):
             g.close()
 
 
+def test_plain_generator_first_blocks_a_lease_on_its_node_values(url):
+    # The store is empty: a lease on datacenter 29 claims worker 0 first.
+    plain = Generator("twitter", datacenter=29, worker=0)
+    plain.next_id()
+    with raises_code("lease_unavailable") as info:
+        Generator("twitter", datacenter=29, lease=url)
+    msg = str(info.value)
+    assert "datacenter=29, worker=0" in msg and "without a lease" in msg, msg
+    assert plain.next_id() > 0
+    # The other order is refused too.
+    with Generator("twitter", datacenter=30, lease=url) as g:
+        with raises_code("lease_unavailable"):
+            Generator("twitter", datacenter=30, worker=g.nodes["worker"])
+    # Once the plain generator is gone, the lease takes worker 0.
+    del plain
+    gc.collect()
+    with Generator("twitter", datacenter=29, lease=url) as g:
+        assert g.nodes["worker"] == 0
+
+
 def _read_all(fd):
     chunks = []
     while True:

@@ -3,7 +3,9 @@
 //! plain `snowmint::Generator` or a leased one behind one type, so that a
 //! binding adds the lease option with no logic of its own.
 
-use snowmint::{Config, Generator, Id, Layout, Next, Value};
+use std::ops::Deref;
+
+use snowmint::{Config, Generator, Id, Layout, Next, StateKey, Value};
 
 use crate::driver::{leased, LeaseInfo, LeasedGenerator};
 use crate::error::LeaseError;
@@ -27,7 +29,7 @@ use crate::error::LeaseError;
 #[derive(Debug)]
 pub enum AnyGenerator {
     /// Node values fixed by the user.
-    Plain(Box<Generator>),
+    Plain(PlainGenerator),
     /// One node value from a lease.
     Leased(LeasedGenerator),
 }
@@ -38,7 +40,8 @@ impl AnyGenerator {
     /// keys of [`snowmint::OPTION_KEYS`], or absent). With a `lease` option,
     /// `nodes` leaves out the one field the lease assigns. Without one, node
     /// values that a leased generator of this process holds are refused
-    /// (`lease_unavailable`).
+    /// (`lease_unavailable`), and while this generator lives a lease of
+    /// this process that claims its node values is refused too.
     pub fn from_values(
         layout: Layout,
         nodes: &Value,
@@ -48,8 +51,11 @@ impl AnyGenerator {
         Ok(match lease {
             None => {
                 let g = Generator::new(layout, nodes.to_nodes(&layout)?, options)?;
-                leased::refuse_if_leased(g.config())?;
-                AnyGenerator::Plain(Box::new(g))
+                let key = leased::register_plain(g.config())?;
+                AnyGenerator::Plain(PlainGenerator {
+                    gen: Box::new(g),
+                    key,
+                })
             }
             Some(url) => {
                 let pairs = nodes.to_node_pairs()?;
@@ -121,5 +127,28 @@ impl AnyGenerator {
             AnyGenerator::Plain(_) => Ok(()),
             AnyGenerator::Leased(g) => g.close(),
         }
+    }
+}
+
+/// A generator without a lease, made by [`AnyGenerator::from_values`]: its
+/// node values stay registered in this process until it is dropped, so that
+/// no leased generator of the process takes them meanwhile. Dereferences to
+/// the `snowmint::Generator`.
+#[derive(Debug)]
+pub struct PlainGenerator {
+    gen: Box<Generator>,
+    key: StateKey,
+}
+
+impl Deref for PlainGenerator {
+    type Target = Generator;
+    fn deref(&self) -> &Generator {
+        &self.gen
+    }
+}
+
+impl Drop for PlainGenerator {
+    fn drop(&mut self) {
+        leased::unregister_plain(self.key);
     }
 }

@@ -54,7 +54,7 @@ mod sql;
 #[cfg(feature = "zookeeper")]
 mod zookeeper;
 
-pub use any::AnyGenerator;
+pub use any::{AnyGenerator, PlainGenerator};
 #[doc(hidden)]
 pub use driver::decide;
 pub use driver::{InfoValue, LeaseInfo, LeasedGenerator};

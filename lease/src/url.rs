@@ -6,6 +6,8 @@
 
 use std::path::PathBuf;
 
+use snowmint::LeaseProblem;
+
 use crate::error::LeaseError;
 
 /// Where the slots live.
@@ -420,11 +422,17 @@ fn file_path(rest: &str) -> Result<PathBuf, LeaseError> {
 }
 
 /// The per-user default directory of plain `file`: `$XDG_STATE_HOME/snowmint/leases`,
-/// else `~/.local/state/snowmint/leases`, else `<tmp>/snowmint-leases-UID`. A state
-/// directory, not `$XDG_RUNTIME_DIR`: the high-water marks must survive a reboot
-/// (a clock set back at boot is exactly what they protect against). The file
-/// store creates it 0700 and refuses it unless this user owns it, neither group
-/// nor others may write it, and it is not on tmpfs (`allow_fs=tmpfs` overrides).
+/// else `~/.local/state/snowmint/leases`. A state directory, not
+/// `$XDG_RUNTIME_DIR`: the high-water marks must survive a reboot (a clock set
+/// back at boot is exactly what they protect against). The file store creates
+/// it 0700 and refuses it unless this user owns it, neither group nor others
+/// may write it, and it is not on tmpfs (`allow_fs=tmpfs` overrides) or
+/// overlayfs (`allow_fs=overlay`).
+///
+/// With neither variable set there is no default (`lease_unavailable`): the
+/// temporary directory a default would fall back to may be private to the
+/// process (systemd's `PrivateTmp`, a container's own `/tmp`), where every
+/// instance would find an empty store and take the same slot.
 pub(crate) fn default_dir() -> Result<PathBuf, LeaseError> {
     let nonempty = |k: &str| {
         std::env::var_os(k)
@@ -437,14 +445,14 @@ pub(crate) fn default_dir() -> Result<PathBuf, LeaseError> {
     if let Some(h) = nonempty("HOME") {
         return Ok(h.join(".local/state/snowmint/leases"));
     }
-    #[cfg(unix)]
-    // SAFETY: geteuid has no preconditions and cannot fail. The effective
-    // user: the one whose files the store creates and checks.
-    let user = unsafe { libc::geteuid() }.to_string();
-    // Other systems have no file store: the URL parses, its calls fail.
-    #[cfg(not(unix))]
-    let user = std::env::var("USERNAME").unwrap_or_default();
-    Ok(std::env::temp_dir().join(format!("snowmint-leases-{user}")))
+    Err(LeaseError::unavailable(
+        LeaseProblem::Refused,
+        "plain 'file' has no default directory without XDG_STATE_HOME or HOME (a temporary \
+         directory may be private to this process, as under systemd's PrivateTmp or in a \
+         container, and then every instance takes the same slot): give the directory, \
+         file:/path, on a local filesystem every process leasing these node values sees (for \
+         containers: a directory of the host mounted into each)",
+    ))
 }
 
 /// Percent-decoding (`%2F`) of a URL's `part` (named in errors, which never
@@ -496,13 +504,13 @@ mod tests {
         assert_eq!(p("file://localhost/var/lib/x"), PathBuf::from("/var/lib/x"));
         assert_eq!(p("file:rel/dir"), PathBuf::from("rel/dir"));
         assert_eq!(p("file:/a%20b"), PathBuf::from("/a b"));
-        assert_eq!(p("file"), default_dir().unwrap());
-        assert_eq!(p("file:"), default_dir().unwrap());
-        assert_eq!(p("file?namespace=x"), default_dir().unwrap());
-        assert!(
-            default_dir().unwrap().ends_with("snowmint/leases")
-                || std::env::var_os("HOME").is_none()
-        );
+        // Without XDG_STATE_HOME and HOME (tests/processes.rs) there is none.
+        if let Ok(d) = default_dir() {
+            assert_eq!(p("file"), d);
+            assert_eq!(p("file:"), d);
+            assert_eq!(p("file?namespace=x"), d);
+            assert!(d.ends_with("snowmint/leases"));
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! a renewal that hangs, a store clock stepped back or forward (the wrapper
 //! shifts the `window_ms` a renewal passes, which moves the `hwm` the store
 //! writes exactly as a shifted store clock would), and a plain generator
-//! asking for node values a lease of this process holds.
+//! and a lease of this process on the same node values, in either order.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -261,6 +261,40 @@ fn a_plain_generator_on_leased_node_values_is_refused() {
 
 /// A claim that answers after its deadline fails the open, and is released
 /// again when it lands (keeping its `hwm`), instead of holding the slot.
+/// The other order: a lease that claims the node values of a live plain
+/// generator of this process is refused, naming them, and releases the slot;
+/// once the plain generator is dropped, the lease takes that slot.
+#[test]
+fn a_lease_on_a_plain_generators_node_values_is_refused() {
+    let dir = temp_dir("plain-first");
+    let layout = Layout::preset("twitter").unwrap();
+    let options = Value::Map(vec![(
+        "lease".into(),
+        format!("file:{}", dir.display()).into(),
+    )]);
+    // The store is empty: its first claim is worker 0.
+    let plain_nodes = Value::Map(vec![
+        ("datacenter".into(), 21u64.into()),
+        ("worker".into(), 0u64.into()),
+    ]);
+    let plain = AnyGenerator::from_values(layout, &plain_nodes, &Value::Absent).unwrap();
+    plain.next_id().unwrap();
+    let nodes = Value::Map(vec![("datacenter".into(), 21u64.into())]);
+    let e = AnyGenerator::from_values(layout, &nodes, &options).unwrap_err();
+    assert_eq!(e.code(), "lease_unavailable");
+    let msg = e.to_string();
+    assert!(msg.contains("datacenter=21, worker=0"), "{msg}");
+    assert!(msg.contains("without a lease"), "{msg}");
+    plain.next_id().unwrap();
+    // Dropped, the plain generator no longer blocks, and the refused claim
+    // was released: the lease gets worker 0.
+    drop(plain);
+    let g = AnyGenerator::from_values(layout, &nodes, &options).unwrap();
+    assert_eq!(g.lease().unwrap().slot, 0);
+    g.close().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn a_claim_that_answers_late_is_released() {
     let dir = temp_dir("late");

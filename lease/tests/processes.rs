@@ -246,25 +246,170 @@ fn unwritable_store_expires_the_reservation() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A store directory that cannot be made is refused with the OS error and
+/// the path ("the store cannot keep leases safe as configured"), never "the
+/// store did not answer in time": permission denied (as root: the probe
+/// runs as nobody), a path through a file, and (as root) a read-only mount.
+#[test]
+fn an_unusable_store_directory_names_the_os_error_and_path() {
+    let dir = temp_dir("oserror");
+    let check = |out: (Option<i32>, Vec<String>), path: &Path, os: &str| {
+        let e = refusal(&out);
+        assert!(
+            e.contains(&format!("cannot create {}: {os}", path.display())),
+            "{e}"
+        );
+        assert!(
+            e.contains("the store cannot keep leases safe as configured"),
+            "{e}"
+        );
+        assert!(!e.contains("did not answer in time"), "{e}");
+    };
+    let args = ["--fixed", "datacenter=1", "--count", "3"];
+    let url = |p: &Path| format!("file:{}?namespace=oserror", p.display());
+
+    // EACCES: a directory this user may not write.
+    let locked = dir.join("locked");
+    std::fs::create_dir_all(&locked).unwrap();
+    set_mode(&locked, 0o555);
+    let store = locked.join("store");
+    let out = if euid() == 0 {
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", PROBE]);
+        Probe::spawn_cmd(cmd, &url(&store), &args).finish_status(20)
+    } else {
+        Probe::spawn(&url(&store), &args).finish_status(20)
+    };
+    check(out, &store, "Permission denied (os error 13)");
+    set_mode(&locked, 0o755);
+
+    // ENOTDIR: a path through a regular file.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "not a directory").unwrap();
+    let store = file.join("store");
+    let out = Probe::spawn(&url(&store), &args).finish_status(20);
+    check(out, &store, "Not a directory (os error 20)");
+
+    // EROFS: a read-only tmpfs (root only).
+    let ro = dir.join("ro");
+    std::fs::create_dir_all(&ro).unwrap();
+    let mounted = euid() == 0
+        && Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "ro,size=1m", "tmpfs"])
+            .arg(&ro)
+            .status()
+            .is_ok_and(|s| s.success());
+    if mounted {
+        let store = ro.join("store");
+        let out = Probe::spawn(&url(&store), &args).finish_status(20);
+        let _ = Command::new("umount").arg(&ro).status();
+        check(out, &store, "Read-only file system (os error 30)");
+    } else {
+        eprintln!("no read-only mount here (needs root): EROFS not tried");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 fn set_mode(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// A probe with no `HOME` and no `XDG_STATE_HOME`, whose temporary directory
-/// is `tmp`: plain `file` leases from `<tmp>/snowmint-leases-UID`. Its exit
-/// code and output.
-fn default_dir_probe(tmp: &Path, query: &str) -> (Option<i32>, Vec<String>) {
+/// A probe with no `HOME` and `XDG_STATE_HOME` set to `state`: plain `file`
+/// leases from `<state>/snowmint/leases`. Its exit code and output.
+fn default_dir_probe(state: &Path, query: &str) -> (Option<i32>, Vec<String>) {
     let mut cmd = Command::new(PROBE);
-    cmd.env_remove("HOME")
-        .env_remove("XDG_STATE_HOME")
-        .env("TMPDIR", tmp);
+    cmd.env_remove("HOME").env("XDG_STATE_HOME", state);
     Probe::spawn_cmd(
         cmd,
         &format!("file?namespace=dflt{query}"),
         &["--fixed", "datacenter=1", "--count", "3"],
     )
     .finish_status(20)
+}
+
+/// A probe leasing from `url` with no `HOME` and no `XDG_STATE_HOME`, whose
+/// temporary directory is `tmp`.
+fn homeless_probe(tmp: &Path, url: &str) -> (Option<i32>, Vec<String>) {
+    let mut cmd = Command::new(PROBE);
+    cmd.env_remove("HOME")
+        .env_remove("XDG_STATE_HOME")
+        .env("TMPDIR", tmp);
+    Probe::spawn_cmd(cmd, url, &["--fixed", "datacenter=1", "--count", "3"]).finish_status(20)
+}
+
+/// Without `HOME` and `XDG_STATE_HOME`, plain `file` has no default: the
+/// temporary directory it fell back to may be private to the process
+/// (systemd's PrivateTmp, a container's /tmp), where every instance takes
+/// slot 0. Refused, nothing created there; a directory the URL names works.
+#[test]
+fn without_home_the_default_directory_is_refused() {
+    let dir = temp_dir("homeless");
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = refusal(&homeless_probe(&dir, "file?namespace=dflt"));
+    assert!(
+        e.contains("no default directory without XDG_STATE_HOME or HOME"),
+        "{e}"
+    );
+    assert!(e.contains("file:/path"), "{e}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    // Named in the URL: the user's choice, accepted.
+    let named = format!("file:{}?namespace=named", dir.join("named").display());
+    let out = homeless_probe(&dir, &named);
+    assert_eq!(out.0, Some(0), "{out:?}");
+    assert_eq!(ids(&out.1).len(), 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// On overlayfs (a container's own layer) the default directory is refused
+/// unless the URL says `allow_fs=overlay`; a directory the URL names is
+/// accepted there. Needs root to mount an overlay: not tried otherwise.
+#[test]
+fn the_default_directory_on_overlayfs_is_refused() {
+    let dir = temp_dir("overlay");
+    let (lower, upper, work, merged) = (
+        dir.join("lower"),
+        dir.join("upper"),
+        dir.join("work"),
+        dir.join("merged"),
+    );
+    for d in [&lower, &upper, &work, &merged] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mounted = euid() == 0
+        && Command::new("mount")
+            .args(["-t", "overlay", "overlay", "-o"])
+            .arg(format!(
+                "lowerdir={},upperdir={},workdir={}",
+                lower.display(),
+                upper.display(),
+                work.display()
+            ))
+            .arg(&merged)
+            .status()
+            .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("no overlay mount here (needs root): not tried");
+        std::fs::remove_dir_all(&dir).unwrap();
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let guard = Unmount(merged.clone());
+    let e = refusal(&default_dir_probe(&merged, ""));
+    assert!(e.contains("is on overlay, a container's own layer"), "{e}");
+    assert!(e.contains("file:/path"), "{e}");
+    let out = default_dir_probe(&merged, "&allow_fs=overlay");
+    assert_eq!(out.0, Some(0), "{out:?}");
+    let named = format!("file:{}?namespace=named", merged.join("named").display());
+    let out = Probe::spawn(&named, &["--fixed", "datacenter=1", "--count", "3"]).finish_status(20);
+    assert_eq!(out.0, Some(0), "{out:?}");
+    drop(guard);
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn euid() -> u32 {
@@ -283,14 +428,14 @@ fn refusal(out: &(Option<i32>, Vec<String>)) -> String {
     e[0].to_string()
 }
 
-/// The fallback default directory is created 0700, and refused when another
-/// user could have prepared it: a link in its place, owned by another user
-/// (as root: chowned to nobody), or writable by others (0777) or its group.
+/// The default directory is created 0700, and refused when another user
+/// could have prepared it: a link in its place, owned by another user (as
+/// root: chowned to nobody), or writable by others (0777) or its group.
 #[test]
-fn the_fallback_directory_is_private() {
+fn the_default_directory_is_private() {
     use std::os::unix::fs::MetadataExt;
     let dir = temp_dir("fallback");
-    let fallback = dir.join(format!("snowmint-leases-{}", euid()));
+    let fallback = dir.join("snowmint").join("leases");
     let out = default_dir_probe(&dir, "");
     assert_eq!(out.0, Some(0), "{out:?}");
     assert_eq!(ids(&out.1).len(), 3);

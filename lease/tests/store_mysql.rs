@@ -253,3 +253,46 @@ fn hwm_too_far_is_refused() {
     let db = db();
     common::hwm_too_far_is_refused(&db.url, &sql::unique_ns("toofar"));
 }
+
+/// A hand-made slot table (a database of the test's own) whose `hwm_ms` is
+/// a DECIMAL with a fraction, text, or negative: a bad record, never hwm 0;
+/// through the driver, `lease_unavailable` naming the column.
+#[test]
+fn an_unreadable_hwm_is_a_bad_record() {
+    let db = db();
+    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&db.url).unwrap()).unwrap();
+    for (i, (hwm_type, hwm, shown)) in sql::BAD_HWM_CASES.iter().enumerate() {
+        let name = format!("{}_{i}", sql::unique_ns("hwm").replace('-', "_"));
+        admin.query_drop(format!("CREATE DATABASE {name}")).unwrap();
+        // Dropped even when the test fails: the server is shared.
+        struct DropDatabase(String, String);
+        impl Drop for DropDatabase {
+            fn drop(&mut self) {
+                if let Ok(o) = mysql::Opts::from_url(&self.0) {
+                    if let Ok(mut c) = mysql::Conn::new(o) {
+                        let _ = c.query_drop(format!("DROP DATABASE {}", self.1));
+                    }
+                }
+            }
+        }
+        let _drop = DropDatabase(db.url.clone(), name.clone());
+        for stmt in sql::bad_hwm_table(hwm_type, hwm) {
+            admin.query_drop(format!("USE {name}")).unwrap();
+            admin.query_drop(stmt).unwrap();
+        }
+        let (base, _) = db.url.rsplit_once('/').unwrap();
+        let url = format!("{base}/{name}");
+        let store = SqlStore::mysql(&url, 5000).unwrap();
+        sql::bad_hwm_is_refused(&store, shown);
+        drop(store);
+        let e = snowmint_lease::LeasedGenerator::open(
+            &format!("{url}?namespace=bad-hwm"),
+            common::twitter(),
+            &[("datacenter", 1)],
+            snowmint::Options::default(),
+        )
+        .unwrap_err();
+        assert_eq!(e.code(), "lease_unavailable", "{e}");
+        assert!(e.to_string().contains("hwm_ms"), "{e}");
+    }
+}

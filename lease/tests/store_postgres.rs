@@ -122,3 +122,36 @@ fn hwm_too_far_is_refused() {
     let db = db();
     common::hwm_too_far_is_refused(&db.url, &sql::unique_ns("toofar"));
 }
+
+/// A hand-made slot table (a schema of the test's own) whose `hwm_ms` is a
+/// NUMERIC with a fraction, text, or negative: a bad record, never hwm 0.
+#[test]
+fn an_unreadable_hwm_is_a_bad_record() {
+    let db = db();
+    for (i, (hwm_type, hwm, shown)) in sql::BAD_HWM_CASES.iter().enumerate() {
+        let schema = format!("{}_{i}", sql::unique_ns("hwm").replace('-', "_"));
+        let mut admin = postgres::Client::connect(&db.url, postgres::NoTls).unwrap();
+        admin
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .unwrap();
+        let hwm_type = hwm_type.replace("DECIMAL", "NUMERIC");
+        for stmt in sql::bad_hwm_table(&hwm_type, hwm) {
+            admin
+                .batch_execute(&format!("SET search_path = {schema}; {stmt}"))
+                .unwrap();
+        }
+        // Dropped even when the test fails: the server is shared.
+        struct DropSchema(String, String);
+        impl Drop for DropSchema {
+            fn drop(&mut self) {
+                if let Ok(mut c) = postgres::Client::connect(&self.0, postgres::NoTls) {
+                    let _ = c.batch_execute(&format!("DROP SCHEMA {} CASCADE", self.1));
+                }
+            }
+        }
+        let _drop = DropSchema(db.url.clone(), schema.clone());
+        let url = format!("{}?options=-c%20search_path%3D{schema}", db.url);
+        let store = SqlStore::postgres(&url, 5000).unwrap();
+        sql::bad_hwm_is_refused(&store, shown);
+    }
+}

@@ -294,6 +294,10 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             .map_err(release_now)?;
         let gen = Generator::with_clock(layout, start.nodes, start.options, clock)
             .map_err(|e| release_now(e.into()))?;
+        // Before the first ID: refused if a plain generator of this process
+        // holds these node values (see `leased`).
+        let entry = leased::register(gen.config(), space.leased_field(), claim.holder.slot)
+            .map_err(release_now)?;
         // Before the first ID: only what the store confirmed.
         gen.reserve_until(Some(start.limit_ms));
         let gen = Arc::new(gen);
@@ -321,6 +325,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 .name("snowmint-lease-renew".into())
                 .spawn(move || renew_loop(&l, &*g))
                 .map_err(|e| {
+                    leased::unregister(entry);
                     let (st, sp, h) = (
                         Arc::clone(&lease.store),
                         Arc::clone(&lease.space),
@@ -336,7 +341,6 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                     )
                 })?
         };
-        let entry = leased::register(gen.config());
         Ok(LeasedGenerator {
             gen,
             lease,

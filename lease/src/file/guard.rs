@@ -36,8 +36,31 @@ use std::path::Path;
 use super::new_token;
 use crate::store::StoreError;
 
+/// A failed file operation, naming it, the path and the OS error. Errors of
+/// the directory as it is set up (no permission, a read-only or full
+/// filesystem, a path through a file...) are refusals ("the store cannot keep
+/// leases safe as configured"), not "the store did not answer in time":
+/// someone must fix the directory. Others (EIO, EINTR, ...) may pass and
+/// stay unreachable. Either way nothing was written and a holder keeps its
+/// reservation.
 pub(super) fn io_err(what: &str, path: &Path, e: io::Error) -> StoreError {
-    StoreError::Unreachable(format!("{what} {}: {e}", path.display()))
+    let detail = format!("{what} {}: {e}", path.display());
+    match e.raw_os_error() {
+        Some(
+            libc::EACCES
+            | libc::EPERM
+            | libc::EROFS
+            | libc::ENOSPC
+            | libc::EDQUOT
+            | libc::ENOTDIR
+            | libc::EISDIR
+            | libc::ELOOP
+            | libc::ENAMETOOLONG
+            | libc::EMLINK
+            | libc::EFBIG,
+        ) => StoreError::Refused(detail),
+        _ => StoreError::Unreachable(detail),
+    }
 }
 
 /// What a filesystem means for the store.
@@ -190,8 +213,8 @@ pub(super) fn bsd_class(name: &str) -> FsClass {
     }
 }
 
-/// Refuses a shared filesystem, and a volatile one for the default
-/// directory, unless `allow_fs` names it.
+/// Refuses a shared filesystem, and a volatile one or overlayfs for the
+/// default directory, unless `allow_fs` names it.
 pub(super) fn check_filesystem(
     dir: &Path,
     allow_fs: Option<&str>,
@@ -202,6 +225,16 @@ pub(super) fn check_filesystem(
         return Ok(());
     }
     match class {
+        // Each container's own upper layer: a default directory there is
+        // private to one container, whose store then starts empty.
+        FsClass::Local if default_dir && name == "overlay" => Err(StoreError::Refused(format!(
+            "the default directory {} is on overlay, a container's own layer that other \
+                 containers do not see (each would take the same slot): give the directory, \
+                 file:/path, on a local filesystem every process leasing these node values sees \
+                 (a directory of the host mounted into each container), or add allow_fs=overlay \
+                 to the URL",
+            dir.display()
+        ))),
         FsClass::Local => Ok(()),
         FsClass::Volatile if !default_dir => Ok(()),
         FsClass::Volatile => Err(StoreError::Refused(format!(

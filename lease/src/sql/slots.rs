@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::transport::{as_i64, as_u64, int, Conn, DbResult, Dialect, Failure, Val};
+use super::transport::{as_i64, as_u64, int, whole, Conn, DbResult, Dialect, Failure, Val};
 use crate::file::new_token;
 use crate::space::SlotSpace;
 use crate::store::{
@@ -144,7 +144,10 @@ impl Conn {
         let Some(row) = rows.first() else {
             return Ok(None);
         };
-        let (counter, old_hwm, now) = (int(&row[0]), int(&row[1]), int(&row[2]));
+        let at = Val::I(as_i64(slot));
+        let counter = whole(&row[0], "counter", &at, key)?;
+        let old_hwm = whole(&row[1], "hwm_ms", &at, key)?;
+        let now = int(&row[2]);
         let claim = new_claim(slot, counter, old_hwm, now, req)?;
         self.query(
             "UPDATE snowmint_lease_slot SET token = ?, counter = ?, expires_ms = ?, hwm_ms = ? \
@@ -223,8 +226,10 @@ impl Conn {
             let mut existing = std::collections::BTreeMap::new();
             for r in &rows {
                 let slot = u64::try_from(int(&r[0])).map_err(|_| bad_row(space.key()))?;
-                let free = matches!(&r[1], Val::S(t) if t.is_empty()) || int(&r[2]) <= now;
-                existing.insert(slot, (free, int(&r[3])));
+                let expires = whole(&r[2], "expires_ms", &r[0], space.key())?;
+                let hwm = whole(&r[3], "hwm_ms", &r[0], space.key())?;
+                let free = matches!(&r[1], Val::S(t) if t.is_empty()) || expires <= now;
+                existing.insert(slot, (free, hwm));
             }
             let candidates = candidates(&existing, space.slots(), req.prefer, now);
             let mut any = false;
@@ -283,7 +288,13 @@ impl Conn {
             }
         };
         if let Some(r) = rows.first() {
-            return Ok((int(&r[0]), int(&r[1])));
+            return match whole(&r[0], "hwm_ms", &Val::I(as_i64(holder.slot)), key) {
+                Ok(hwm) => Ok((hwm, int(&r[1]))),
+                Err(e) => {
+                    self.rollback();
+                    Err(e.into())
+                }
+            };
         }
         self.rollback();
         let rows = self.query(
@@ -396,9 +407,9 @@ impl Conn {
             space.slots.push(slot_record(
                 slot,
                 &text(&r[2]),
-                int(&r[3]),
-                int(&r[4]),
-                int(&r[5]),
+                whole(&r[3], "counter", &r[1], &key)?,
+                whole(&r[4], "expires_ms", &r[1], &key)?,
+                whole(&r[5], "hwm_ms", &r[1], &key)?,
                 now,
             ));
         }
@@ -441,7 +452,15 @@ impl Conn {
             Val::S(s) => s.clone(),
             Val::I(_) => return Err(bad_row(key)),
         };
-        let record = slot_record(slot, &token, int(&r[1]), int(&r[2]), int(&r[3]), int(&r[4]));
+        let at = Val::I(as_i64(slot));
+        let record = slot_record(
+            slot,
+            &token,
+            whole(&r[1], "counter", &at, key)?,
+            whole(&r[2], "expires_ms", &at, key)?,
+            whole(&r[3], "hwm_ms", &at, key)?,
+            int(&r[4]),
+        );
         match ReleaseStep::of(record.state, force, reset_hwm_ms) {
             ReleaseStep::Nothing => return Ok(SlotRelease::WasFree),
             ReleaseStep::Refuse => return Ok(SlotRelease::Refused(record)),

@@ -69,6 +69,9 @@ pub(super) enum Failure {
     /// Our own refusal inside a transaction (rolled back): the call fails as
     /// [`StoreError::Refused`] with the message.
     Refused,
+    /// A row this version cannot read (rolled back): the call fails as
+    /// [`StoreError::BadRecord`] with the message.
+    BadRecord,
 }
 
 #[derive(Debug)]
@@ -81,6 +84,7 @@ impl From<DbError> for StoreError {
     fn from(e: DbError) -> StoreError {
         match e.failure {
             Failure::Refused => StoreError::Refused(e.message),
+            Failure::BadRecord => StoreError::BadRecord(e.message),
             _ => StoreError::Unreachable(e.message),
         }
     }
@@ -428,6 +432,11 @@ impl Conn {
                                     row.try_get::<_, i64>(i).map(Val::I)
                                 } else if *t == Type::INT4 {
                                     row.try_get::<_, i32>(i).map(|v| Val::I(v.into()))
+                                } else if *t == Type::NUMERIC {
+                                    // As text, so that a hand-made DECIMAL
+                                    // column is checked (and named) like
+                                    // MySQL's, which sends it as text.
+                                    row.try_get::<_, Numeric>(i).map(|n| Val::S(n.0))
                                 } else {
                                     row.try_get::<_, String>(i).map(Val::S)
                                 };
@@ -535,6 +544,103 @@ pub(super) fn int(v: &Val) -> i64 {
     match v {
         Val::I(i) => *i,
         Val::S(s) => s.parse().unwrap_or(-1),
+    }
+}
+
+/// A column of a slot row that must hold a whole number >= 0 (`counter`,
+/// `expires_ms`, `hwm_ms`): anything else (a fraction, a negative number,
+/// text, a value too large) is a bad record naming the column and value,
+/// never a guess (an `hwm` read as 0 would let a claim start below IDs
+/// already issued).
+pub(super) fn whole(v: &Val, column: &str, slot: &Val, key: &str) -> DbResult<i64> {
+    let n = match v {
+        Val::I(i) => Some(*i),
+        Val::S(s) => s.parse::<i64>().ok(),
+    };
+    match n {
+        Some(n) if n >= 0 => Ok(n),
+        _ => {
+            let shown = match v {
+                Val::I(i) => i.to_string(),
+                Val::S(s) => format!("{s:?}"),
+            };
+            let slot = match slot {
+                Val::I(i) => i.to_string(),
+                Val::S(s) => format!("{s:?}"),
+            };
+            Err(DbError {
+                failure: Failure::BadRecord,
+                message: format!(
+                    "snowmint_lease_slot has {column} = {shown} in slot {slot} of {key}, not a \
+                     whole number >= 0 (the column must be BIGINT)"
+                ),
+            })
+        }
+    }
+}
+
+/// A PostgreSQL NUMERIC as decimal text (its binary form: digit count,
+/// weight, sign and display scale, then base-10000 digits).
+#[cfg(feature = "postgres")]
+struct Numeric(String);
+
+#[cfg(feature = "postgres")]
+impl<'a> tokio_postgres::types::FromSql<'a> for Numeric {
+    fn from_sql(
+        _: &tokio_postgres::types::Type,
+        raw: &'a [u8],
+    ) -> Result<Numeric, Box<dyn std::error::Error + Sync + Send>> {
+        let word = |i: usize| -> Result<u16, Box<dyn std::error::Error + Sync + Send>> {
+            raw.get(2 * i..2 * i + 2)
+                .map(|b| u16::from_be_bytes([b[0], b[1]]))
+                .ok_or_else(|| "a NUMERIC value too short".into())
+        };
+        let (ndigits, weight, sign, dscale) = (
+            usize::from(word(0)?),
+            i64::from(word(1)? as i16),
+            word(2)?,
+            usize::from(word(3)?),
+        );
+        if sign == 0xC000 {
+            return Ok(Numeric("NaN".into()));
+        }
+        let digit = |i: i64| -> Result<u16, Box<dyn std::error::Error + Sync + Send>> {
+            match usize::try_from(i) {
+                Ok(i) if i < ndigits => word(4 + i),
+                _ => Ok(0),
+            }
+        };
+        let mut text = String::new();
+        if sign == 0x4000 {
+            text.push('-');
+        }
+        if weight < 0 {
+            text.push('0');
+        }
+        for i in 0..=weight {
+            let d = digit(i)?;
+            if i == 0 {
+                text.push_str(&d.to_string());
+            } else {
+                text.push_str(&format!("{d:04}"));
+            }
+        }
+        if dscale > 0 {
+            let mut frac = String::new();
+            let mut i = weight + 1;
+            while frac.len() < dscale {
+                frac.push_str(&format!("{:04}", digit(i)?));
+                i += 1;
+            }
+            frac.truncate(dscale);
+            text.push('.');
+            text.push_str(&frac);
+        }
+        Ok(Numeric(text))
+    }
+
+    fn accepts(t: &tokio_postgres::types::Type) -> bool {
+        *t == tokio_postgres::types::Type::NUMERIC
     }
 }
 

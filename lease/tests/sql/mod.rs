@@ -705,3 +705,58 @@ pub fn calls_are_bounded_on_their_own(db: &Db) {
     store.now_ms().unwrap();
     assert_eq!(store.connections_opened(), 2);
 }
+
+/// The slot space of the rows the hand-made tables of [`bad_hwm_is_refused`]
+/// hold (its namespace is `bad-hwm`).
+pub fn bad_hwm_space() -> SlotSpace {
+    SlotSpace::new(twitter(), &[("datacenter", 1)], Some("bad-hwm")).unwrap()
+}
+
+/// The hwm column types and values of [`bad_hwm_is_refused`]'s cases: the
+/// column's SQL type, the value written (SQL), and how the refusal shows it.
+pub const BAD_HWM_CASES: [(&str, &str, &str); 3] = [
+    ("DECIMAL(20,3)", "1795000000000.5", "\"1795000000000.500\""),
+    ("VARCHAR(40)", "'soon'", "\"soon\""),
+    ("BIGINT", "-5", "-5"),
+];
+
+/// A claim on a store whose `snowmint_lease_slot` was made by hand, with a
+/// row of [`bad_hwm_space`] (slot 0, free) whose `hwm_ms` is not a whole
+/// number >= 0, is a bad record naming the column and the value, never a
+/// claim starting from hwm 0.
+pub fn bad_hwm_is_refused(store: &SqlStore, shown: &str) {
+    let space = bad_hwm_space();
+    let req = ClaimRequest {
+        prefer: None,
+        ttl_ms: 5_000,
+        window_ms: 1_000,
+    };
+    for prefer in [None, Some(0)] {
+        match store.claim(&space, &ClaimRequest { prefer, ..req }) {
+            Err(StoreError::BadRecord(m)) => assert!(
+                m.contains("hwm_ms")
+                    && m.contains(&format!("= {shown} "))
+                    && m.contains(space.key()),
+                "{m}"
+            ),
+            other => panic!("{shown}: {other:?}"),
+        }
+    }
+}
+
+/// The hand-made slot table of [`bad_hwm_is_refused`] (`hwm_type` for
+/// `hwm_ms`) and its one row (`hwm` as SQL), as statements.
+pub fn bad_hwm_table(hwm_type: &str, hwm: &str) -> [String; 2] {
+    [
+        format!(
+            "CREATE TABLE snowmint_lease_slot (space_key VARCHAR(64) NOT NULL, \
+             slot BIGINT NOT NULL, token VARCHAR(32) NOT NULL, counter BIGINT NOT NULL, \
+             expires_ms BIGINT NOT NULL, hwm_ms {hwm_type} NOT NULL, \
+             PRIMARY KEY (space_key, slot))"
+        ),
+        format!(
+            "INSERT INTO snowmint_lease_slot VALUES ('{}', 0, '', 3, 0, {hwm})",
+            bad_hwm_space().key()
+        ),
+    ]
+}
