@@ -16,11 +16,15 @@ export CARGO_TERM_COLOR=never
 # Cargo's intermediate files (compiled dependencies, test executables, build
 # script outputs) go to one build directory per machine, shared by every
 # checkout: a fresh clone on a machine that has run the tests once compiles
-# only the workspace's own crates (their units are told apart by path), not
-# the ~900 dependency units again. The final artifacts (binaries, libraries,
-# wheels' and addons' inputs) stay in each checkout's target/. Cargo locks
-# the build directory while it compiles, so two checkouts building at once
-# take turns. SNOWMINT_BUILD_DIR=... moves it; an explicit
+# only the workspace's own crates, not the ~900 dependency units again. The
+# final artifacts (binaries, libraries, wheels' and addons' inputs) stay in
+# each checkout's target/. Cargo locks the build directory while it
+# compiles, so two checkouts building at once take turns. But cargo names a
+# workspace crate's units by its path inside the workspace, not by the
+# checkout's: checkouts share them, and a checkout whose sources are older
+# than the last build of another reuses that build. A fresh clone's files are
+# new, so its first build is its own; to work in two checkouts at once give
+# the second a directory of its own (SNOWMINT_BUILD_DIR=DIR). An explicit
 # CARGO_BUILD_BUILD_DIR wins; SNOWMINT_BUILD_DIR=target keeps everything in
 # the checkout's target/ (the old layout).
 if [ -z "${CARGO_BUILD_BUILD_DIR:-}" ]; then
