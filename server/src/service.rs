@@ -45,6 +45,9 @@ pub fn run(flags: Flags) -> ExitCode {
         metrics: metrics::Metrics::new(),
         shutting_down: Default::default(),
     });
+    // Claims lost leases again, off the runtime (the SQL stores' clients
+    // drive a runtime of their own).
+    let healer = crate::heal::Healer::start(state.clone(), log);
     let served = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -65,6 +68,8 @@ pub fn run(flags: Flags) -> ExitCode {
     if let Err(e) = &served {
         log.event("error", "serve_failed", &[("message", e.as_str().into())]);
     }
+    // No generator is replaced from here on.
+    healer.stop();
     let released = release(&state.gens, log);
     log.event("info", "stop", &[]);
     if served.is_ok() && released {
@@ -102,10 +107,13 @@ fn open(config: &Config, log: Log) -> Result<Vec<Gen>, ExitCode> {
                         ],
                     );
                 }
-                gens.push(Gen {
-                    name: spec.name.clone(),
+                gens.push(Gen::reclaimable(
+                    spec.name.clone(),
                     gen,
-                });
+                    spec.layout,
+                    nodes,
+                    options,
+                ));
             }
             Err(e) => {
                 // The lease crate's messages name the store without its password.
@@ -133,10 +141,11 @@ fn open(config: &Config, log: Log) -> Result<Vec<Gen>, ExitCode> {
 fn release(gens: &[Gen], log: Log) -> bool {
     let mut ok = true;
     for g in gens {
-        if g.gen.lease().is_none() {
+        let gen = g.gen();
+        if gen.lease().is_none() {
             continue;
         }
-        match g.gen.close() {
+        match gen.close() {
             Ok(()) => log.event(
                 "info",
                 "lease_released",
@@ -279,7 +288,9 @@ async fn watch_leases(state: Arc<AppState>, log: Log) {
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
         for (g, seen) in state.gens.iter().zip(last.iter_mut()) {
-            let Some(info) = g.gen.lease() else { continue };
+            let Some(info) = g.gen().lease() else {
+                continue;
+            };
             let now = (info.last_error.clone(), info.lost.clone());
             if now == *seen {
                 continue;
