@@ -57,7 +57,7 @@ fn state(gens: Vec<Gen>) -> AppState {
     AppState {
         gens,
         max_count: 10_000,
-        tokens: Vec::new(),
+        tokens: Default::default(),
         metrics: Metrics::new(),
         shutting_down: Default::default(),
     }

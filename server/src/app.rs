@@ -22,7 +22,7 @@ use snowmint::{Arg, ArgProblem, Error, Format, Id, IdProblem, Iso8601, Layout};
 use snowmint_lease::InfoValue;
 
 use crate::metrics::{GenLabel, LeaseStateLabel, HOT_ROUTES, LEASE_STATES};
-pub use crate::state::{now_ms, AppState, Decoded, Gen, GeneratorInfo};
+pub use crate::state::{now_ms, AppState, Decoded, Gen, GeneratorInfo, Tokens};
 
 /// The route patterns, as `/metrics` labels them; the layer in `observe.rs` finds a
 /// request's pattern here to count it without copying it.

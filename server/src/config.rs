@@ -145,6 +145,8 @@ pub struct Config {
     pub max_count: u64,
     /// The accepted bearer tokens (empty: no authentication).
     pub tokens: Vec<Vec<u8>>,
+    /// Their file, which SIGHUP reads again.
+    pub token_file: Option<PathBuf>,
     /// JSON log lines.
     pub json_logs: bool,
     /// The generators, in name order.
@@ -226,8 +228,9 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
             "must be between 1 and 2^32 - 1",
         ));
     }
-    let tokens = match flags.token_file.or(file.token_file) {
-        Some(path) => read_tokens(&path)?,
+    let token_file = flags.token_file.or(file.token_file);
+    let tokens = match &token_file {
+        Some(path) => read_tokens(path)?,
         None => Vec::new(),
     };
     let insecure = flags.insecure || file.insecure.unwrap_or(false);
@@ -333,6 +336,7 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         listen,
         max_count,
         tokens,
+        token_file,
         json_logs,
         generators,
         thrift,
@@ -449,7 +453,7 @@ fn mask_urls(text: &str) -> String {
 }
 
 /// The tokens of a token file: one per line, blank lines and `#` comments skipped.
-fn read_tokens(path: &Path) -> Result<Vec<Vec<u8>>, ConfigError> {
+pub(crate) fn read_tokens(path: &Path) -> Result<Vec<Vec<u8>>, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::new("token_file", format!("{}: {e}", path.display())))?;
     let tokens: Vec<Vec<u8>> = text

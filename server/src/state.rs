@@ -76,6 +76,33 @@ impl Gen {
     }
 }
 
+/// The accepted bearer tokens (empty: none needed), which SIGHUP replaces
+/// with the token file's new content.
+#[derive(Debug, Default)]
+pub struct Tokens(RwLock<Arc<Vec<Vec<u8>>>>);
+
+impl Tokens {
+    /// These tokens.
+    pub fn new(tokens: Vec<Vec<u8>>) -> Tokens {
+        Tokens(RwLock::new(Arc::new(tokens)))
+    }
+
+    /// The tokens now.
+    pub fn get(&self) -> Arc<Vec<Vec<u8>>> {
+        Arc::clone(&self.0.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// True when no token is needed.
+    pub fn is_empty(&self) -> bool {
+        self.get().is_empty()
+    }
+
+    /// Replaces the tokens.
+    pub(crate) fn set(&self, tokens: Vec<Vec<u8>>) {
+        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(tokens);
+    }
+}
+
 /// What every request shares.
 #[derive(Debug)]
 pub struct AppState {
@@ -84,7 +111,7 @@ pub struct AppState {
     /// The largest `count`.
     pub max_count: u64,
     /// Accepted bearer tokens (empty: none needed).
-    pub tokens: Vec<Vec<u8>>,
+    pub tokens: Tokens,
     /// The metrics.
     pub metrics: Metrics,
     /// Set on SIGTERM/SIGINT: `/readyz` answers 503 from then on.
