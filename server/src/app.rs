@@ -45,13 +45,16 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(ROUTES[0], get(ids))
         .route(ROUTES[1], get(decode))
         .route(ROUTES[2], get(generators))
-        .route(ROUTES[3], get(leaf_get))
-        .route(ROUTES[4], get(leaf_segment))
-        .route(ROUTES[5], get(leaf_decode))
+        // Leaf's controllers answered any method: POST too.
+        .route(ROUTES[3], get(leaf_get).post(leaf_get))
+        .route(ROUTES[4], get(leaf_segment).post(leaf_segment))
+        .route(ROUTES[5], get(leaf_decode).post(leaf_decode))
         .route(ROUTES[6], get(healthz))
         .route(ROUTES[7], get(readyz))
         .route(ROUTES[8], get(metrics))
         .fallback(not_found)
+        // The documented JSON error, with axum's `Allow` header.
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(crate::observe::Observe {
             state: state.clone(),
             inner: (),
@@ -419,19 +422,48 @@ async fn leaf_segment() -> ApiError {
 
 /// `GET /decodeSnowflakeId?snowflakeId=N` (Leaf): `timestamp` as Leaf writes
 /// it (`ms(yyyy-MM-dd HH:mm:ss.SSS)`, here in UTC), `workerId` (the node
-/// bits as one number) and `sequenceId`, all strings.
+/// bits as one number) and `sequenceId`, all strings. Without `generator=`
+/// or `layout=`, several generators that share one layout decode with it
+/// (Leaf's route serves them all with one layout); an ID that is not one
+/// gets Leaf's `errorMsg` beside the error object.
 async fn leaf_decode(
     State(s): State<Arc<AppState>>,
     Params(q): Params,
 ) -> Result<Response, ApiError> {
-    let layout = decode_layout(
-        &s,
+    let (generator, layout) = (
         q.get("generator").map(String::as_str),
         q.get("layout").map(String::as_str),
-    )?;
+    );
+    let layout = match (generator, layout, shared_layout(&s)) {
+        (None, None, Some(l)) => l,
+        _ => decode_layout(&s, generator, layout)?,
+    };
     let text = q.get("snowflakeId").map(String::as_str).unwrap_or_default();
-    let body = leaf_decode_json(&layout, text)?;
-    Ok(no_store(body.to_string(), "application/json"))
+    match leaf_decode_json(&layout, text) {
+        Ok(body) => Ok(no_store(body.to_string(), "application/json")),
+        Err(e) if e.code == "invalid_id" => {
+            let body = json!({
+                "errorMsg": LEAF_BAD_ID,
+                "error": {"code": e.code, "message": e.message},
+            });
+            let mut r = no_store(body.to_string(), "application/json");
+            *r.status_mut() = e.status;
+            Ok(r)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// What Leaf's `decodeSnowflakeId` answers for an ID it cannot parse.
+pub const LEAF_BAD_ID: &str = "snowflake Id反解析发生异常!";
+
+/// The layout every generator has, if they all have one.
+fn shared_layout(s: &AppState) -> Option<Layout> {
+    let first = *s.gens.first()?.gen().config().layout();
+    s.gens
+        .iter()
+        .all(|g| *g.gen().config().layout() == first)
+        .then_some(first)
 }
 
 /// The body of `GET /decodeSnowflakeId`: `text` (Leaf's `snowflakeId`, a
@@ -517,6 +549,14 @@ async fn metrics(State(s): State<Arc<AppState>>) -> Result<Response, ApiError> {
 
 async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not take this method: see the Allow header",
+    )
 }
 
 #[cfg(test)]

@@ -446,3 +446,97 @@ fn sigterm_lets_in_flight_requests_finish() {
         "{took:?}: the server waited for it"
     );
 }
+
+/// One request of `method` with an empty body (`Connection: close`).
+fn send(addr: &str, method: &str, path: &str) -> Response {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    parse_response(&raw)
+}
+
+#[test]
+fn a_wrong_method_gets_the_json_error_and_leaf_routes_take_post() {
+    let dir = temp_dir("methods");
+    let s = Server::start(&["--preset", "leaf", "--lease", &lease_arg(&dir)]);
+    for (method, path) in [
+        ("POST", "/v1/ids"),
+        ("DELETE", "/v1/generators"),
+        ("PUT", "/api/snowflake/get/x"),
+        ("POST", "/healthz"),
+    ] {
+        let r = send(&s.addr, method, path);
+        assert_eq!(
+            (r.status, r.code().as_str()),
+            (405, "method_not_allowed"),
+            "{method} {path}: {r:?}"
+        );
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        assert!(
+            r.header("allow").is_some_and(|a| a.contains("GET")),
+            "{r:?}"
+        );
+    }
+    // Leaf's routes answer POST as GET.
+    let r = send(&s.addr, "POST", "/api/snowflake/get/x");
+    assert_eq!(r.status, 200, "{r:?}");
+    let id: u64 = r.body.parse().unwrap();
+    let r = send(
+        &s.addr,
+        "POST",
+        &format!("/decodeSnowflakeId?snowflakeId={id}"),
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["workerId"].as_str(), Some(&*s.slot().to_string()));
+    let r = send(&s.addr, "POST", "/api/segment/get/x");
+    assert_eq!((r.status, r.code().as_str()), (404, "segment_not_offered"));
+}
+
+#[test]
+fn leaf_decode_with_several_generators_and_a_bad_id() {
+    let dir = temp_dir("leafdecode");
+    let file = dir.join("server.toml");
+    std::fs::write(
+        &file,
+        "[generators.orders]\nlayout = \"leaf\"\nnodes = { worker = 5 }\n\
+         [generators.users]\nlayout = \"leaf\"\nnodes = { worker = 6 }\n",
+    )
+    .unwrap();
+    let s = Server::start(&["--config", file.to_str().unwrap()]);
+    let id = s.get("/api/snowflake/get/users").body;
+    // No generator named: the layout both share.
+    let r = s.get(&format!("/decodeSnowflakeId?snowflakeId={id}"));
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["workerId"].as_str(), Some("6"));
+    // Leaf's errorMsg beside the error object.
+    for bad in ["abc", "", "18446744073709551616", "-1"] {
+        let r = s.get(&format!("/decodeSnowflakeId?snowflakeId={bad}"));
+        let v = r.json();
+        assert_eq!(r.status, 400, "{bad}: {r:?}");
+        assert_eq!(v["errorMsg"].as_str(), Some("snowflake Id反解析发生异常!"));
+        assert_eq!(v["error"]["code"].as_str(), Some("invalid_id"), "{v}");
+    }
+    drop(s);
+
+    // Different layouts: which one is meant is not guessed.
+    std::fs::write(
+        &file,
+        "[generators.orders]\nlayout = \"leaf\"\nnodes = { worker = 5 }\n\
+         [generators.users]\nlayout = \"twitter\"\nnodes = { datacenter = 3, worker = 4 }\n",
+    )
+    .unwrap();
+    let s = Server::start(&["--config", file.to_str().unwrap()]);
+    let r = s.get(&format!("/decodeSnowflakeId?snowflakeId={id}"));
+    assert_eq!((r.status, r.code().as_str()), (400, "missing_generator"));
+    let r = s.get(&format!(
+        "/decodeSnowflakeId?snowflakeId={id}&generator=orders"
+    ));
+    assert_eq!(r.status, 200, "{r:?}");
+}
