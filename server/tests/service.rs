@@ -540,3 +540,68 @@ fn leaf_decode_with_several_generators_and_a_bad_id() {
     ));
     assert_eq!(r.status, 200, "{r:?}");
 }
+
+/// The `ENV` settings of server/Containerfile, as the image runs the server.
+fn image_env() -> Vec<(String, String)> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("Containerfile");
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut env = Vec::new();
+    let mut in_env = false;
+    for line in text.lines() {
+        let l = line.trim();
+        let rest = match l.strip_prefix("ENV ") {
+            Some(r) => r,
+            None if in_env => l,
+            None => continue,
+        };
+        in_env = rest.ends_with('\\');
+        for pair in rest.trim_end_matches('\\').split_whitespace() {
+            let (k, v) = pair.split_once('=').unwrap();
+            env.push((k.to_string(), v.to_string()));
+        }
+    }
+    assert!(env.iter().any(|(k, _)| k == "SNOWMINT_PRESET"), "{env:?}");
+    env
+}
+
+#[test]
+fn flags_beat_the_images_environment_which_beats_the_file() {
+    let image = image_env();
+    let env: Vec<(&str, &str)> = image
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let dir = temp_dir("image");
+    // --layout on the command line wins over the image's SNOWMINT_PRESET.
+    let layout = r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",10],["sequence",12]]}"#;
+    let s = Server::try_start(&["--layout", layout, "--node", "worker=7"], &env).unwrap();
+    let g = s.generator();
+    assert_eq!(
+        (g["preset"].is_null(), g["nodes"]["worker"].as_u64()),
+        (true, Some(7)),
+        "{g}"
+    );
+    drop(s);
+    // The image's preset alone configures the flags' generator.
+    let s = Server::try_start(&["--node", "worker=3"], &env).unwrap();
+    assert_eq!(s.generator()["preset"].as_str(), Some("leaf"));
+    drop(s);
+    // A file's generators: the image's preset adds none beside them.
+    let file = dir.join("server.toml");
+    std::fs::write(
+        &file,
+        "[generators.orders]\nlayout = \"twitter\"\nnodes = { datacenter = 1, worker = 5 }\n",
+    )
+    .unwrap();
+    let s = Server::try_start(&["--config", file.to_str().unwrap()], &env).unwrap();
+    let list = s.get("/v1/generators").json()["generators"].clone();
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+    assert_eq!(list[0]["name"].as_str(), Some("orders"));
+    drop(s);
+    // Two layouts in the environment: which one is meant is not guessed.
+    let mut both = env.clone();
+    both.push(("SNOWMINT_LAYOUT", layout));
+    let (code, text) = run(&["--node", "worker=1", "--listen", "127.0.0.1:0"], &both);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("SNOWMINT_LAYOUT"), "{text}");
+}
