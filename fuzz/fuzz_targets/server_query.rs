@@ -47,17 +47,17 @@ fn gen(name: &str, preset: &str, nodes: &[(&str, u64)]) -> Gen {
             .map(|(n, v)| (n.to_string(), (*v).into()))
             .collect(),
     );
-    Gen {
-        name: name.into(),
-        gen: AnyGenerator::from_values(layout, &nodes, &Value::Absent).unwrap(),
-    }
+    Gen::new(
+        name,
+        AnyGenerator::from_values(layout, &nodes, &Value::Absent).unwrap(),
+    )
 }
 
 fn state(gens: Vec<Gen>) -> AppState {
     AppState {
         gens,
         max_count: 10_000,
-        tokens: Vec::new(),
+        tokens: Default::default(),
         metrics: Metrics::new(),
         shutting_down: Default::default(),
     }
@@ -223,7 +223,7 @@ fn check_decode_layout(s: &AppState, q: &HashMap<String, String>) {
             Some(t) => assert_eq!(app::parse_layout(t).ok(), Some(l)),
             None => {
                 let g = s.pick(q.get("generator").map(String::as_str)).unwrap();
-                assert_eq!(*g.gen.config().layout(), l);
+                assert_eq!(*g.gen().config().layout(), l);
             }
         },
         Err(e) => check_error(

@@ -6,9 +6,7 @@
 //! crate refuses past it), so nothing here can hand out an ID outside one.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
@@ -20,34 +18,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use serde_json::{json, Map, Value};
-use snowmint::{Arg, ArgProblem, Error, Format, Id, IdProblem, Iso8601, Layout, SystemClock};
-use snowmint_lease::{AnyGenerator, InfoValue};
+use snowmint::{Arg, ArgProblem, Error, Format, Id, IdProblem, Iso8601, Layout};
+use snowmint_lease::InfoValue;
 
-use crate::metrics::{FailLabel, GenLabel, Metrics, HOT_ROUTES};
-
-/// One named generator.
-#[derive(Debug)]
-pub struct Gen {
-    /// Its name in URLs.
-    pub name: String,
-    /// The generator, leased or not.
-    pub gen: AnyGenerator,
-}
-
-/// What every request shares.
-#[derive(Debug)]
-pub struct AppState {
-    /// The generators, in name order.
-    pub gens: Vec<Gen>,
-    /// The largest `count`.
-    pub max_count: u64,
-    /// Accepted bearer tokens (empty: none needed).
-    pub tokens: Vec<Vec<u8>>,
-    /// The metrics.
-    pub metrics: Metrics,
-    /// Set on SIGTERM/SIGINT: `/readyz` answers 503 from then on.
-    pub shutting_down: AtomicBool,
-}
+use crate::metrics::{GenLabel, LeaseStateLabel, HOT_ROUTES, LEASE_STATES};
+pub use crate::state::{now_ms, AppState, Decoded, Gen, GeneratorInfo, Tokens};
 
 /// The route patterns, as `/metrics` labels them; the layer in `observe.rs` finds a
 /// request's pattern here to count it without copying it.
@@ -70,13 +45,16 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(ROUTES[0], get(ids))
         .route(ROUTES[1], get(decode))
         .route(ROUTES[2], get(generators))
-        .route(ROUTES[3], get(leaf_get))
-        .route(ROUTES[4], get(leaf_segment))
-        .route(ROUTES[5], get(leaf_decode))
+        // Leaf's controllers answered any method: POST too.
+        .route(ROUTES[3], get(leaf_get).post(leaf_get))
+        .route(ROUTES[4], get(leaf_segment).post(leaf_segment))
+        .route(ROUTES[5], get(leaf_decode).post(leaf_decode))
         .route(ROUTES[6], get(healthz))
         .route(ROUTES[7], get(readyz))
         .route(ROUTES[8], get(metrics))
         .fallback(not_found)
+        // The documented JSON error, with axum's `Allow` header.
+        .method_not_allowed_fallback(method_not_allowed)
         .layer(crate::observe::Observe {
             state: state.clone(),
             inner: (),
@@ -189,245 +167,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
     }
 }
 
-/// Milliseconds since the Unix epoch by the clock the generators issue by:
-/// the core's `SystemClock` (the wall clock read once, then the monotonic
-/// clock), read precisely. Readiness must use it, not the wall clock: after
-/// a step of the wall clock the two differ, and under load the generators'
-/// cached reading lags by as long as its ticking thread waits for a CPU;
-/// either way `/readyz` could say a reservation had ended while IDs were
-/// still issued inside it (a 30-minute fault-harness run under load saw 71
-/// such answers). The precise reading also moves that cache forward, so no
-/// ID is issued by an older reading after this one.
-pub fn now_ms() -> u64 {
-    snowmint::SystemClock.precise_ms()
-}
-
-impl AppState {
-    /// The generator named `name`, or the only one when `name` is absent.
-    pub fn pick(&self, name: Option<&str>) -> Result<&Gen, ApiError> {
-        match name {
-            Some(n) => self.gens.iter().find(|g| g.name == n).ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::NOT_FOUND,
-                    "unknown_generator",
-                    format!("no generator is named '{}'", cut(n)),
-                )
-            }),
-            None if self.gens.len() == 1 => Ok(&self.gens[0]),
-            None => Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "missing_generator",
-                "several generators are configured: name one with ?generator=NAME",
-            )),
-        }
-    }
-
-    /// `count` IDs of `g`, waiting (on tokio's timer) when the core says so:
-    /// the one issue path of every protocol (HTTP, gRPC, Thrift). A failure is
-    /// counted under its core code.
-    pub async fn issue(&self, g: &Gen, count: usize) -> Result<Vec<u64>, Error> {
-        let mut out = Vec::with_capacity(count);
-        while out.len() < count {
-            out.push(self.next(g).await?);
-        }
-        self.count_ids(g, out.len() as u64);
-        Ok(out)
-    }
-
-    /// One ID of `g` (as [`AppState::issue`] with a count of 1, without the vector).
-    pub(crate) async fn issue_one(&self, g: &Gen) -> Result<u64, ApiError> {
-        let id = self.next(g).await?;
-        self.count_ids(g, 1);
-        Ok(id)
-    }
-
-    /// The next ID of `g`, waiting when the core says so; a failure is counted.
-    ///
-    /// The wait reads the core's precise clock, which also moves its cached
-    /// clock (refreshed by a thread every 0.5 ms, later on a busy machine)
-    /// forward, so that a retry sees the new millisecond at once. Waits of
-    /// 2 ms or more sleep on tokio's timer (1 ms ticks, waking up to a tick
-    /// late) until the last millisecond; the last one waits for
-    /// [`crate::tick::next_millisecond`]. Sleeping through it on the timer would leave
-    /// the next millisecond's sequence unused: a `count` of 4,096 on the
-    /// `twitter` layout made 6% of its 4,096,000 IDs/s that way.
-    #[inline]
-    async fn next(&self, g: &Gen) -> Result<u64, Error> {
-        let mut retried = false;
-        loop {
-            match g.gen.try_next_id() {
-                Ok(snowmint::Next::Id(id)) => return Ok(id.get()),
-                Ok(snowmint::Next::RetryAt(ms)) => match ms.checked_sub(SystemClock.precise_ms()) {
-                    Some(wait) if wait >= 2 => {
-                        tokio::time::sleep(Duration::from_millis(wait - 1)).await
-                    }
-                    Some(1) => crate::tick::next_millisecond().await,
-                    // The time has come (the precise reading moved the
-                    // cache): retry at once, then let other tasks run.
-                    _ if !retried => retried = true,
-                    _ => tokio::task::yield_now().await,
-                },
-                Err(e) => {
-                    let label = FailLabel {
-                        generator: g.name.clone(),
-                        code: e.code().to_string(),
-                    };
-                    self.metrics.failures.get_or_create(&label).inc();
-                    return Err(e);
-                }
-            }
-        }
-    }
-
-    /// Adds `n` to `g`'s issued IDs.
-    fn count_ids(&self, g: &Gen, n: u64) {
-        let index = self
-            .gens
-            .iter()
-            .position(|x| std::ptr::eq(x, g))
-            .unwrap_or(usize::MAX);
-        self.metrics.count_ids(index, self.gens.len(), &g.name, n);
-    }
-
-    /// Why the server cannot issue now (empty: ready).
-    pub fn not_ready(&self) -> Vec<String> {
-        let mut reasons = Vec::new();
-        if self.shutting_down.load(Ordering::SeqCst) {
-            reasons.push("shutting down".to_string());
-        }
-        let now = now_ms();
-        for g in &self.gens {
-            if let Some(why) = generator_not_ready(g, now) {
-                reasons.push(format!("{}: {why}", g.name));
-            }
-        }
-        reasons
-    }
-
-    /// Whether `g` can issue now (and the server is not shutting down).
-    pub fn generator_ready(&self, g: &Gen) -> bool {
-        !self.shutting_down.load(Ordering::SeqCst) && generator_not_ready(g, now_ms()).is_none()
-    }
-
-    /// `count` IDs of the generator named (or the only one), `count` checked
-    /// against the maximum: `GET /v1/ids` and gRPC's `NextIds`.
-    pub async fn next_ids(
-        &self,
-        generator: Option<&str>,
-        count: Option<u64>,
-    ) -> Result<(&Gen, Vec<u64>), ApiError> {
-        let g = self.pick(generator)?;
-        let count = check_count(count.unwrap_or(1), self.max_count)?;
-        Ok((g, self.issue(g, count).await?))
-    }
-
-    /// `id` split by the layout named (`layout`: a preset or a JSON
-    /// descriptor), else by the generator's: `GET /v1/decode/{id}` and gRPC's
-    /// `Decode`.
-    pub fn decode(
-        &self,
-        id: u64,
-        generator: Option<&str>,
-        layout: Option<&str>,
-    ) -> Result<Decoded, ApiError> {
-        Decoded::new(&decode_layout(self, generator, layout)?, id)
-    }
-
-    /// Every generator's layout, node values and lease: `GET /v1/generators`
-    /// and gRPC's `ListGenerators`.
-    pub fn generators(&self) -> Vec<GeneratorInfo> {
-        self.gens
-            .iter()
-            .map(|g| {
-                let config = g.gen.config();
-                let layout = config.layout();
-                GeneratorInfo {
-                    name: g.name.clone(),
-                    preset: layout.preset_name(),
-                    layout_json: layout.to_json(),
-                    nodes: layout
-                        .nodes()
-                        .zip(config.nodes().values())
-                        .map(|(f, v)| (f.name().to_string(), *v))
-                        .collect(),
-                    lease: g.gen.lease().map(|info| {
-                        info.entries()
-                            .into_iter()
-                            .map(|(name, _, v)| (name, v))
-                            .collect()
-                    }),
-                }
-            })
-            .collect()
-    }
-}
-
-/// Why `g` cannot issue at `now` (None: it can).
-fn generator_not_ready(g: &Gen, now: u64) -> Option<String> {
-    let info = g.gen.lease()?;
-    if let Some(lost) = &info.lost {
-        Some(format!("slot lost: {lost}"))
-    } else if info.reserved_end_ms.is_none_or(|end| end <= now) {
-        let cause = info
-            .last_error
-            .as_deref()
-            .unwrap_or("no confirmed reservation ahead");
-        Some(format!("reservation ended: {cause}"))
-    } else {
-        None
-    }
-}
-
-/// An ID split into its parts.
-#[derive(Debug)]
-pub struct Decoded {
-    /// The ID.
-    pub id: u64,
-    /// The start of its time unit, Unix ms.
-    pub timestamp_ms: u64,
-    /// The same in ISO 8601 (UTC).
-    pub time: String,
-    /// The sequence value.
-    pub sequence: u64,
-    /// The node fields by name, in the layout's order.
-    pub nodes: Vec<(String, u64)>,
-}
-
-impl Decoded {
-    /// `id` split by `layout`.
-    pub fn new(layout: &Layout, id: u64) -> Result<Decoded, ApiError> {
-        let parts = layout.decompose(id)?;
-        Ok(Decoded {
-            id,
-            timestamp_ms: parts.timestamp_ms(),
-            time: Iso8601(parts.timestamp_ms()).to_string(),
-            sequence: parts.sequence(),
-            nodes: layout
-                .nodes()
-                .zip(parts.nodes())
-                .map(|(f, v)| (f.name().to_string(), *v))
-                .collect(),
-        })
-    }
-}
-
-/// One generator as `GET /v1/generators` shows it.
-#[derive(Debug)]
-pub struct GeneratorInfo {
-    /// Its name.
-    pub name: String,
-    /// The layout's preset name, if it is one.
-    pub preset: Option<&'static str>,
-    /// The layout's JSON descriptor.
-    pub layout_json: String,
-    /// Every node value by name, in the layout's order.
-    pub nodes: Vec<(String, u64)>,
-    /// The lease's entries (store password masked), if leased.
-    pub lease: Option<Vec<(&'static str, InfoValue)>>,
-}
-
 /// At most 64 characters of user input, for messages.
-fn cut(s: &str) -> String {
+pub(crate) fn cut(s: &str) -> String {
     s.chars().take(64).collect()
 }
 
@@ -437,7 +178,7 @@ pub fn parse_count(text: Option<&str>, max: u64) -> Result<usize, ApiError> {
 }
 
 /// `count`: 1 up to the configured maximum.
-fn check_count(n: u64, max: u64) -> Result<usize, ApiError> {
+pub(crate) fn check_count(n: u64, max: u64) -> Result<usize, ApiError> {
     match n {
         0 => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -567,7 +308,7 @@ pub fn decode_layout(
         Some(l) => parse_layout(l),
         None => Ok(*named
             .map_or_else(|| s.pick(None), Ok)?
-            .gen
+            .gen()
             .config()
             .layout()),
     }
@@ -681,19 +422,48 @@ async fn leaf_segment() -> ApiError {
 
 /// `GET /decodeSnowflakeId?snowflakeId=N` (Leaf): `timestamp` as Leaf writes
 /// it (`ms(yyyy-MM-dd HH:mm:ss.SSS)`, here in UTC), `workerId` (the node
-/// bits as one number) and `sequenceId`, all strings.
+/// bits as one number) and `sequenceId`, all strings. Without `generator=`
+/// or `layout=`, several generators that share one layout decode with it
+/// (Leaf's route serves them all with one layout); an ID that is not one
+/// gets Leaf's `errorMsg` beside the error object.
 async fn leaf_decode(
     State(s): State<Arc<AppState>>,
     Params(q): Params,
 ) -> Result<Response, ApiError> {
-    let layout = decode_layout(
-        &s,
+    let (generator, layout) = (
         q.get("generator").map(String::as_str),
         q.get("layout").map(String::as_str),
-    )?;
+    );
+    let layout = match (generator, layout, shared_layout(&s)) {
+        (None, None, Some(l)) => l,
+        _ => decode_layout(&s, generator, layout)?,
+    };
     let text = q.get("snowflakeId").map(String::as_str).unwrap_or_default();
-    let body = leaf_decode_json(&layout, text)?;
-    Ok(no_store(body.to_string(), "application/json"))
+    match leaf_decode_json(&layout, text) {
+        Ok(body) => Ok(no_store(body.to_string(), "application/json")),
+        Err(e) if e.code == "invalid_id" => {
+            let body = json!({
+                "errorMsg": LEAF_BAD_ID,
+                "error": {"code": e.code, "message": e.message},
+            });
+            let mut r = no_store(body.to_string(), "application/json");
+            *r.status_mut() = e.status;
+            Ok(r)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// What Leaf's `decodeSnowflakeId` answers for an ID it cannot parse.
+pub const LEAF_BAD_ID: &str = "snowflake Id反解析发生异常!";
+
+/// The layout every generator has, if they all have one.
+fn shared_layout(s: &AppState) -> Option<Layout> {
+    let first = *s.gens.first()?.gen().config().layout();
+    s.gens
+        .iter()
+        .all(|g| *g.gen().config().layout() == first)
+        .then_some(first)
 }
 
 /// The body of `GET /decodeSnowflakeId`: `text` (Leaf's `snowflakeId`, a
@@ -739,7 +509,9 @@ async fn readyz(State(s): State<Arc<AppState>>) -> Response {
 async fn metrics(State(s): State<Arc<AppState>>) -> Result<Response, ApiError> {
     let now = now_ms();
     for g in &s.gens {
-        let Some(info) = g.gen.lease() else { continue };
+        let Some(info) = g.gen().lease() else {
+            continue;
+        };
         let label = GenLabel {
             generator: g.name.clone(),
         };
@@ -755,6 +527,16 @@ async fn metrics(State(s): State<Arc<AppState>>) -> Result<Response, ApiError> {
         m.store_timeouts
             .get_or_create(&label)
             .set(info.timeouts as i64);
+        let state = crate::state::lease_state(&info, now);
+        for st in LEASE_STATES {
+            let l = LeaseStateLabel {
+                generator: g.name.clone(),
+                state: st,
+            };
+            m.lease_state.get_or_create(&l).set(i64::from(st == state));
+        }
+        // Listed from the start, at 0 until a lease is claimed again.
+        drop(m.reclaims.get_or_create(&label));
     }
     let mut body = String::new();
     prometheus_client::encoding::text::encode(&mut body, &s.metrics.registry)
@@ -767,6 +549,14 @@ async fn metrics(State(s): State<Arc<AppState>>) -> Result<Response, ApiError> {
 
 async fn not_found() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such route")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "this route does not take this method: see the Allow header",
+    )
 }
 
 #[cfg(test)]

@@ -32,11 +32,13 @@ pub struct Flags {
     /// override its top-level keys.
     #[arg(long, env = "SNOWMINT_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// The generator's layout preset (leaf, twitter, sonyflake, ...).
-    #[arg(long, env = "SNOWMINT_PRESET", conflicts_with = "layout")]
+    /// The generator's layout preset (leaf, twitter, sonyflake, ...). Else
+    /// SNOWMINT_PRESET, read only when neither --preset nor --layout is given.
+    #[arg(long, conflicts_with = "layout")]
     pub preset: Option<String>,
-    /// A JSON layout descriptor (or @FILE to read one).
-    #[arg(long, env = "SNOWMINT_LAYOUT", value_name = "JSON")]
+    /// A JSON layout descriptor (or @FILE to read one). Else SNOWMINT_LAYOUT,
+    /// read only when neither --preset nor --layout is given.
+    #[arg(long, value_name = "JSON")]
     pub layout: Option<String>,
     /// A node value, NAME=VALUE (repeat; in the environment, comma-separated).
     #[arg(
@@ -145,6 +147,8 @@ pub struct Config {
     pub max_count: u64,
     /// The accepted bearer tokens (empty: no authentication).
     pub tokens: Vec<Vec<u8>>,
+    /// Their file, which SIGHUP reads again.
+    pub token_file: Option<PathBuf>,
     /// JSON log lines.
     pub json_logs: bool,
     /// The generators, in name order.
@@ -226,8 +230,9 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
             "must be between 1 and 2^32 - 1",
         ));
     }
-    let tokens = match flags.token_file.or(file.token_file) {
-        Some(path) => read_tokens(&path)?,
+    let token_file = flags.token_file.or(file.token_file);
+    let tokens = match &token_file {
+        Some(path) => read_tokens(path)?,
         None => Vec::new(),
     };
     let insecure = flags.insecure || file.insecure.unwrap_or(false);
@@ -267,16 +272,29 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         }
     };
 
+    // Command line, then environment, then file. The layout's variables are
+    // read here, not by clap, so that a --layout on the command line wins
+    // over the container image's SNOWMINT_PRESET instead of conflicting with
+    // it; and a layout alone (the image's default) adds no generator beside
+    // a file's: a lease or a node value (flag or variable) or a layout flag does.
+    let env_layout = match (&flags.preset, &flags.layout) {
+        (None, None) => env_layout(
+            std::env::var("SNOWMINT_PRESET").ok(),
+            std::env::var("SNOWMINT_LAYOUT").ok(),
+        )?,
+        _ => None,
+    };
     let flag_generator = flags.preset.is_some()
         || flags.layout.is_some()
         || flags.lease.is_some()
         || !flags.nodes.is_empty();
     let mut generators = Vec::new();
     if flag_generator || file.generators.is_empty() {
-        let layout = match (&flags.preset, &flags.layout) {
-            (Some(p), _) => preset(p, "--preset")?,
-            (None, Some(l)) => descriptor(l, "--layout")?,
-            (None, None) => preset("twitter", "--preset")?,
+        let layout = match (&flags.preset, &flags.layout, env_layout) {
+            (Some(p), _, _) => preset(p, "--preset")?,
+            (None, Some(l), _) => descriptor(l, "--layout")?,
+            (None, None, Some(l)) => l,
+            (None, None, None) => preset("twitter", "--preset")?,
         };
         let mut nodes = Vec::new();
         for n in &flags.nodes {
@@ -333,6 +351,7 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         listen,
         max_count,
         tokens,
+        token_file,
         json_logs,
         generators,
         thrift,
@@ -392,6 +411,24 @@ fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// The layout SNOWMINT_PRESET or SNOWMINT_LAYOUT names (both: an error; an
+/// empty variable counts as unset).
+fn env_layout(
+    preset_var: Option<String>,
+    layout_var: Option<String>,
+) -> Result<Option<Layout>, ConfigError> {
+    let set = |v: Option<String>| v.filter(|s| !s.is_empty());
+    match (set(preset_var), set(layout_var)) {
+        (Some(_), Some(_)) => Err(ConfigError::new(
+            "SNOWMINT_LAYOUT",
+            "SNOWMINT_PRESET is set too: unset one (or give --preset or --layout)",
+        )),
+        (Some(p), None) => preset(&p, "SNOWMINT_PRESET").map(Some),
+        (None, Some(l)) => descriptor(&l, "SNOWMINT_LAYOUT").map(Some),
+        (None, None) => Ok(None),
+    }
+}
+
 fn preset(name: &str, key: &str) -> Result<Layout, ConfigError> {
     Layout::preset(name).map_err(|e| ConfigError::new(key, format!("'{name}': {e}")))
 }
@@ -449,7 +486,7 @@ fn mask_urls(text: &str) -> String {
 }
 
 /// The tokens of a token file: one per line, blank lines and `#` comments skipped.
-fn read_tokens(path: &Path) -> Result<Vec<Vec<u8>>, ConfigError> {
+pub(crate) fn read_tokens(path: &Path) -> Result<Vec<Vec<u8>>, ConfigError> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| ConfigError::new("token_file", format!("{}: {e}", path.display())))?;
     let tokens: Vec<Vec<u8>> = text

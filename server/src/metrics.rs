@@ -16,6 +16,21 @@ pub struct GenLabel {
     pub generator: String,
 }
 
+/// A lease state label: the generator and one of [`LEASE_STATES`].
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LeaseStateLabel {
+    /// The generator's name.
+    pub generator: String,
+    /// `held`, `expired` or `lost`.
+    pub state: &'static str,
+}
+
+/// A leased generator's states, as `snowmint_lease_state` labels them:
+/// `held` (a confirmed reservation ahead), `expired` (none ahead: the
+/// renewals fail, the lease's own thread keeps trying), `lost` (another
+/// holder took the slot: a new claim is being tried).
+pub const LEASE_STATES: [&str; 3] = ["held", "expired", "lost"];
+
 /// A failure label: the generator and the error's code.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct FailLabel {
@@ -74,6 +89,10 @@ pub struct Metrics {
     pub renewals: Family<GenLabel, Gauge>,
     /// Store calls that missed their deadline.
     pub store_timeouts: Family<GenLabel, Gauge>,
+    /// 1 for the lease's state of [`LEASE_STATES`], 0 for the others.
+    pub lease_state: Family<LeaseStateLabel, Gauge>,
+    /// Leases claimed again after one was lost.
+    pub reclaims: Family<GenLabel, Counter>,
     /// IDs issued over Thrift, per user agent.
     pub thrift_ids: Family<AgentLabel, Counter>,
     /// Open connections.
@@ -152,6 +171,18 @@ impl Metrics {
             "Store calls that missed their deadline",
             store_timeouts.clone(),
         );
+        let lease_state = Family::<LeaseStateLabel, Gauge>::default();
+        registry.register(
+            "lease_state",
+            "1 for the lease's state (held, expired, lost), 0 for the others",
+            lease_state.clone(),
+        );
+        let reclaims = Family::<GenLabel, Counter>::default();
+        registry.register(
+            "lease_reclaims",
+            "Leases claimed again after one was lost to another holder",
+            reclaims.clone(),
+        );
         let thrift_ids = Family::<AgentLabel, Counter>::default();
         registry.register(
             "thrift_ids",
@@ -190,6 +221,8 @@ impl Metrics {
             reservation_remaining,
             renewals,
             store_timeouts,
+            lease_state,
+            reclaims,
             thrift_ids,
             hot: Hot::default(),
         }

@@ -104,6 +104,8 @@ pub struct Limits {
 pub struct Net {
     /// TLS, if served.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// Its certificate and key, which SIGHUP reloads.
+    pub certs: Option<Arc<crate::tls::Certs>>,
     /// TLS requires a client certificate signed by the configured CA.
     pub client_certs: bool,
     /// The limits.
@@ -189,6 +191,7 @@ impl Net {
             }
             (None, None) => None,
         };
+        let (tls, certs) = tls.map_or((None, None), |(t, c)| (Some(t), Some(c)));
         if let Some(n) = f.rate_limit {
             within("rate_limit", Some(n), 1, 1, 1_000_000)?;
         }
@@ -196,6 +199,7 @@ impl Net {
             rate_limit: f.rate_limit,
             fast_path: f.fast_path.unwrap_or(true) && f.rate_limit.is_none(),
             tls,
+            certs,
             client_certs: f.tls_client_ca.is_some(),
             limits,
             drain_delay,

@@ -36,7 +36,8 @@ impl AppState {
     /// `authorization` header's, is `Bearer TOKEN` naming one (also read by
     /// the HTTP/1.1 fast path, from its raw bytes).
     pub(crate) fn bearer_ok(&self, value: Option<&[u8]>) -> bool {
-        if self.tokens.is_empty() {
+        let tokens = self.tokens.get();
+        if tokens.is_empty() {
             return true;
         }
         // Text as `HeaderValue::to_str` takes it: visible ASCII and tabs.
@@ -47,7 +48,7 @@ impl AppState {
                 v.strip_prefix("Bearer ")
                     .or_else(|| v.strip_prefix("bearer "))
             });
-        given.is_some_and(|t| token_ok(&self.tokens, t.trim().as_bytes()))
+        given.is_some_and(|t| token_ok(&tokens, t.trim().as_bytes()))
     }
 }
 

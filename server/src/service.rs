@@ -1,6 +1,7 @@
 //! The process: opens every generator, serves until SIGTERM/SIGINT, lets
 //! in-flight requests finish, releases every lease.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -41,10 +42,13 @@ pub fn run(flags: Flags) -> ExitCode {
     let state = Arc::new(AppState {
         gens,
         max_count: config.max_count,
-        tokens: config.tokens,
+        tokens: app::Tokens::new(config.tokens),
         metrics: metrics::Metrics::new(),
         shutting_down: Default::default(),
     });
+    // Claims lost leases again, off the runtime (the SQL stores' clients
+    // drive a runtime of their own).
+    let healer = crate::heal::Healer::start(state.clone(), log);
     let served = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -55,6 +59,7 @@ pub fn run(flags: Flags) -> ExitCode {
                 config.listen,
                 config.thrift.clone(),
                 &config.net,
+                config.token_file.clone(),
                 log,
             ));
             rt.shutdown_timeout(Duration::from_secs(1));
@@ -65,6 +70,8 @@ pub fn run(flags: Flags) -> ExitCode {
     if let Err(e) = &served {
         log.event("error", "serve_failed", &[("message", e.as_str().into())]);
     }
+    // No generator is replaced from here on.
+    healer.stop();
     let released = release(&state.gens, log);
     log.event("info", "stop", &[]);
     if served.is_ok() && released {
@@ -102,10 +109,13 @@ fn open(config: &Config, log: Log) -> Result<Vec<Gen>, ExitCode> {
                         ],
                     );
                 }
-                gens.push(Gen {
-                    name: spec.name.clone(),
+                gens.push(Gen::reclaimable(
+                    spec.name.clone(),
                     gen,
-                });
+                    spec.layout,
+                    nodes,
+                    options,
+                ));
             }
             Err(e) => {
                 // The lease crate's messages name the store without its password.
@@ -133,10 +143,11 @@ fn open(config: &Config, log: Log) -> Result<Vec<Gen>, ExitCode> {
 fn release(gens: &[Gen], log: Log) -> bool {
     let mut ok = true;
     for g in gens {
-        if g.gen.lease().is_none() {
+        let gen = g.gen();
+        if gen.lease().is_none() {
             continue;
         }
-        match g.gen.close() {
+        match gen.close() {
             Ok(()) => log.event(
                 "info",
                 "lease_released",
@@ -165,6 +176,7 @@ async fn serve(
     addr: std::net::SocketAddr,
     thrift: Option<(std::net::SocketAddr, String)>,
     net: &Net,
+    token_file: Option<PathBuf>,
     log: Log,
 ) -> Result<(), String> {
     let listeners = listen::bind(addr, listen::workers())
@@ -178,6 +190,8 @@ async fn serve(
     };
     let local = listeners[0].local_addr().map_err(|e| e.to_string())?;
     let mut signals = Signals::new();
+    // SIGHUP too, before the start line (its default action ends the process).
+    let hangup = signal(SignalKind::hangup());
     let names: Vec<Json> = state.gens.iter().map(|g| g.name.clone().into()).collect();
     log.event(
         "info",
@@ -220,8 +234,23 @@ async fn serve(
         refused: state.metrics.connections_refused.clone(),
     };
     let mut router = app::router(state.clone());
+    let mut rate_limit = None;
     if let Some(n) = net.rate_limit {
-        router = crate::limit::layer(router, &state.tokens, n, state.metrics.rate_limited.clone());
+        let tokens = state.tokens.get();
+        let (r, handle) =
+            crate::limit::layer(router, &tokens, n, state.metrics.rate_limited.clone());
+        router = r;
+        rate_limit = Some(handle);
+    }
+    if let Ok(hangup) = hangup {
+        let reload = Reload {
+            state: state.clone(),
+            token_file,
+            certs: net.certs.clone(),
+            rate_limit,
+            log,
+        };
+        tokio::spawn(reload.on_each(hangup));
     }
     if !listen::serve(
         listeners,
@@ -242,6 +271,66 @@ async fn serve(
         );
     }
     Ok(())
+}
+
+/// What SIGHUP reloads: the token file and the TLS certificate and key.
+struct Reload {
+    state: Arc<AppState>,
+    token_file: Option<PathBuf>,
+    certs: Option<Arc<crate::tls::Certs>>,
+    rate_limit: Option<crate::limit::RateLimit>,
+    log: Log,
+}
+
+impl Reload {
+    /// Reloads on every SIGHUP.
+    async fn on_each(self, mut hangup: Signal) {
+        while hangup.recv().await.is_some() {
+            self.log
+                .event("info", "reload", &[("signal", "SIGHUP".into())]);
+            self.reload();
+        }
+    }
+
+    /// Reads each file again; a file that cannot be read or parsed keeps
+    /// what was in use, and the log says why (never a token or key).
+    fn reload(&self) {
+        let log = self.log;
+        if let Some(path) = &self.token_file {
+            match config::read_tokens(path) {
+                Ok(tokens) => {
+                    if let Some(r) = &self.rate_limit {
+                        r.reload(&tokens);
+                    }
+                    let n = tokens.len();
+                    self.state.tokens.set(tokens);
+                    log.event(
+                        "info",
+                        "reloaded",
+                        &[("what", "token_file".into()), ("tokens", n.into())],
+                    );
+                }
+                Err(e) => log.event(
+                    "error",
+                    "reload_failed",
+                    &[
+                        ("what", "token_file".into()),
+                        ("message", e.to_string().into()),
+                    ],
+                ),
+            }
+        }
+        if let Some(certs) = &self.certs {
+            match certs.reload() {
+                Ok(()) => log.event("info", "reloaded", &[("what", "tls".into())]),
+                Err(e) => log.event(
+                    "error",
+                    "reload_failed",
+                    &[("what", "tls".into()), ("message", e.to_string().into())],
+                ),
+            }
+        }
+    }
 }
 
 /// SIGTERM and SIGINT, caught from the moment this is made. It is made
@@ -279,7 +368,9 @@ async fn watch_leases(state: Arc<AppState>, log: Log) {
     loop {
         tokio::time::sleep(Duration::from_millis(250)).await;
         for (g, seen) in state.gens.iter().zip(last.iter_mut()) {
-            let Some(info) = g.gen.lease() else { continue };
+            let Some(info) = g.gen().lease() else {
+                continue;
+            };
             let now = (info.last_error.clone(), info.lost.clone());
             if now == *seen {
                 continue;

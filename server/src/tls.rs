@@ -2,28 +2,83 @@
 //! from PEM files, ALPN `h2` and `http/1.1`, and optionally client
 //! certificates required and checked against a CA.
 //!
+//! The certificate and key are served through [`Certs`], which SIGHUP
+//! loads again from the same files ([`Certs::reload`]): new connections get
+//! the new pair, a bad new pair keeps the old one.
+//!
 //! Errors name the configuration key and the file, never the key's content.
 
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::server::WebPkiClientVerifier;
+use rustls::server::{ClientHello, ResolvesServerCert, WebPkiClientVerifier};
+use rustls::sign::CertifiedKey;
 use rustls::{RootCertStore, ServerConfig};
 
 use crate::config::ConfigError;
 
-/// The server's TLS configuration from its files.
+/// The certificate chain and key every handshake gets, and their files.
+#[derive(Debug)]
+pub struct Certs {
+    cert: PathBuf,
+    key: PathBuf,
+    provider: Arc<CryptoProvider>,
+    current: RwLock<Arc<CertifiedKey>>,
+}
+
+impl Certs {
+    fn load(
+        cert: &Path,
+        key: &Path,
+        provider: &CryptoProvider,
+    ) -> Result<Arc<CertifiedKey>, ConfigError> {
+        let chain = certificates(cert, "tls_cert")?;
+        let key_der = private_key(key)?;
+        // rustls says what does not fit (a key that does not match the
+        // certificate, an unsupported key type), not the key itself.
+        let pair = CertifiedKey::from_der(chain, key_der, provider).map_err(|e| {
+            ConfigError::new(
+                "tls_key",
+                format!("{} with {}: {e}", key.display(), cert.display()),
+            )
+        })?;
+        Ok(Arc::new(pair))
+    }
+
+    /// Reads the certificate and key files again; on an error the pair in
+    /// use stays.
+    pub fn reload(&self) -> Result<(), ConfigError> {
+        let pair = Certs::load(&self.cert, &self.key, &self.provider)?;
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = pair;
+        Ok(())
+    }
+}
+
+impl ResolvesServerCert for Certs {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(Arc::clone(
+            &self.current.read().unwrap_or_else(|e| e.into_inner()),
+        ))
+    }
+}
+
+/// The server's TLS configuration from its files, and the handle that
+/// reloads its certificate and key.
 pub fn server_config(
     cert: &Path,
     key: &Path,
     client_ca: Option<&Path>,
-) -> Result<Arc<ServerConfig>, ConfigError> {
+) -> Result<(Arc<ServerConfig>, Arc<Certs>), ConfigError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let chain = certificates(cert, "tls_cert")?;
-    let key_der = private_key(key)?;
+    let certs = Arc::new(Certs {
+        current: RwLock::new(Certs::load(cert, key, &provider)?),
+        cert: cert.to_path_buf(),
+        key: key.to_path_buf(),
+        provider: Arc::clone(&provider),
+    });
     let builder = ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| ConfigError::new("tls_cert", e.to_string()))?;
@@ -41,16 +96,9 @@ pub fn server_config(
         }
         None => builder.with_no_client_auth(),
     };
-    let mut config = builder.with_single_cert(chain, key_der).map_err(|e| {
-        // rustls says what does not fit (a key that does not match the
-        // certificate, an unsupported key type), not the key itself.
-        ConfigError::new(
-            "tls_key",
-            format!("{} with {}: {e}", key.display(), cert.display()),
-        )
-    })?;
+    let mut config = builder.with_cert_resolver(certs.clone());
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Ok((Arc::new(config), certs))
 }
 
 fn client_verifier(

@@ -790,3 +790,97 @@ fn several_listener_threads_share_the_port_the_limit_and_the_shutdown() {
     let log = s.log_lines().join("\n");
     assert!(log.contains(" stop"), "{log}");
 }
+
+/// Sends SIGHUP and waits (bounded) until `expect` has been logged `n` times.
+fn hangup(s: &mut Server, expect: &str, n: usize) {
+    s.signal("-HUP");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while s.lines.iter().filter(|l| l.contains(expect)).count() < n {
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert!(
+            !left.is_zero(),
+            "not {n} x {expect:?} in 10 s: {:?}",
+            s.lines
+        );
+        if let Ok(l) = s.log.recv_timeout(left.min(Duration::from_millis(100))) {
+            s.lines.push(l);
+        }
+    }
+}
+
+#[test]
+fn sighup_reloads_the_token_file_and_a_bad_one_keeps_the_tokens() {
+    let dir = temp_dir("hup-tokens");
+    let tokens = write(&dir, "tokens", "alpha-token-1\n");
+    let mut s = Server::start(&args(&["--token-file", &tokens, "--rate-limit", "1000"]));
+    let alpha = [("Authorization", "Bearer alpha-token-1")];
+    let bravo = [("Authorization", "Bearer bravo-token-2")];
+    assert_eq!(s.get_with("/v1/ids", &alpha).status, 200);
+    assert_eq!(s.get_with("/v1/ids", &bravo).status, 401);
+
+    write(&dir, "tokens", "# rotated\nbravo-token-2\n");
+    hangup(&mut s, "reloaded what=\"token_file\" tokens=1", 1);
+    assert_eq!(s.get_with("/v1/ids", &alpha).status, 401);
+    assert_eq!(ids_of(&s.get_with("/v1/ids", &bravo)).len(), 1);
+
+    // A file with no token, then no file: the tokens in use stay.
+    write(&dir, "tokens", "# nothing yet\n");
+    hangup(&mut s, "reload_failed what=\"token_file\"", 1);
+    std::fs::remove_file(dir.join("tokens")).unwrap();
+    hangup(&mut s, "reload_failed what=\"token_file\"", 2);
+    assert_eq!(ids_of(&s.get_with("/v1/ids", &bravo)).len(), 1);
+    assert_eq!(s.get_with("/v1/ids", &alpha).status, 401);
+    assert_eq!(s.get("/healthz").status, 200);
+
+    let (status, _) = s.terminate();
+    assert!(status.success(), "{status}");
+    let log = s.log_lines().join("\n");
+    assert!(log.contains("holds no token"), "{log}");
+    assert!(
+        !log.contains("alpha-token-1") && !log.contains("bravo-token-2"),
+        "{log}"
+    );
+}
+
+#[test]
+fn sighup_reloads_the_tls_certificate_and_a_bad_one_keeps_the_old() {
+    let dir = temp_dir("hup-tls");
+    let (ca1, ca2) = (Ca::new("first CA"), Ca::new("second CA"));
+    let (cert, key) = ca1.sign(&["localhost", "127.0.0.1"]);
+    let cert_file = write(&dir, "cert.pem", &cert);
+    let key_file = write(&dir, "key.pem", &key);
+    let mut s = Server::start(&args(&["--tls-cert", &cert_file, "--tls-key", &key_file]));
+    let get = |ca: &Ca| tls_get(&s.addr, client(&ca.pem, None, &[]), "/v1/ids", &[]);
+    assert_eq!(ids_of(&get(&ca1).unwrap()).len(), 1);
+    assert!(get(&ca2).is_err());
+
+    // A new pair from the second CA: new connections get it.
+    let (cert2, key2) = ca2.sign(&["localhost", "127.0.0.1"]);
+    write(&dir, "cert.pem", &cert2);
+    write(&dir, "key.pem", &key2);
+    hangup(&mut s, "reloaded what=\"tls\"", 1);
+    let get = |ca: &Ca| tls_get(&s.addr, client(&ca.pem, None, &[]), "/v1/ids", &[]);
+    assert_eq!(ids_of(&get(&ca2).unwrap()).len(), 1);
+    let e = get(&ca1).unwrap_err();
+    assert!(e.to_string().contains("UnknownIssuer"), "{e}");
+
+    // A certificate with another certificate's key, then a key file that
+    // holds no key: the second CA's pair stays.
+    let (cert3, _) = ca1.sign(&["localhost"]);
+    write(&dir, "cert.pem", &cert3);
+    hangup(&mut s, "reload_failed what=\"tls\"", 1);
+    write(&dir, "cert.pem", &cert2);
+    write(&dir, "key.pem", "not a key\n");
+    hangup(&mut s, "reload_failed what=\"tls\"", 2);
+    let get = |ca: &Ca| tls_get(&s.addr, client(&ca.pem, None, &[]), "/v1/ids", &[]);
+    assert_eq!(ids_of(&get(&ca2).unwrap()).len(), 1);
+    assert!(get(&ca1).is_err());
+
+    let (status, _) = s.terminate();
+    assert!(status.success(), "{status}");
+    let log = s.log_lines().join("\n");
+    for k in [&key, &key2] {
+        let body = k.lines().nth(1).unwrap();
+        assert!(!log.contains("PRIVATE KEY") && !log.contains(body), "{log}");
+    }
+}

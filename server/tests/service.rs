@@ -446,3 +446,162 @@ fn sigterm_lets_in_flight_requests_finish() {
         "{took:?}: the server waited for it"
     );
 }
+
+/// One request of `method` with an empty body (`Connection: close`).
+fn send(addr: &str, method: &str, path: &str) -> Response {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    parse_response(&raw)
+}
+
+#[test]
+fn a_wrong_method_gets_the_json_error_and_leaf_routes_take_post() {
+    let dir = temp_dir("methods");
+    let s = Server::start(&["--preset", "leaf", "--lease", &lease_arg(&dir)]);
+    for (method, path) in [
+        ("POST", "/v1/ids"),
+        ("DELETE", "/v1/generators"),
+        ("PUT", "/api/snowflake/get/x"),
+        ("POST", "/healthz"),
+    ] {
+        let r = send(&s.addr, method, path);
+        assert_eq!(
+            (r.status, r.code().as_str()),
+            (405, "method_not_allowed"),
+            "{method} {path}: {r:?}"
+        );
+        assert_eq!(r.header("content-type"), Some("application/json"));
+        assert!(
+            r.header("allow").is_some_and(|a| a.contains("GET")),
+            "{r:?}"
+        );
+    }
+    // Leaf's routes answer POST as GET.
+    let r = send(&s.addr, "POST", "/api/snowflake/get/x");
+    assert_eq!(r.status, 200, "{r:?}");
+    let id: u64 = r.body.parse().unwrap();
+    let r = send(
+        &s.addr,
+        "POST",
+        &format!("/decodeSnowflakeId?snowflakeId={id}"),
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["workerId"].as_str(), Some(&*s.slot().to_string()));
+    let r = send(&s.addr, "POST", "/api/segment/get/x");
+    assert_eq!((r.status, r.code().as_str()), (404, "segment_not_offered"));
+}
+
+#[test]
+fn leaf_decode_with_several_generators_and_a_bad_id() {
+    let dir = temp_dir("leafdecode");
+    let file = dir.join("server.toml");
+    std::fs::write(
+        &file,
+        "[generators.orders]\nlayout = \"leaf\"\nnodes = { worker = 5 }\n\
+         [generators.users]\nlayout = \"leaf\"\nnodes = { worker = 6 }\n",
+    )
+    .unwrap();
+    let s = Server::start(&["--config", file.to_str().unwrap()]);
+    let id = s.get("/api/snowflake/get/users").body;
+    // No generator named: the layout both share.
+    let r = s.get(&format!("/decodeSnowflakeId?snowflakeId={id}"));
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.json()["workerId"].as_str(), Some("6"));
+    // Leaf's errorMsg beside the error object.
+    for bad in ["abc", "", "18446744073709551616", "-1"] {
+        let r = s.get(&format!("/decodeSnowflakeId?snowflakeId={bad}"));
+        let v = r.json();
+        assert_eq!(r.status, 400, "{bad}: {r:?}");
+        assert_eq!(v["errorMsg"].as_str(), Some("snowflake Id反解析发生异常!"));
+        assert_eq!(v["error"]["code"].as_str(), Some("invalid_id"), "{v}");
+    }
+    drop(s);
+
+    // Different layouts: which one is meant is not guessed.
+    std::fs::write(
+        &file,
+        "[generators.orders]\nlayout = \"leaf\"\nnodes = { worker = 5 }\n\
+         [generators.users]\nlayout = \"twitter\"\nnodes = { datacenter = 3, worker = 4 }\n",
+    )
+    .unwrap();
+    let s = Server::start(&["--config", file.to_str().unwrap()]);
+    let r = s.get(&format!("/decodeSnowflakeId?snowflakeId={id}"));
+    assert_eq!((r.status, r.code().as_str()), (400, "missing_generator"));
+    let r = s.get(&format!(
+        "/decodeSnowflakeId?snowflakeId={id}&generator=orders"
+    ));
+    assert_eq!(r.status, 200, "{r:?}");
+}
+
+/// The `ENV` settings of server/Containerfile, as the image runs the server.
+fn image_env() -> Vec<(String, String)> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("Containerfile");
+    let text = std::fs::read_to_string(file).unwrap();
+    let mut env = Vec::new();
+    let mut in_env = false;
+    for line in text.lines() {
+        let l = line.trim();
+        let rest = match l.strip_prefix("ENV ") {
+            Some(r) => r,
+            None if in_env => l,
+            None => continue,
+        };
+        in_env = rest.ends_with('\\');
+        for pair in rest.trim_end_matches('\\').split_whitespace() {
+            let (k, v) = pair.split_once('=').unwrap();
+            env.push((k.to_string(), v.to_string()));
+        }
+    }
+    assert!(env.iter().any(|(k, _)| k == "SNOWMINT_PRESET"), "{env:?}");
+    env
+}
+
+#[test]
+fn flags_beat_the_images_environment_which_beats_the_file() {
+    let image = image_env();
+    let env: Vec<(&str, &str)> = image
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let dir = temp_dir("image");
+    // --layout on the command line wins over the image's SNOWMINT_PRESET.
+    let layout = r#"{"epoch_ms":0,"fields":[["timestamp",41],["worker",10],["sequence",12]]}"#;
+    let s = Server::try_start(&["--layout", layout, "--node", "worker=7"], &env).unwrap();
+    let g = s.generator();
+    assert_eq!(
+        (g["preset"].is_null(), g["nodes"]["worker"].as_u64()),
+        (true, Some(7)),
+        "{g}"
+    );
+    drop(s);
+    // The image's preset alone configures the flags' generator.
+    let s = Server::try_start(&["--node", "worker=3"], &env).unwrap();
+    assert_eq!(s.generator()["preset"].as_str(), Some("leaf"));
+    drop(s);
+    // A file's generators: the image's preset adds none beside them.
+    let file = dir.join("server.toml");
+    std::fs::write(
+        &file,
+        "[generators.orders]\nlayout = \"twitter\"\nnodes = { datacenter = 1, worker = 5 }\n",
+    )
+    .unwrap();
+    let s = Server::try_start(&["--config", file.to_str().unwrap()], &env).unwrap();
+    let list = s.get("/v1/generators").json()["generators"].clone();
+    assert_eq!(list.as_array().map(Vec::len), Some(1), "{list}");
+    assert_eq!(list[0]["name"].as_str(), Some("orders"));
+    drop(s);
+    // Two layouts in the environment: which one is meant is not guessed.
+    let mut both = env.clone();
+    both.push(("SNOWMINT_LAYOUT", layout));
+    let (code, text) = run(&["--node", "worker=1", "--listen", "127.0.0.1:0"], &both);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("SNOWMINT_LAYOUT"), "{text}");
+}

@@ -186,13 +186,15 @@ impl Service {
 /// The node value of the field `name` of `g` (the leased value for a leased
 /// field), 0 when the layout has no such field.
 fn node(g: &Gen, name: &str) -> i64 {
-    let config = g.gen.config();
-    config
+    let gen = g.gen();
+    let config = gen.config();
+    let value = config
         .layout()
         .nodes()
         .zip(config.nodes().values())
         .find(|(f, _)| f.name() == name)
-        .map_or(0, |(_, v)| *v as i64)
+        .map_or(0, |(_, v)| *v as i64);
+    value
 }
 
 /// Binds the Thrift listener for the generator named `name` (the
