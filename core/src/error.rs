@@ -77,6 +77,20 @@ pub enum Error {
         time_ms: u64,
         /// The first Unix millisecond the reservation does not cover.
         reserved_end_ms: u64,
+        /// Why the reservation ended where it did, as far as it is known.
+        end: LeaseEnd,
+    },
+    /// The lease's slot is fenced: its store counts it as reserved up to a
+    /// time still ahead of the clock (after a store that may have forgotten,
+    /// or a previous holder's reservation), and IDs resume only after it.
+    /// The clock is not at fault; waiting is enough.
+    LeaseFenced {
+        /// The clock reading, Unix milliseconds.
+        now_ms: u64,
+        /// The first Unix millisecond IDs may carry.
+        resume_ms: u64,
+        /// Why the slot is fenced.
+        cause: FenceCause,
     },
     /// A binding's argument is of the wrong type or not an acceptable number
     /// (see the conversion layer, `Value`). It has no code of its own: the
@@ -247,6 +261,60 @@ pub enum LeaseProblem {
     Refused,
 }
 
+/// Why a lease's reservation ended (the end of a [`Error::LeaseExpired`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LeaseEnd {
+    /// Past the reservation it was given (`reserve_until`); no more is known.
+    Reservation,
+    /// No renewal has been confirmed since `since_ms` (Unix ms, local
+    /// clock): the store did not answer, or refused (the lease's
+    /// `last_error` says why). IDs resume once a renewal is confirmed.
+    RenewalsFailing {
+        /// When the first failing renewal was sent, Unix milliseconds.
+        since_ms: u64,
+    },
+    /// Another holder has the slot (the lease went unrenewed past its TTL,
+    /// or an operator released it): this generator issues no more IDs.
+    Lost,
+    /// The generator was closed: it issues no more IDs.
+    Closed,
+}
+
+/// Why a lease's slot is fenced (see [`Error::LeaseFenced`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FenceCause {
+    /// The store holds no record of the space's last claims: a new, restarted
+    /// or emptied server may have forgotten reservations it confirmed.
+    StoreForgot,
+    /// The store's identity changed (a failover, or another server at its
+    /// address): its records may be older than what holders were confirmed.
+    StoreChanged,
+    /// The slot's previous holder issued or reserved IDs up to then (a
+    /// reservation it did not release: it crashed or lost its lease; or its
+    /// clock was ahead of this one).
+    Predecessor,
+}
+
+impl FenceCause {
+    /// The cause as messages say it.
+    pub const fn describe(&self) -> &'static str {
+        match self {
+            FenceCause::StoreForgot => {
+                "the store may have forgotten earlier claims (a new, restarted or emptied server)"
+            }
+            FenceCause::StoreChanged => {
+                "the store's identity changed (a failover, or another server at its address)"
+            }
+            FenceCause::Predecessor => {
+                "the slot's previous holder issued or reserved IDs up to then (a reservation \
+                 it did not release, or its clock ahead of this one)"
+            }
+        }
+    }
+}
+
 /// Why a generator option was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -344,6 +412,7 @@ impl Error {
             Error::ProcessForked => 10,
             Error::LeaseUnavailable(_) => 11,
             Error::LeaseExpired { .. } => 12,
+            Error::LeaseFenced { .. } => 13,
             Error::InvalidArgument { arg, problem } => match arg {
                 Arg::Id | Arg::Format => 9,
                 Arg::Time => match problem {
@@ -387,7 +456,7 @@ impl Error {
     }
 
     /// Every code, in a fixed order. Bindings test that they map all of them.
-    pub const ALL_CODES: [&'static str; 13] = [
+    pub const ALL_CODES: [&'static str; 14] = [
         "invalid_layout",
         "unknown_preset",
         "unknown_field",
@@ -401,6 +470,7 @@ impl Error {
         "process_forked",
         "lease_unavailable",
         "lease_expired",
+        "lease_fenced",
     ];
 }
 
@@ -476,10 +546,52 @@ impl Error {
             Error::LeaseExpired {
                 time_ms,
                 reserved_end_ms,
-            } => (
-                "lease expired: {} ms is past the confirmed reservation (ends before {} ms)",
-                [N(*time_ms), N(*reserved_end_ms), N(0)],
-            ),
+                end,
+            } => {
+                let (t, e) = (N(*time_ms), N(*reserved_end_ms));
+                match end {
+                    LeaseEnd::Reservation => (
+                        "lease expired: {} ms is past the confirmed reservation (ends before {} ms)",
+                        [t, e, N(0)],
+                    ),
+                    LeaseEnd::RenewalsFailing { since_ms } => (
+                        "lease expired: {} ms is past the confirmed reservation (ends before {} \
+                         ms): no renewal confirmed since {} ms (the store unreachable or refusing: \
+                         the lease's last_error says why); IDs resume once one is confirmed \
+                         (past the TTL another holder may take the slot)",
+                        [t, e, N(*since_ms)],
+                    ),
+                    LeaseEnd::Lost => (
+                        "lease lost: another holder has the slot (the lease went unrenewed past \
+                         its TTL, or an operator released it); this generator issues no more \
+                         IDs: open a new lease",
+                        [N(0); 3],
+                    ),
+                    LeaseEnd::Closed => (
+                        "lease closed: this generator was closed and issues no more IDs: open a \
+                         new lease",
+                        [N(0); 3],
+                    ),
+                }
+            }
+            Error::LeaseFenced {
+                now_ms,
+                resume_ms,
+                cause,
+            } => {
+                w.put_str("lease fenced: ")?;
+                w.put_str(cause.describe())?;
+                (
+                    "; no ID before {} ms (now {} ms, {} ms to go). The clock is fine: retry \
+                     then, or let the generator wait (clock_backwards 'wait:N', N time units \
+                     covering that)",
+                    [
+                        N(*resume_ms),
+                        N(*now_ms),
+                        N(resume_ms.saturating_sub(*now_ms)),
+                    ],
+                )
+            }
             Error::InvalidArgument { arg, problem } => {
                 arg.write_what(w)?;
                 if let ArgProblem::Id(_) = problem {
