@@ -68,6 +68,7 @@ mod generator;
 mod id;
 mod json;
 mod layout;
+mod lease_error;
 #[cfg(feature = "mask")]
 mod mask;
 mod names;
