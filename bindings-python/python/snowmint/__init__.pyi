@@ -429,6 +429,8 @@ __all__ = [
     "Layout",
     "LeaseExpiredError",
     "LeaseExpiredTypeError",
+    "LeaseFencedError",
+    "LeaseFencedTypeError",
     "LeaseUnavailableError",
     "LeaseUnavailableTypeError",
     "MissingNodeError",
