@@ -116,6 +116,11 @@ typedef enum snowmint_status {
    */
   SNOWMINT_STATUS_LEASE_EXPIRED = 13,
   /**
+   * The lease's slot is fenced until a time the clock has not reached (the
+   * store may have forgotten, or a previous holder reserved it): wait.
+   */
+  SNOWMINT_STATUS_LEASE_FENCED = 14,
+  /**
    * A required pointer argument was NULL.
    */
   SNOWMINT_STATUS_NULL_ARGUMENT = 100,

@@ -49,6 +49,9 @@ pub enum snowmint_status {
     LeaseUnavailable = 12,
     /// The lease ran out: no ID past the confirmed reservation.
     LeaseExpired = 13,
+    /// The lease's slot is fenced until a time the clock has not reached (the
+    /// store may have forgotten, or a previous holder reserved it): wait.
+    LeaseFenced = 14,
     /// A required pointer argument was NULL.
     NullArgument = 100,
     /// The caller's buffer cannot hold the output and its NUL.
@@ -83,6 +86,7 @@ pub(crate) const CORE: [S; Error::ALL_CODES.len()] = [
     S::ProcessForked,
     S::LeaseUnavailable,
     S::LeaseExpired,
+    S::LeaseFenced,
 ];
 const _: () = {
     let mut i = 0;
@@ -116,6 +120,7 @@ const CORE_MESSAGES: [&CStr; Error::ALL_CODES.len()] = [
     c"this generator was created before fork(); create a new one in the child with a node value no other process uses",
     c"no lease could be had: the store is unreachable, every slot is held, or the clocks differ too much",
     c"the lease ran out: no ID may be issued past the reservation the store confirmed",
+    c"the lease's slot is fenced: no ID before the fence ends (the store may have forgotten, or a previous holder reserved it); the clock is fine, wait",
 ];
 
 /// The statuses of the C interface itself, with their codes and messages.

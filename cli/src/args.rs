@@ -163,15 +163,26 @@ pub(crate) struct GenerateArgs {
 
 #[derive(Subcommand)]
 pub(crate) enum LeaseCommand {
-    /// Create the store's tables if they are missing, and check that it answers.
+    /// Prepare a store for leases, and check that it answers.
     ///
-    /// The SQL stores get their two tables, the file store its directory;
-    /// Redis and etcd need nothing. Safe to run again. Claims create the same
-    /// on first use: run it where the users who claim may not create tables.
+    /// PostgreSQL and MySQL: creates the two tables if they are missing. The
+    /// file store: creates its directory. Redis: vouches for the server (run
+    /// it when the server starts): a new, restarted or emptied server may
+    /// have forgotten reservations it confirmed, so leases on it are fenced
+    /// for redis_max_window_ms + 2 x max_skew_ms (40 s by default), and init
+    /// starts that fence now instead of at the first lease; it prints when
+    /// the fence ends, and --wait waits for it. etcd and ZooKeeper: nothing
+    /// to create (it checks that the store answers). Safe to run again.
+    /// Claims create the same on first use: run it where the users who
+    /// claim may not create tables.
     Init {
         /// The lease URL, as given to --lease (its namespace is ignored).
         #[arg(long, value_name = "URL")]
         store: String,
+        /// Return only once the store's fence (Redis) has passed, so that a
+        /// lease taken next issues at once.
+        #[arg(long)]
+        wait: bool,
     },
     /// Show every slot space of a store and its slots.
     ///

@@ -17,14 +17,7 @@ pub(crate) fn lease(
     out: &mut impl Write,
 ) -> Result<(), Failure> {
     match command {
-        LeaseCommand::Init { store } => {
-            let name = ops::init(&store)?;
-            if json {
-                writeln!(out, "{}", json!({"store": name, "ready": true}))?;
-            } else {
-                writeln!(out, "{name}: ready")?;
-            }
-        }
+        LeaseCommand::Init { store, wait } => init(&store, wait, json, out)?,
         LeaseCommand::List { store } => {
             let l = ops::list(&store)?;
             if json {
@@ -48,6 +41,76 @@ pub(crate) fn lease(
         }
     }
     Ok(())
+}
+
+/// `lease init`: ready, or fenced until when (Redis); with `wait`, waits
+/// for the fence to pass (asking the store again: it may have restarted).
+fn init(store: &str, wait: bool, json: bool, out: &mut impl Write) -> Result<(), Failure> {
+    loop {
+        let i = ops::initialize(store)?;
+        let fenced = i.fence.filter(|f| f.fence_ms > f.now_ms);
+        let fence_ms = i.fence.map(|f| f.fence_ms);
+        if json {
+            let v = json!({
+                "store": i.store,
+                "ready": fenced.is_none(),
+                "fence_ms": fence_ms,
+                "fence_until": fence_ms.filter(|&f| f > 0).map(date),
+                "now_ms": i.fence.map(|f| f.now_ms),
+            });
+            writeln!(out, "{v}")?;
+        } else if let Some(f) = fenced {
+            writeln!(
+                out,
+                "{}: fenced until {} ({} ms from now): leases on this server issue IDs from \
+                 then{}",
+                i.store,
+                date(f.fence_ms),
+                f.fence_ms - f.now_ms,
+                if wait {
+                    "; waiting"
+                } else {
+                    " (--wait waits for it)"
+                }
+            )?;
+        } else {
+            writeln!(out, "{}: ready", i.store)?;
+        }
+        match fenced {
+            Some(f) if wait => {
+                out.flush()?;
+                std::thread::sleep(std::time::Duration::from_millis(f.fence_ms - f.now_ms));
+            }
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// What to do about a refusal, when the message alone does not say how
+/// (printed after it by `main`).
+pub(crate) fn hint(e: &snowmint::Error) -> Option<String> {
+    let snowmint::Error::LeaseFenced {
+        now_ms,
+        resume_ms,
+        cause,
+    } = *e
+    else {
+        return None;
+    };
+    let left = resume_ms.saturating_sub(now_ms);
+    let init = match cause {
+        snowmint::FenceCause::StoreForgot | snowmint::FenceCause::StoreChanged => {
+            "; or, when the store starts, run `snowmint lease init --store URL --wait` once \
+             before the first lease"
+        }
+        _ => "",
+    };
+    Some(format!(
+        "hint: IDs resume at {} ({left} ms from now): run again then, or pass \
+         --clock-backwards wait:N to wait here (N in the layout's time units, covering those \
+         ms){init}",
+        date(resume_ms),
+    ))
 }
 
 /// One slot as `list --json` (and `release --json`'s `before`) write it.

@@ -47,6 +47,10 @@ fn main() -> ExitCode {
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());
     let result = run(cli, &mut out).and_then(|()| out.flush().map_err(Failure::from));
+    let hint = match &result {
+        Err(Failure::Core(e)) => lease::hint(e),
+        _ => None,
+    };
     let message = match result {
         Ok(()) => return ExitCode::SUCCESS,
         // Each failed input has had its line.
@@ -62,5 +66,8 @@ fn main() -> ExitCode {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     let prefix = error_prefix(io::stderr().is_terminal() && !no_color);
     eprintln!("{prefix}: {message}");
+    if let Some(hint) = hint {
+        eprintln!("{hint}");
+    }
     ExitCode::from(1)
 }

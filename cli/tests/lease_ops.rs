@@ -154,3 +154,53 @@ fn reset_hwm_repairs_a_poisoned_slot() {
     assert!(text.contains("hwm reset from"), "{text}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A generator that lost its lease (an operator released its slot) says so
+/// on the command line: why, and that it issues no more, under
+/// `lease_expired`; never a reservation ending at the layout's epoch.
+#[test]
+fn a_lost_lease_says_lost_on_the_command_line() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let dir = std::env::temp_dir().join(format!("snowmint-cli-lost-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let url = format!(
+        "file:{}?namespace={}&renew_ms=50&window_ms=1500",
+        dir.display(),
+        unique_ns("lost")
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowmint"))
+        .args(["generate", "--preset", "leaf", "--lease", &url])
+        .args(["--on-demand", "--lease-lines"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run snowmint");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    stdin.write_all(b"1\n").unwrap();
+    lines.next().unwrap().unwrap().parse::<u64>().unwrap();
+    let lease: serde_json::Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    let slot = lease["lease"]["slot"].as_u64().unwrap().to_string();
+    let space = lease["lease"]["space"].as_str().unwrap().to_string();
+    ok(&[
+        "lease", "release", "--store", &url, "--space", &space, "--slot", &slot, "--force",
+    ]);
+    // Its next renewal (every 50 ms) finds the slot gone; then it is asked.
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    stdin.write_all(b"1\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(
+            "lease lost: another holder has the slot (the lease went unrenewed past its TTL, or \
+             an operator released it); this generator issues no more IDs: open a new lease \
+             [lease_expired]"
+        ) && !err.contains("ends before"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -6,6 +6,8 @@
 
 mod lease_cli;
 use lease_cli::*;
+#[cfg(feature = "redis")]
+use std::time::{Duration, Instant};
 
 fn url(var: &str, tag: &str) -> String {
     let server = std::env::var(var)
@@ -170,4 +172,178 @@ fn redis_marker_and_fence() {
     for k in ["space".to_string(), format!("slot:{slot}")] {
         redis_cmd(&["DEL", &format!("snowmint:lease:{{{key}}}:{k}")]);
     }
+}
+
+/// A throwaway `redis-server` on a free port without persistence (killed on
+/// drop): a server no `lease init` has vouched for, as after a restart.
+#[cfg(feature = "redis")]
+struct FreshRedis {
+    child: std::process::Child,
+    port: u16,
+    dir: std::path::PathBuf,
+}
+
+#[cfg(feature = "redis")]
+impl FreshRedis {
+    fn start(tag: &str) -> FreshRedis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let dir = std::env::temp_dir().join(unique_ns(tag));
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed (scripts/stores/redis.sh installs it)");
+        let r = FreshRedis { child, port, dir };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !r.answers() {
+            assert!(Instant::now() < deadline, "redis-server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        r
+    }
+
+    fn answers(&self) -> bool {
+        use std::io::{Read, Write};
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], self.port));
+        let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)) else {
+            return false;
+        };
+        let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+        let mut buf = [0u8; 7];
+        s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+    }
+
+    /// A lease URL on it: a fence of redis_max_window_ms + 2 * max_skew_ms
+    /// = 3 s, and a namespace.
+    fn url(&self, ns: &str) -> String {
+        format!(
+            "redis://127.0.0.1:{}/0?namespace={ns}&window_ms=1500&renew_ms=300&redis_max_window_ms=2000\
+             &max_skew_ms=500&timeout_ms=3000",
+            self.port
+        )
+    }
+}
+
+#[cfg(feature = "redis")]
+impl Drop for FreshRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The stderr of a `generate` that fails: exit status 1, the error line
+/// with `[code]` and then a hint line.
+#[cfg(feature = "redis")]
+fn refused(args: &[&str], code: &str) -> (String, String) {
+    let out = snowmint(args);
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "no IDs: {err}");
+    let mut lines = err.lines();
+    let (first, hint) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
+    assert!(first.ends_with(&format!("[{code}]")), "{err}");
+    (first.to_string(), hint.to_string())
+}
+
+/// On a fresh Redis the first lease is fenced: `generate` says so (why,
+/// when IDs resume, what to do) with `lease_fenced`, never as a clock that
+/// moved backwards; so does a server whose identity changed. `lease init`
+/// says when its fence ends, `--wait` waits for it, and then a new space's
+/// lease issues at once.
+#[cfg(feature = "redis")]
+#[test]
+fn redis_fence_says_why_and_init_waits_for_it() {
+    let server = FreshRedis::start("fence");
+    let url = server.url("fenced");
+    let generate = ["generate", "--preset", "leaf", "--lease", &url, "-n", "2"];
+    let (err, hint) = refused(&generate, "lease_fenced");
+    assert!(
+        err.contains(
+            "lease fenced: the store may have forgotten earlier claims (a new, restarted or \
+             emptied server); no ID before "
+        ) && err.contains("The clock is fine")
+            && !err.contains("clock moved backwards"),
+        "{err}"
+    );
+    assert!(
+        hint.starts_with("hint: IDs resume at ")
+            && hint.contains("--clock-backwards wait:N")
+            && hint.contains("snowmint lease init --store URL --wait"),
+        "{hint}"
+    );
+
+    // The marker names another server (a failover): fenced again, saying so.
+    let marker = |key: &str| format!("snowmint:lease:{{{key}}}:marker");
+    let out = ok(&["lease", "list", "--store", &url, "--json"]);
+    let key = json_lines(&out)[0]["space"].as_str().unwrap().to_string();
+    let cmd = |args: &[&str]| {
+        let out = std::process::Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &server.port.to_string()])
+            .args(args)
+            .output()
+            .expect("redis-cli");
+        assert!(out.status.success());
+    };
+    cmd(&["HSET", &marker(&key), "server", "0123/4567"]);
+    let (err, _) = refused(&generate, "lease_fenced");
+    assert!(
+        err.contains("lease fenced: the store's identity changed (a failover"),
+        "{err}"
+    );
+
+    // `lease init` on this server (the claims above wrote no init key):
+    // fenced for 3 s from now, and says until when.
+    let fresh = server.url("after-init");
+    let out = ok(&["lease", "init", "--store", &fresh, "--json"]);
+    let v = &json_lines(&out)[0];
+    assert_eq!(v["ready"], false, "{v}");
+    let (fence, now) = (
+        v["fence_ms"].as_u64().unwrap(),
+        v["now_ms"].as_u64().unwrap(),
+    );
+    assert!(fence > now && fence <= now + 3_000, "{v}");
+    let text = ok(&["lease", "init", "--store", &fresh]);
+    assert!(
+        text.contains(": fenced until ")
+            && text.contains("ms from now): leases on this server issue IDs from then (--wait"),
+        "{text}"
+    );
+    let started = Instant::now();
+    let text = ok(&["lease", "init", "--store", &fresh, "--wait"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.len() == 2 && lines[0].ends_with("; waiting"),
+        "{text}"
+    );
+    assert!(lines[1].ends_with(": ready"), "{text}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{text}");
+    // Passed: a new space's lease issues at once, even with no waiting.
+    let ids = ok(&[
+        "generate",
+        "--preset",
+        "leaf",
+        "--lease",
+        &fresh,
+        "-n",
+        "2",
+        "--clock-backwards",
+        "fail",
+    ]);
+    assert_eq!(ids.lines().count(), 2, "{ids}");
+    let out = ok(&["lease", "init", "--store", &fresh, "--json"]);
+    let v = &json_lines(&out)[0];
+    assert_eq!(v["ready"], true, "{v}");
+    assert_eq!(v["fence_ms"], fence, "{v}");
+    assert!(ok(&["lease", "init", "--store", &fresh]).ends_with(": ready\n"));
 }

@@ -37,6 +37,13 @@ mod system {
     /// the monotonic clock, so a step of the wall clock (NTP, an operator)
     /// while the process runs can never move the generator backwards.
     ///
+    /// On Linux and Android the monotonic clock is `CLOCK_BOOTTIME`, which
+    /// keeps counting while the machine (or its virtual machine) is
+    /// suspended: `CLOCK_MONOTONIC` (std's `Instant`) stops then, and after a
+    /// resume every reading would lag wall time by the time suspended (old
+    /// timestamps in new IDs, a lease's renewals refused as too far ahead).
+    /// Elsewhere it is std's `Instant`.
+    ///
     /// Reading a precise clock costs 30-60 ns on the virtual machines snowmint
     /// is benchmarked on, more than the rest of a generator call. So readings
     /// come from a process-wide cache that a background thread refreshes
@@ -51,7 +58,41 @@ mod system {
 
     struct Anchor {
         wall_ms: u64,
-        mono: Instant,
+        /// The elapsed-time source's reading at `wall_ms`, ns.
+        base_ns: u64,
+    }
+
+    /// The clock the system clock advances by on Linux and Android: it
+    /// counts the time suspended (see [`SystemClock`]).
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub(super) const ELAPSED_CLOCK: libc::clockid_t = libc::CLOCK_BOOTTIME;
+
+    /// The elapsed-time source, ns since an arbitrary start: `ELAPSED_CLOCK`
+    /// on Linux and Android (present since Linux 2.6.39; without it, the
+    /// first reading decides for the whole process: `Instant`).
+    fn elapsed_ns() -> u64 {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            static BOOTTIME: OnceLock<bool> = OnceLock::new();
+            if *BOOTTIME.get_or_init(|| boottime_ns().is_some()) {
+                if let Some(ns) = boottime_ns() {
+                    return ns;
+                }
+            }
+        }
+        static START: OnceLock<Instant> = OnceLock::new();
+        START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn boottime_ns() -> Option<u64> {
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec.
+        let r = unsafe { libc::clock_gettime(ELAPSED_CLOCK, &mut ts) };
+        (r == 0).then(|| (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64)
     }
 
     static ANCHOR: OnceLock<Anchor> = OnceLock::new();
@@ -73,7 +114,7 @@ mod system {
                 // A wall clock before 1970 reads as the epoch; generation then
                 // fails with `time_before_epoch` for every real layout.
                 .unwrap_or(0),
-            mono: Instant::now(),
+            base_ns: elapsed_ns(),
         })
     }
 
@@ -81,7 +122,7 @@ mod system {
     /// maximum of the two.
     fn precise_ms() -> u64 {
         let a = anchor();
-        let now = a.wall_ms + a.mono.elapsed().as_millis() as u64;
+        let now = a.wall_ms + elapsed_ns().saturating_sub(a.base_ns) / 1_000_000;
         let prev = CACHE.fetch_max(now, Ordering::AcqRel);
         prev.max(now)
     }
@@ -160,5 +201,36 @@ mod system {
                 }
             }
         }
+    }
+}
+
+#[cfg(all(test, feature = "std", any(target_os = "linux", target_os = "android")))]
+mod tests {
+    use super::system::ELAPSED_CLOCK;
+    use super::{Clock, SystemClock};
+
+    /// A suspended machine: `CLOCK_MONOTONIC` stops, `CLOCK_BOOTTIME` goes on.
+    /// The system clock must advance by the second, or after a resume its
+    /// time lags the wall clock by the time suspended.
+    #[test]
+    fn system_clock_counts_time_suspended() {
+        assert_eq!(ELAPSED_CLOCK, libc::CLOCK_BOOTTIME);
+        // And it reads that clock: its advance over a sleep matches
+        // BOOTTIME's (either clock would here; the constant above is what
+        // tells them apart on a machine that never suspends).
+        let boot = || {
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: a valid, writable timespec.
+            assert_eq!(unsafe { libc::clock_gettime(ELAPSED_CLOCK, &mut ts) }, 0);
+            ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+        };
+        let (c0, b0) = (SystemClock.precise_ms(), boot());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let (b1, c1) = (boot(), SystemClock.precise_ms());
+        assert!(c1 - c0 <= b1 - b0 + 1, "{c0} {c1} {b0} {b1}");
+        assert!(c1 >= c0 + 20 && SystemClock.now_ms() >= c1);
     }
 }

@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+pub use crate::lease_error::{FenceCause, LeaseEnd, LeaseProblem};
 use crate::names::FieldName;
 use crate::text::{fill, Hole, Sink};
 
@@ -77,6 +78,20 @@ pub enum Error {
         time_ms: u64,
         /// The first Unix millisecond the reservation does not cover.
         reserved_end_ms: u64,
+        /// Why the reservation ended where it did, as far as it is known.
+        end: LeaseEnd,
+    },
+    /// The lease's slot is fenced: its store counts it as reserved up to a
+    /// time still ahead of the clock (after a store that may have forgotten,
+    /// or a previous holder's reservation), and IDs resume only after it.
+    /// The clock is not at fault; waiting is enough.
+    LeaseFenced {
+        /// The clock reading, Unix milliseconds.
+        now_ms: u64,
+        /// The first Unix millisecond IDs may carry.
+        resume_ms: u64,
+        /// Why the slot is fenced.
+        cause: FenceCause,
     },
     /// A binding's argument is of the wrong type or not an acceptable number
     /// (see the conversion layer, `Value`). It has no code of its own: the
@@ -216,37 +231,6 @@ pub enum LayoutProblem {
     },
 }
 
-/// Why no lease could be had.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum LeaseProblem {
-    /// The store did not answer in time, or refused the connection.
-    Unreachable,
-    /// Every slot is held by another live holder.
-    NoFreeSlot {
-        /// How many slots there are.
-        slots: u64,
-    },
-    /// The local clock and the store's clock differ by more than allowed.
-    ClockSkew {
-        /// The difference, milliseconds.
-        skew_ms: u64,
-        /// The largest difference allowed, milliseconds.
-        max_ms: u64,
-    },
-    /// The store answered with something this version cannot read.
-    BadRecord,
-    /// A generator without a lease asked for node values that a leased
-    /// generator of this process holds: it would keep issuing with them
-    /// after the lease ends, when another process may hold the slot.
-    NodesLeased,
-    /// The store, as configured, cannot keep the leases' guarantees (an
-    /// evicting Redis, a network filesystem, a directory other users may
-    /// write...): refused before anything was claimed. The detail names the
-    /// setting to change; retrying does not help.
-    Refused,
-}
-
 /// Why a generator option was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -344,6 +328,7 @@ impl Error {
             Error::ProcessForked => 10,
             Error::LeaseUnavailable(_) => 11,
             Error::LeaseExpired { .. } => 12,
+            Error::LeaseFenced { .. } => 13,
             Error::InvalidArgument { arg, problem } => match arg {
                 Arg::Id | Arg::Format => 9,
                 Arg::Time => match problem {
@@ -387,7 +372,7 @@ impl Error {
     }
 
     /// Every code, in a fixed order. Bindings test that they map all of them.
-    pub const ALL_CODES: [&'static str; 13] = [
+    pub const ALL_CODES: [&'static str; 14] = [
         "invalid_layout",
         "unknown_preset",
         "unknown_field",
@@ -401,6 +386,7 @@ impl Error {
         "process_forked",
         "lease_unavailable",
         "lease_expired",
+        "lease_fenced",
     ];
 }
 
@@ -476,10 +462,52 @@ impl Error {
             Error::LeaseExpired {
                 time_ms,
                 reserved_end_ms,
-            } => (
-                "lease expired: {} ms is past the confirmed reservation (ends before {} ms)",
-                [N(*time_ms), N(*reserved_end_ms), N(0)],
-            ),
+                end,
+            } => {
+                let (t, e) = (N(*time_ms), N(*reserved_end_ms));
+                match end {
+                    LeaseEnd::Reservation => (
+                        "lease expired: {} ms is past the confirmed reservation (ends before {} ms)",
+                        [t, e, N(0)],
+                    ),
+                    LeaseEnd::RenewalsFailing { since_ms } => (
+                        "lease expired: {} ms is past the confirmed reservation (ends before {} \
+                         ms): no renewal confirmed since {} ms (the store unreachable or refusing: \
+                         the lease's last_error says why); IDs resume once one is confirmed \
+                         (past the TTL another holder may take the slot)",
+                        [t, e, N(*since_ms)],
+                    ),
+                    LeaseEnd::Lost => (
+                        "lease lost: another holder has the slot (the lease went unrenewed past \
+                         its TTL, or an operator released it); this generator issues no more \
+                         IDs: open a new lease",
+                        [N(0); 3],
+                    ),
+                    LeaseEnd::Closed => (
+                        "lease closed: this generator was closed and issues no more IDs: open a \
+                         new lease",
+                        [N(0); 3],
+                    ),
+                }
+            }
+            Error::LeaseFenced {
+                now_ms,
+                resume_ms,
+                cause,
+            } => {
+                w.put_str("lease fenced: ")?;
+                w.put_str(cause.describe())?;
+                (
+                    "; no ID before {} ms (now {} ms, {} ms to go). The clock is fine: retry \
+                     then, or let the generator wait (clock_backwards 'wait:N', N time units \
+                     covering that)",
+                    [
+                        N(*resume_ms),
+                        N(*now_ms),
+                        N(resume_ms.saturating_sub(*now_ms)),
+                    ],
+                )
+            }
             Error::InvalidArgument { arg, problem } => {
                 arg.write_what(w)?;
                 if let ArgProblem::Id(_) = problem {
@@ -608,32 +636,6 @@ impl ArgProblem {
             ),
             // Written after ": " (see `write_to`).
             ArgProblem::Id(p) => p.message(),
-        }
-    }
-}
-
-impl LeaseProblem {
-    /// The message's template and holes (see [`fill`]).
-    fn message(&self) -> (&'static str, [Hole<'static>; 3]) {
-        match self {
-            LeaseProblem::Unreachable => ("the store did not answer in time", [N(0); 3]),
-            LeaseProblem::NoFreeSlot { slots } => (
-                "all {} slots are held by live holders",
-                [N(*slots), N(0), N(0)],
-            ),
-            LeaseProblem::ClockSkew { skew_ms, max_ms } => (
-                "the local and store clocks differ by {} ms (at most {} ms)",
-                [N(*skew_ms), N(*max_ms), N(0)],
-            ),
-            LeaseProblem::BadRecord => (
-                "the store holds a record this version cannot read",
-                [N(0); 3],
-            ),
-            LeaseProblem::NodesLeased => (
-                "these node values are leased by a generator of this process",
-                [N(0); 3],
-            ),
-            LeaseProblem::Refused => ("the store cannot keep leases safe as configured", [N(0); 3]),
         }
     }
 }

@@ -346,6 +346,7 @@ impl Config {
         Error::LeaseExpired {
             time_ms: self.layout.ms_of_tick(tick),
             reserved_end_ms: self.layout.ms_of_tick(limit),
+            end: crate::error::LeaseEnd::Reservation,
         }
     }
 

@@ -68,6 +68,7 @@ mod generator;
 mod id;
 mod json;
 mod layout;
+mod lease_error;
 #[cfg(feature = "mask")]
 mod mask;
 mod names;
@@ -93,8 +94,8 @@ pub use clock::Clock;
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use clock::SystemClock;
 pub use error::{
-    Arg, ArgProblem, Error, ErrorClass, IdProblem, LayoutProblem, LeaseProblem, OptionProblem,
-    Result,
+    Arg, ArgProblem, Error, ErrorClass, FenceCause, IdProblem, LayoutProblem, LeaseEnd,
+    LeaseProblem, OptionProblem, Result,
 };
 pub use generator::{
     ClockBackwards, Config, Next, Options, PureGenerator, SequenceExhausted, SequenceStart,

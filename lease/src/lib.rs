@@ -68,8 +68,8 @@ pub use space::SlotSpace;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 pub use sql::SqlStore;
 pub use store::{
-    hwm_bound, is_space_key, Claim, ClaimRequest, Holder, Marker, MarkerState, Renewal, SlotRecord,
-    SlotRelease, SlotState, SpaceRecord, Store, StoreError,
+    hwm_bound, is_space_key, Claim, ClaimRequest, Holder, InitFence, Marker, MarkerState, Renewal,
+    SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
 pub use url::{LeaseUrl, Settings, StoreUrl, BUILT_STORES};
 #[cfg(feature = "zookeeper")]

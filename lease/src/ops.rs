@@ -11,7 +11,7 @@ use snowmint::Iso8601;
 
 use crate::driver::{store_error, timed};
 use crate::error::LeaseError;
-use crate::store::{Marker, SlotRecord, SlotRelease, Store};
+use crate::store::{InitFence, Marker, SlotRecord, SlotRelease, Store};
 use crate::url::LeaseUrl;
 
 /// Why an operation failed: the store's error (`lease_unavailable`, or
@@ -141,11 +141,29 @@ fn open(url: &str) -> Result<(LeaseUrl, Arc<dyn Store>), OpsError> {
 /// directory) if it is missing, and checks that it answers. Returns the
 /// store's name.
 pub fn init(url: &str) -> Result<String, OpsError> {
+    initialize(url).map(|i| i.store)
+}
+
+/// What [`initialize`] did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Initialized {
+    /// The store as messages name it.
+    pub store: String,
+    /// The fence the store set for the spaces claimed after it, with its
+    /// clock (Redis; `None` for the other stores, which need none): until
+    /// the fence passes, a new lease's generator refuses with
+    /// `lease_fenced`. Running `initialize` again reads it again.
+    pub fence: Option<InitFence>,
+}
+
+/// [`init`], with the fence it leaves (see [`Initialized`]).
+pub fn initialize(url: &str) -> Result<Initialized, OpsError> {
     let (url, store) = open(url)?;
     let name = store.describe();
     let s = Arc::clone(&store);
-    timed(url.settings.timeout_ms, move || s.init()).map_err(|e| store_error(&name, 0, e))?;
-    Ok(name)
+    let fence = timed(url.settings.timeout_ms, move || s.init_fence())
+        .map_err(|e| store_error(&name, 0, e))?;
+    Ok(Initialized { store: name, fence })
 }
 
 /// Every slot space of the store of `url` (only those of its namespace when

@@ -29,6 +29,21 @@ pub struct Claim {
     /// When the claim expires without a renewal, store time (`None`: never
     /// while the holder lives, as the file store's lock).
     pub expires_ms: Option<u64>,
+    /// Why `prev_hwm_ms` is above the slot record's own `hwm`: the store's
+    /// fence after it may have forgotten claims (Redis); `None` when it is
+    /// the record's (a previous holder's reservation).
+    pub fence: Option<snowmint::FenceCause>,
+}
+
+/// What [`Store::init_fence`] found: the fence claims of spaces not yet
+/// claimed on this server start above, and the store's clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InitFence {
+    /// The fence, Unix ms by the store's clock (passed once `now_ms` is
+    /// above it).
+    pub fence_ms: u64,
+    /// The store's clock when it answered, Unix ms.
+    pub now_ms: u64,
 }
 
 /// The identity of a claim, which renewals and the release are conditional on.
@@ -155,6 +170,13 @@ pub trait Store: Send + Sync {
     /// Idempotent. The default (a store without operations) fails.
     fn init(&self) -> Result<(), StoreError> {
         Err(not_supported(&self.describe()))
+    }
+
+    /// Operations: [`init`](Store::init), and the fence a store that may
+    /// forget (Redis) sets for the spaces claimed after it (`None`: none,
+    /// the default for every other store).
+    fn init_fence(&self) -> Result<Option<InitFence>, StoreError> {
+        self.init().map(|()| None)
     }
 
     /// Operations: the store's clock and every slot space it holds with its

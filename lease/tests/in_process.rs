@@ -156,6 +156,8 @@ struct Faulty {
     inner: snowmint_lease::FileStore,
     fail: std::sync::atomic::AtomicBool,
     hang_ms: std::sync::atomic::AtomicU64,
+    /// Releases fail (as if the process died before it could release).
+    no_release: std::sync::atomic::AtomicBool,
 }
 
 impl Faulty {
@@ -164,6 +166,7 @@ impl Faulty {
             inner: snowmint_lease::FileStore::new(dir),
             fail: Default::default(),
             hang_ms: Default::default(),
+            no_release: Default::default(),
         })
     }
     fn hang(&self) {
@@ -204,6 +207,9 @@ impl Store for Faulty {
         self.inner.renew_within(space, h, ttl, window, max_hwm_ms)
     }
     fn release(&self, space: &SlotSpace, h: &Holder, last_ms: u64) -> Result<(), StoreError> {
+        if self.no_release.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::Unreachable("release refused".into()));
+        }
         self.inner.release(space, h, last_ms)
     }
 }
@@ -555,5 +561,207 @@ fn stale_temporary_files_are_swept_at_claim() {
     open_at(&url, None).unwrap().close().unwrap();
     assert!(!stale.exists());
     assert!(fresh.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Past its reservation while the store does not answer, the refusal says
+/// since when (local ms), not a reservation ending at the layout's epoch.
+#[test]
+fn an_unreachable_store_is_said_with_since_when() {
+    use std::sync::atomic::Ordering;
+    let dir = temp_dir("since");
+    let store = Faulty::new(&dir);
+    let url = LeaseUrl::parse("file:/unused?renew_ms=20&window_ms=300").unwrap();
+    let g = LeasedGenerator::with_store(
+        store.clone(),
+        url.settings,
+        Layout::preset("twitter").unwrap(),
+        &[("datacenter", 1)],
+        Options::default(),
+        None,
+        SystemClock,
+    )
+    .unwrap();
+    g.next_id().unwrap();
+    let cut = SystemClock.precise_ms();
+    store.fail.store(true, Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let err = loop {
+        match g.next_id() {
+            Ok(_) => assert!(std::time::Instant::now() < deadline, "never expired"),
+            Err(e) => break e,
+        }
+    };
+    let m = err.to_string();
+    assert_eq!(err.code(), "lease_expired", "{m}");
+    let since = match err {
+        snowmint::Error::LeaseExpired {
+            end: snowmint::LeaseEnd::RenewalsFailing { since_ms },
+            ..
+        } => since_ms,
+        e => panic!("not an unreachable store's refusal: {e}"),
+    };
+    assert!(since >= cut - 1 && since <= SystemClock.precise_ms(), "{m}");
+    assert!(
+        m.starts_with("lease expired: ")
+            && m.contains(&format!(
+                "no renewal confirmed since {since} ms (the store unreachable or refusing: \
+                 the lease's last_error says why); IDs resume once one is confirmed"
+            ))
+            && m.ends_with("[lease_expired]"),
+        "{m}"
+    );
+    // Answering again clears it: a later refusal would not name that time.
+    store.fail.store(false, Ordering::SeqCst);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while g.next_id().is_err() {
+        assert!(std::time::Instant::now() < deadline, "never recovered");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    g.close().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// After `close`, the refusal says the lease was closed.
+#[test]
+fn a_closed_lease_says_closed() {
+    let dir = temp_dir("closed");
+    let url = LeaseUrl::parse(&format!("file:{}", dir.display())).unwrap();
+    let g = LeasedGenerator::open_with(
+        &url,
+        Layout::preset("twitter").unwrap(),
+        &[("datacenter", 2)],
+        Options::default(),
+        None,
+        SystemClock,
+    )
+    .unwrap();
+    g.next_id().unwrap();
+    g.close().unwrap();
+    let err = g.next_id().unwrap_err();
+    let m = err.to_string();
+    assert_eq!(err.code(), "lease_expired");
+    assert_eq!(
+        m,
+        "lease closed: this generator was closed and issues no more IDs: open a new lease \
+         [lease_expired]"
+    );
+    let mut out = [0u64; 3];
+    assert_eq!(g.next_ids(&mut out).unwrap_err().to_string(), m);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A slot an operator released (another holder may take it): the holder
+/// stops, and its refusal says the lease was lost, not a reservation that
+/// ends at the layout's epoch.
+#[test]
+fn a_lost_lease_says_lost() {
+    let dir = temp_dir("lost");
+    let url = format!("file:{}?namespace=lost&renew_ms=20", dir.display());
+    let g = LeasedGenerator::open_with(
+        &LeaseUrl::parse(&url).unwrap(),
+        Layout::preset("twitter").unwrap(),
+        &[("datacenter", 6)],
+        Options::default(),
+        None,
+        SystemClock,
+    )
+    .unwrap();
+    g.next_id().unwrap();
+    let info = g.info();
+    snowmint_lease::ops::release(&url, Some(&info.space_key), info.slot, true).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while g.info().lost.is_none() {
+        assert!(std::time::Instant::now() < deadline, "never saw it lost");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let err = g.next_id().unwrap_err();
+    let m = err.to_string();
+    assert_eq!(err.code(), "lease_expired");
+    assert!(
+        m.starts_with("lease lost: another holder has the slot") && !m.contains("ends before"),
+        "{m}"
+    );
+    g.close().unwrap();
+    assert!(g
+        .next_id()
+        .unwrap_err()
+        .to_string()
+        .starts_with("lease lost: "));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A holder that died without releasing leaves its reservation ahead of the
+/// clock: its successor's generator refuses with `lease_fenced` (the cause,
+/// when IDs resume), never `clock_moved_backwards`, and a `wait:N` policy
+/// that covers it waits it out.
+#[test]
+fn a_predecessors_reservation_is_a_fence_not_a_clock_fault() {
+    use std::sync::atomic::Ordering;
+    let dir = temp_dir("pred");
+    // A worker no other test of this process uses: generators with the same
+    // ID bits share one state in a process, and this one is fenced ahead.
+    const SLOT: u64 = 1000;
+    let url = LeaseUrl::parse("file:/unused?window_ms=1500&renew_ms=500").unwrap();
+    let layout = Layout::preset("leaf").unwrap();
+    let open = |store: std::sync::Arc<Faulty>, options: Options| {
+        LeasedGenerator::with_store(
+            store,
+            url.settings.clone(),
+            layout,
+            &[],
+            options,
+            Some(SLOT),
+            SystemClock,
+        )
+        .unwrap()
+    };
+    let fail = Options {
+        clock_backwards: snowmint::ClockBackwards::Fail,
+        ..Options::default()
+    };
+    let store = Faulty::new(&dir);
+    let a = open(store.clone(), fail);
+    a.next_id().unwrap();
+    let reserved = a.info().hwm_ms;
+    store.no_release.store(true, Ordering::SeqCst);
+    assert_eq!(a.close().unwrap_err().code(), "lease_unavailable");
+    drop((a, store)); // its lock goes; its reservation stays
+
+    let b = open(Faulty::new(&dir), fail);
+    assert_eq!(b.slot(), SLOT);
+    let err = b.next_id().unwrap_err();
+    let m = err.to_string();
+    assert_eq!(err.code(), "lease_fenced", "{m}");
+    let snowmint::Error::LeaseFenced {
+        now_ms,
+        resume_ms,
+        cause,
+    } = err
+    else {
+        panic!("{m}")
+    };
+    assert_eq!(cause, snowmint::FenceCause::Predecessor);
+    assert_eq!(resume_ms, reserved + 1, "{m}");
+    assert!(now_ms < resume_ms, "{m}");
+    assert!(
+        m.starts_with("lease fenced: the slot's previous holder issued or reserved IDs up to then")
+            && m.contains(&format!("no ID before {resume_ms} ms (now {now_ms} ms, "))
+            && !m.contains("clock moved backwards"),
+        "{m}"
+    );
+    drop(b);
+
+    // A policy that waits long enough waits the fence out.
+    let c = open(
+        Faulty::new(&dir),
+        Options {
+            clock_backwards: snowmint::ClockBackwards::Wait { max_units: 10_000 },
+            ..Options::default()
+        },
+    );
+    let id = c.next_id().unwrap();
+    assert!(layout.decompose(id).unwrap().timestamp_ms() > reserved);
+    c.close().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }

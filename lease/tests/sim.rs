@@ -182,6 +182,7 @@ impl Store for ModelStore {
             prev_hwm_ms: prev,
             hwm_ms: hwm,
             expires_ms: Some(now + req.ttl_ms),
+            fence: None,
         })
     }
 

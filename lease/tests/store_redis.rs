@@ -544,7 +544,7 @@ fn authentication_problems_are_named() {
     // fenced (about a second here), and IDs come once the clock passed it.
     let deadline = Instant::now() + Duration::from_secs(10);
     while let Err(e) = g.next_id() {
-        assert_eq!(e.code(), "clock_moved_backwards", "{e}");
+        assert_eq!(e.code(), "lease_fenced", "{e}");
         assert!(Instant::now() < deadline, "{e}");
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -887,7 +887,7 @@ fn holders_across_a_loss(server: &mut Scratch, lose: &dyn Fn(&mut Scratch) -> u1
     assert!(fence >= lost_at + 2_000, "fence {fence}, loss at {lost_at}");
     // B's only failures: its clock behind the fence at first.
     for e in errors(&b_out) {
-        assert!(e.starts_with("clock_moved_backwards "), "{e}");
+        assert!(e.starts_with("lease_fenced "), "{e}");
     }
     let b_ids = ids(&b_out);
     assert!(b_ids.len() >= 100, "B issued {}: {b_out:?}", b_ids.len());

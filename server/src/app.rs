@@ -108,6 +108,7 @@ impl From<Error> for ApiError {
         let status = match e {
             Error::LeaseUnavailable(_)
             | Error::LeaseExpired { .. }
+            | Error::LeaseFenced { .. }
             | Error::ClockMovedBackwards { .. }
             | Error::ProcessForked => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::BAD_REQUEST,

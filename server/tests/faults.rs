@@ -345,7 +345,7 @@ fn failures(calls: &[Call]) -> Vec<&Call> {
 
 /// A refusal a client can act on: 503 with Retry-After and a code saying
 /// the server cannot issue now (its reservation ran out before a renewal
-/// was confirmed, or its clock is below the `hwm` it took over). On this
+/// was confirmed, or its clock is below the `hwm` it took over: a fence). On this
 /// shared, loaded machine a renewal may miss its window: that is safe, and
 /// the safety checks hold either way.
 fn clean_refusal(c: &Call) -> bool {
@@ -354,6 +354,7 @@ fn clean_refusal(c: &Call) -> bool {
         && [
             "lease_expired",
             "lease_unavailable",
+            "lease_fenced",
             "clock_moved_backwards",
         ]
         .contains(&c.error.as_str())
@@ -374,9 +375,10 @@ fn refusals(who: &str, calls: &[Call]) -> usize {
 /// The codes of [`clean_refusal`]: a gRPC status message starts with one
 /// (`lease_expired: ...`), a Thrift exception's message ends with it in
 /// brackets (`... [lease_expired]`).
-const REFUSAL_CODES: [&str; 3] = [
+const REFUSAL_CODES: [&str; 4] = [
     "lease_expired",
     "lease_unavailable",
+    "lease_fenced",
     "clock_moved_backwards",
 ];
 

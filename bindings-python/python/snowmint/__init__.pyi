@@ -97,7 +97,14 @@ class LeaseUnavailableError(SnowmintError):
     code: str
 
 class LeaseExpiredError(SnowmintError):
-    """code ``lease_expired``: no ID past the reservation the lease's store confirmed."""
+    """code ``lease_expired``: no ID past the reservation the lease's store confirmed
+    (the store unreachable), or the lease was lost or closed."""
+
+    code: str
+
+class LeaseFencedError(SnowmintError):
+    """code ``lease_fenced``: the lease's slot is fenced until a later time (the store may
+    have forgotten, or a previous holder reserved it); the clock is fine: wait."""
 
     code: str
 
@@ -116,6 +123,7 @@ class InvalidIdTypeError(InvalidIdError, TypeError): ...
 class ProcessForkedTypeError(ProcessForkedError, TypeError): ...
 class LeaseUnavailableTypeError(LeaseUnavailableError, TypeError): ...
 class LeaseExpiredTypeError(LeaseExpiredError, TypeError): ...
+class LeaseFencedTypeError(LeaseFencedError, TypeError): ...
 
 # The classes are pyo3 classes, which cannot be subclassed (@final).
 
@@ -421,6 +429,8 @@ __all__ = [
     "Layout",
     "LeaseExpiredError",
     "LeaseExpiredTypeError",
+    "LeaseFencedError",
+    "LeaseFencedTypeError",
     "LeaseUnavailableError",
     "LeaseUnavailableTypeError",
     "MissingNodeError",

@@ -13,7 +13,10 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use snowmint::{Clock, Config, Generator, Id, Layout, LeaseProblem, Next, Options, SystemClock};
+use snowmint::{
+    Clock, Config, Error, FenceCause, Generator, Id, Layout, LeaseEnd, LeaseProblem, Next, Options,
+    SystemClock,
+};
 
 use crate::error::LeaseError;
 use crate::space::SlotSpace;
@@ -52,6 +55,9 @@ struct Lease {
     settings: Settings,
     holder: Holder,
     prev_hwm_ms: u64,
+    /// Why the generator starts above `prev_hwm_ms` (`None`: it does not, a
+    /// slot never used): what a refusal before the first ID above it says.
+    fence: Option<FenceCause>,
     status: Mutex<Status>,
     wake: Condvar,
 }
@@ -66,6 +72,9 @@ struct Status {
     skew_ms: Option<i64>,
     lost: Option<String>,
     last_error: Option<String>,
+    /// When the first of the renewals failing since the last confirmed one
+    /// was sent, local Unix ms.
+    failing_since_ms: Option<u64>,
 }
 
 /// A lease's state, for reports.
@@ -308,6 +317,8 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             settings,
             holder: claim.holder,
             prev_hwm_ms: claim.prev_hwm_ms,
+            fence: (claim.prev_hwm_ms >= layout.epoch_ms())
+                .then(|| claim.fence.unwrap_or(FenceCause::Predecessor)),
             status: Mutex::new(Status {
                 stop: false,
                 hwm_ms: claim.hwm_ms,
@@ -316,6 +327,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 skew_ms: Some(skew_ms),
                 lost: None,
                 last_error: None,
+                failing_since_ms: None,
             }),
             wake: Condvar::new(),
         });
@@ -350,21 +362,63 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         })
     }
 
-    /// The next ID (`lease_expired` past the confirmed reservation).
+    /// The next ID: `lease_expired` past the confirmed reservation (saying
+    /// whether the store is unreachable, the slot lost or the lease closed),
+    /// `lease_fenced` while the slot's fence is ahead of the clock.
     #[inline]
     pub fn next_id(&self) -> snowmint::Result<Id> {
-        self.gen.next_id()
+        self.gen.next_id().map_err(|e| self.explain(e))
     }
 
     /// The next ID if one can be issued now, or when to ask again.
     #[inline]
     pub fn try_next_id(&self) -> snowmint::Result<Next> {
-        self.gen.try_next_id()
+        self.gen.try_next_id().map_err(|e| self.explain(e))
     }
 
     /// Fills `out` with increasing IDs.
     pub fn next_ids(&self, out: &mut [u64]) -> snowmint::Result<()> {
-        self.gen.next_ids(out)
+        self.gen.next_ids(out).map_err(|e| self.explain(e))
+    }
+
+    /// A refusal of the inner generator, with what only the lease knows:
+    /// why the reservation ended, and a fence taken for a clock fault.
+    #[cold]
+    fn explain(&self, e: Error) -> Error {
+        match e {
+            Error::LeaseExpired {
+                time_ms,
+                reserved_end_ms,
+                end: LeaseEnd::Reservation,
+            } => {
+                let s = self.lease.status();
+                let end = if s.lost.is_some() {
+                    LeaseEnd::Lost
+                } else if s.stop {
+                    LeaseEnd::Closed
+                } else if let Some(since_ms) = s.failing_since_ms {
+                    LeaseEnd::RenewalsFailing { since_ms }
+                } else {
+                    LeaseEnd::Reservation
+                };
+                Error::LeaseExpired {
+                    time_ms,
+                    reserved_end_ms,
+                    end,
+                }
+            }
+            // Behind the state the claim set (no ID above it yet): the
+            // clock is behind the fence, not behind an ID it issued.
+            Error::ClockMovedBackwards { now_ms, last_ms } => match self.lease.fence {
+                Some(cause) if last_ms <= self.lease.prev_hwm_ms => Error::LeaseFenced {
+                    now_ms,
+                    resume_ms: last_ms + self.gen.config().layout().time_unit_ms(),
+                    cause,
+                },
+                _ => e,
+            },
+            e => e,
+        }
     }
 
     /// The configuration: layout, node values in use (the leased one
@@ -539,6 +593,7 @@ fn renew_loop<C: Clock>(lease: &Arc<Lease>, gen: &Generator<C>) {
             } => {
                 // The write is confirmed: only now may IDs use it.
                 gen.reserve_until(Some(limit_ms));
+                s.failing_since_ms = None;
                 s.hwm_ms = hwm_ms;
                 s.expires_ms = expires_ms;
                 s.renewals += 1;
@@ -549,14 +604,16 @@ fn renew_loop<C: Clock>(lease: &Arc<Lease>, gen: &Generator<C>) {
                 wait = every;
             }
             Renewed::Lost(why) => {
-                // Another holder: stop at once, even inside the reservation.
-                gen.reserve_until(Some(0));
+                // Another holder: stop at once, even inside the reservation
+                // (`lost` first: a refusal that follows reads it).
                 s.lost = Some(why);
+                gen.reserve_until(Some(0));
                 return;
             }
             Renewed::Failed(why) => {
                 // Keep issuing up to the confirmed reservation; try again soon.
                 s.last_error = Some(why);
+                s.failing_since_ms.get_or_insert(sent_ms);
                 wait = retry;
             }
         }

@@ -217,6 +217,7 @@ impl EtcdStore {
             prev_hwm_ms: old.hwm_ms,
             hwm_ms: new.hwm_ms,
             expires_ms: Some(now.saturating_add(lease.1 as u64 * 1000)),
+            fence: None,
         }))
     }
 

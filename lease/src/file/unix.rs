@@ -347,6 +347,7 @@ impl Store for FileStore {
             prev_hwm_ms: old.hwm_ms,
             hwm_ms: new.hwm_ms,
             expires_ms: None,
+            fence: None,
         })
     }
 

@@ -3,7 +3,7 @@
 //! ```text
 //! snowmint:lease:{<space key>}:space     string: the space's canonical text (checked on every claim)
 //! snowmint:lease:{<space key>}:slot:<n>  hash: token, counter, expires_ms, hwm_ms, epoch
-//! snowmint:lease:{<space key>}:marker    hash: server, fence_ms, max_window_ms, epoch
+//! snowmint:lease:{<space key>}:marker    hash: server, fence_ms, max_window_ms, epoch, cause
 //! snowmint:lease:init                    hash: server, fence_ms (`lease init`)
 //! ```
 //!
@@ -38,10 +38,11 @@ use redis::{Client, Connection, ErrorKind, RedisError, Script};
 use crate::error::LeaseError;
 use crate::space::SlotSpace;
 use crate::store::{
-    check_space_key, is_space_key, Claim, ClaimRequest, Holder, Marker, MarkerState, Renewal,
-    SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
+    check_space_key, is_space_key, Claim, ClaimRequest, Holder, InitFence, Marker, MarkerState,
+    Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
 use crate::url::Settings;
+use snowmint::FenceCause;
 
 mod scripts;
 use scripts::{CLAIM, INIT, PRELUDE, RELEASE, RELEASE_SLOT, RENEW};
@@ -421,6 +422,11 @@ impl Store for RedisStore {
                 prev_hwm_ms: num(&reply, 3)?,
                 hwm_ms: num(&reply, 4)?,
                 expires_ms: Some(num(&reply, 5)?),
+                fence: match reply.get(7).map(String::as_str) {
+                    Some("forgot") => Some(FenceCause::StoreForgot),
+                    Some("changed") => Some(FenceCause::StoreChanged),
+                    _ => None,
+                },
             }),
             Some("full") => Err(StoreError::NoFreeSlot),
             Some("badspace") => Err(StoreError::BadRecord(format!(
@@ -505,6 +511,11 @@ impl Store for RedisStore {
     /// before may have left live holders). Refuses a server that may evict keys without a TTL,
     /// unless `redis_allow_eviction` (claims then trust no init key).
     fn init(&self) -> Result<(), StoreError> {
+        self.init_fence().map(|_| ())
+    }
+
+    /// The init key's fence and the store's clock (see [`INIT`]).
+    fn init_fence(&self) -> Result<Option<InitFence>, StoreError> {
         let reply: Vec<String> = self.with_conn(|c| {
             self.init
                 .key(INIT_KEY)
@@ -519,7 +530,10 @@ impl Store for RedisStore {
             return Err(e);
         }
         match reply.first().map(String::as_str) {
-            Some("kept" | "new") => num(&reply, 1).map(|_| ()),
+            Some("kept" | "new") => Ok(Some(InitFence {
+                fence_ms: num(&reply, 1)?,
+                now_ms: num(&reply, 2)?,
+            })),
             _ => Err(bad_reply(&reply)),
         }
     }

@@ -61,7 +61,10 @@ end
 /// KEYS[1]: the space's key prefix, KEYS[2]: the store's init key. ARGV:
 /// text, slots, prefer (-1: none), ttl_ms, window_ms, token, max_window_ms,
 /// skew_ms, allow_eviction ('1'/'0'), max_hwm ('' or absent: no bound).
-/// Returns {'claimed', slot, counter, prev_hwm, hwm, expires, fence},
+/// Returns {'claimed', slot, counter, prev_hwm, hwm, expires, fence, why}
+/// (why: '' when prev_hwm is the record's own, else what raised it to the
+/// fence: 'forgot' (no marker, or none of this version: a new, restarted or
+/// emptied server) or 'changed' (the marker names another server)),
 /// {'full'}, {'badspace', why}, {'badrecord', slot, why}, {'window', max},
 /// {'eviction', policy}, {'noidentity'}, {'maxwindow', stored} or
 /// {'toofar', now + window_ms, now, max_hwm} (nothing written).
@@ -99,11 +102,12 @@ if type(stored) == 'table' then return {'badspace', stored.err or 'not a string'
 if stored and stored ~= text then
   return {'badspace', 'another slot space is stored under its key'}
 end
-local m = redis.pcall('HMGET', base .. ':marker', 'server', 'fence_ms', 'max_window_ms', 'epoch')
+local m = redis.pcall('HMGET', base .. ':marker', 'server', 'fence_ms', 'max_window_ms', 'epoch',
+  'cause')
 if m.err then return {'badspace', 'marker: ' .. m.err} end
-local fence, epoch
+local fence, epoch, cause
 if m[1] == server and m[4] and m[4] ~= '' then
-  fence, epoch = tonumber(m[2]), m[4]
+  fence, epoch, cause = tonumber(m[2]), m[4], m[5] or 'forgot'
   if not fence then return {'badspace', 'marker: fence_ms expected'} end
   if tonumber(m[3]) ~= maxw then return {'maxwindow', tostring(m[3])} end
 else
@@ -113,6 +117,8 @@ else
   -- New at every marker write (the token is random), so no record written
   -- before this one carries it.
   epoch = server .. '/' .. token
+  cause = 'forgot'
+  if m[1] and m[1] ~= server then cause = 'changed' end
   if not m[1] and not stored and not allow then
     -- A space never claimed on a server `lease init` vouched for since
     -- (same identity, so no restart or failover; a wipe removes the init
@@ -124,7 +130,7 @@ else
     end
   end
   redis.call('HSET', base .. ':marker', 'server', server, 'fence_ms', int(fence),
-    'max_window_ms', int(maxw), 'epoch', epoch)
+    'max_window_ms', int(maxw), 'epoch', epoch, 'cause', cause)
 end
 if not stored then redis.call('SET', base .. ':space', text) end
 -- A slot's hwm as this claim counts it: never below the fence; with
@@ -162,7 +168,9 @@ local expires = now + ttl
 local hwm = math.max(prev, now + window)
 redis.call('HSET', base .. ':slot:' .. pick, 'token', token, 'counter', int(counter),
   'expires_ms', int(expires), 'hwm_ms', int(hwm), 'epoch', epoch)
-return {'claimed', int(pick), int(counter), int(prev), int(hwm), int(expires), int(fence)}
+local why = ''
+if rec.hwm < prev then why = cause end
+return {'claimed', int(pick), int(counter), int(prev), int(hwm), int(expires), int(fence), why}
 ";
 
 /// KEYS[1]: the slot's hash, KEYS[2]: the space's marker. ARGV: token,
@@ -224,7 +232,7 @@ return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '1'}
 /// allow_eviction. Vouches for the spaces not yet claimed on this server:
 /// keeps the key if it names this server, else writes it with a fence at
 /// now plus the span (a wipe just before may have left live holders, whose
-/// reservations end before it). Returns {'kept', fence}, {'new', fence},
+/// reservations end before it). Returns {'kept', fence, now}, {'new', fence, now},
 /// {'eviction', policy} or {'noidentity'}.
 pub(super) const INIT: &str = r"
 local server = identity()
@@ -234,8 +242,8 @@ if ARGV[2] ~= '1' then
   if p then return {'eviction', p} end
 end
 local i = redis.call('HMGET', KEYS[1], 'server', 'fence_ms')
-if i[1] == server and tonumber(i[2]) then return {'kept', i[2]} end
+if i[1] == server and tonumber(i[2]) then return {'kept', i[2], int(now)} end
 local fence = now + tonumber(ARGV[1])
 redis.call('HSET', KEYS[1], 'server', server, 'fence_ms', int(fence))
-return {'new', int(fence)}
+return {'new', int(fence), int(now)}
 ";

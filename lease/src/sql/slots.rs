@@ -539,6 +539,7 @@ fn new_claim(slot: u64, counter: i64, old_hwm: i64, now: i64, b: &Bounded) -> Db
         prev_hwm_ms: as_u64(old_hwm),
         hwm_ms: as_u64(hwm),
         expires_ms: Some(as_u64(expires)),
+        fence: None,
     })
 }
 

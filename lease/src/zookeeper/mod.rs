@@ -412,6 +412,7 @@ impl Store for ZookeeperStore {
                         prev_hwm_ms: old.hwm_ms,
                         hwm_ms: new.hwm_ms,
                         expires_ms: Some(new.expires_ms),
+                        fence: None,
                     });
                 }
             }
