@@ -23,7 +23,7 @@ pub const TEST_PARTS: [TestPart; 12] = [
     },
     TestPart { name: "lease", what: "the lease crate on a real directory: processes, the driver, the simulation", budget_s: 60 },
     TestPart { name: "stores", what: "PostgreSQL, MariaDB, Redis, etcd and ZooKeeper stores against real servers, and their fault tests", budget_s: 200 },
-    TestPart { name: "server", what: "the ID service: its API, four languages' clients, gRPC, Thrift, its fault tests, schemathesis", budget_s: 180 },
+    TestPart { name: "server", what: "the ID service: its API, four languages' clients, gRPC, Thrift, its fault tests, schemathesis", budget_s: 240 },
     TestPart { name: "python", what: "the Python package's suite, stubs, the wheel's contents", budget_s: 60 },
     TestPart { name: "node", what: "the Node package (addon and WebAssembly fallback), the shared JS suite", budget_s: 90 },
     TestPart { name: "c", what: "the C and C++ suite, the header's freshness, the installed prefix", budget_s: 40 },
