@@ -34,7 +34,7 @@ pub const TEST_PARTS: [TestPart; 12] = [
         what: "both npm packages' tarballs: attw, publint, TypeScript consumers; the vectors on Node 18-26, Bun and Deno, native and WebAssembly",
         budget_s: 90,
     },
-    TestPart { name: "fuzz", what: "a bounded run of every fuzz target", budget_s: 150 },
+    TestPart { name: "fuzz", what: "a bounded run of every fuzz target", budget_s: 180 },
 ];
 
 /// The parts that only compile and run tests without timing checks: the

@@ -52,7 +52,7 @@ fn table(root: &Path) -> Result<String, String> {
         return Err(format!("{FILE}: a malformed first line"));
     };
     let mut out = String::from(
-        "| part | budget (s) | last full run (s) | CPU (s) |\n| --- | ---: | ---: | ---: |\n",
+        "| part | budget (s) | last run (s) | CPU (s) |\n| --- | ---: | ---: | ---: |\n",
     );
     for line in lines {
         let f: Vec<&str> = line.split('\t').collect();
