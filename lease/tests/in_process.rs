@@ -214,22 +214,30 @@ impl Store for Faulty {
     }
 }
 
-#[test]
-fn failed_renewals_expire_then_recover() {
-    use std::sync::atomic::Ordering;
-    let dir = temp_dir("recover");
-    let store = Faulty::new(&dir);
-    let url = LeaseUrl::parse("file:/unused?renew_ms=20&window_ms=300").unwrap();
-    let g = LeasedGenerator::with_store(
-        store.clone(),
-        url.settings,
+/// A leased `twitter` generator on datacenter 1 over `store`, with `url`'s
+/// settings (the store in the URL is not used).
+fn twitter_dc1(
+    store: std::sync::Arc<Faulty>,
+    url: &LeaseUrl,
+) -> Result<LeasedGenerator, snowmint_lease::LeaseError> {
+    LeasedGenerator::with_store(
+        store,
+        url.settings.clone(),
         Layout::preset("twitter").unwrap(),
         &[("datacenter", 1)],
         Options::default(),
         None,
         SystemClock,
     )
-    .unwrap();
+}
+
+#[test]
+fn failed_renewals_expire_then_recover() {
+    use std::sync::atomic::Ordering;
+    let dir = temp_dir("recover");
+    let store = Faulty::new(&dir);
+    let url = LeaseUrl::parse("file:/unused?renew_ms=20&window_ms=300").unwrap();
+    let g = twitter_dc1(store.clone(), &url).unwrap();
     g.next_id().unwrap();
     store.fail.store(true, Ordering::SeqCst);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -261,16 +269,7 @@ fn a_store_that_hangs_times_out() {
     store.hang_ms.store(2000, Ordering::SeqCst);
     let url = LeaseUrl::parse("file:/unused?timeout_ms=100").unwrap();
     let t = std::time::Instant::now();
-    let e = LeasedGenerator::with_store(
-        store,
-        url.settings,
-        Layout::preset("twitter").unwrap(),
-        &[("datacenter", 1)],
-        Options::default(),
-        None,
-        SystemClock,
-    )
-    .unwrap_err();
+    let e = twitter_dc1(store, &url).unwrap_err();
     assert!(t.elapsed() < std::time::Duration::from_millis(1500));
     assert_eq!(e.code(), "lease_unavailable");
     assert!(e.to_string().contains("no answer within 100 ms"), "{e}");
@@ -572,16 +571,7 @@ fn an_unreachable_store_is_said_with_since_when() {
     let dir = temp_dir("since");
     let store = Faulty::new(&dir);
     let url = LeaseUrl::parse("file:/unused?renew_ms=20&window_ms=300").unwrap();
-    let g = LeasedGenerator::with_store(
-        store.clone(),
-        url.settings,
-        Layout::preset("twitter").unwrap(),
-        &[("datacenter", 1)],
-        Options::default(),
-        None,
-        SystemClock,
-    )
-    .unwrap();
+    let g = twitter_dc1(store.clone(), &url).unwrap();
     g.next_id().unwrap();
     let cut = SystemClock.precise_ms();
     store.fail.store(true, Ordering::SeqCst);
