@@ -40,6 +40,7 @@ mod driver;
 mod error;
 mod file;
 pub mod ops;
+mod slot;
 mod space;
 mod store;
 mod stores;
@@ -47,6 +48,8 @@ mod url;
 
 #[cfg(feature = "etcd")]
 mod etcd;
+#[cfg(any(feature = "etcd", feature = "zookeeper"))]
+mod history;
 #[cfg(feature = "redis")]
 mod redis_store;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
@@ -64,12 +67,13 @@ pub use etcd::EtcdStore;
 pub use file::FileStore;
 #[cfg(feature = "redis")]
 pub use redis_store::RedisStore;
+pub use slot::{slot_order, SlotSeen, UNUSED_LISTED};
 pub use space::SlotSpace;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 pub use sql::SqlStore;
 pub use store::{
     hwm_bound, is_space_key, Claim, ClaimRequest, Holder, InitFence, Marker, MarkerState, Renewal,
-    SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
+    SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError, LIMIT_LATENCY_MS,
 };
 pub use url::{LeaseUrl, Settings, StoreUrl, BUILT_STORES};
 #[cfg(feature = "zookeeper")]

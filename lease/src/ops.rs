@@ -69,7 +69,7 @@ pub struct SpaceListing {
     pub slots: Option<u64>,
     /// The records of the slots ever claimed, by slot.
     pub records: Vec<SlotRecord>,
-    /// The space's marker and fence (Redis only).
+    /// The space's marker and fence (Redis, PostgreSQL, MySQL/MariaDB).
     pub marker: Option<Marker>,
 }
 
@@ -239,7 +239,7 @@ pub fn reset_hwm(
     hwm_ms: u64,
 ) -> Result<Released, OpsError> {
     let settings = LeaseUrl::parse(url)?.settings;
-    let lowest = crate::file::system_ms()
+    let lowest = crate::slot::system_ms()
         .saturating_add(settings.window_ms)
         .saturating_add(settings.max_skew_ms);
     let highest = lowest.saturating_add(RESET_HWM_MAX_AHEAD_MS);

@@ -148,6 +148,24 @@ pub trait Store: Send + Sync {
         max_hwm_ms: u64,
     ) -> Result<Claim, StoreError>;
 
+    /// The claim ([`claim_within`](Store::claim_within)), also refused
+    /// ([`StoreError::Refused`], nothing written) if the store's clock, read
+    /// in the same atomic step, is below `min_store_ms` (0: no bound): the
+    /// claimer's clock when it sent the claim minus `max_skew_ms`. The skew
+    /// check reads the clock in an earlier call, maybe of another server (a
+    /// name or address that moved in between); a store whose fence relies
+    /// on its clock (Redis) checks this bound. The default ignores it.
+    fn claim_between(
+        &self,
+        space: &SlotSpace,
+        req: &ClaimRequest,
+        min_store_ms: u64,
+        max_hwm_ms: u64,
+    ) -> Result<Claim, StoreError> {
+        let _ = min_store_ms;
+        self.claim_within(space, req, max_hwm_ms)
+    }
+
     /// The renewal ([`renew`](Store::renew)), refused
     /// ([`StoreError::Refused`], nothing written) if store time + `window_ms`
     /// is above `max_hwm_ms`, as [`claim_within`](Store::claim_within).
@@ -230,6 +248,15 @@ pub fn hwm_bound(sent_ms: u64, timeout_ms: u64, max_skew_ms: u64, window_ms: u64
         .saturating_add(max_skew_ms)
         .saturating_add(window_ms)
 }
+
+/// The latency allowance: how far past `sent + window_ms + max_skew_ms`
+/// a holder's issuing limit may reach, `sent` being its clock when it sent
+/// the call that confirmed the reservation. 0: limits are counted from the
+/// send time ([`crate::decide::limit`]), so a reply that took long adds
+/// nothing. A store that fences after a loss (Redis) adds it to its fence
+/// and records it with the fence's other settings, so that a holder that
+/// counts otherwise (another version) is refused rather than overlapped.
+pub const LIMIT_LATENCY_MS: u64 = 0;
 
 /// `Ok` if a store whose clock reads `store_ms` may write `store_ms +
 /// window_ms` under the bound `max_hwm_ms`, else the refusal every store
@@ -329,6 +356,66 @@ pub struct SlotRecord {
     pub hwm_ms: u64,
 }
 
+#[cfg(any(
+    feature = "postgres",
+    feature = "mysql",
+    feature = "redis",
+    feature = "etcd",
+    feature = "zookeeper"
+))]
+impl SlotRecord {
+    /// The record of a slot of a store whose claims expire (every store but
+    /// the file store, whose claims last while their process does): free
+    /// without a token; else held until the store's clock `now_ms` reaches
+    /// `expires_ms`, then expired.
+    pub(crate) fn expiring(
+        slot: u64,
+        token: String,
+        counter: u64,
+        expires_ms: u64,
+        hwm_ms: u64,
+        now_ms: u64,
+    ) -> SlotRecord {
+        let state = SlotState::of_expiring(!token.is_empty(), expires_ms, now_ms);
+        SlotRecord {
+            slot,
+            state,
+            token,
+            counter,
+            expires_ms: (state != SlotState::Free).then_some(expires_ms),
+            hwm_ms,
+        }
+    }
+}
+
+#[cfg(any(
+    feature = "postgres",
+    feature = "mysql",
+    feature = "redis",
+    feature = "etcd",
+    feature = "zookeeper"
+))]
+impl SlotState {
+    /// A slot of a store whose claims expire, by the store's clock: free
+    /// without a holder (token), held until `now_ms` reaches `expires_ms`,
+    /// then expired.
+    pub(crate) fn of_expiring(has_holder: bool, expires_ms: u64, now_ms: u64) -> SlotState {
+        if !has_holder {
+            SlotState::Free
+        } else if expires_ms <= now_ms {
+            SlotState::Expired
+        } else {
+            SlotState::Held
+        }
+    }
+}
+
+/// What [`Store::list`] returns: the store's clock and its spaces by key.
+pub(crate) fn listing(now_ms: u64, mut spaces: Vec<SpaceRecord>) -> (u64, Vec<SpaceRecord>) {
+    spaces.sort_by(|a, b| a.key.cmp(&b.key));
+    (now_ms, spaces)
+}
+
 /// One slot space a store holds, with its slot records by slot.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpaceRecord {
@@ -342,7 +429,19 @@ pub struct SpaceRecord {
     pub marker: Option<Marker>,
 }
 
-/// A Redis space's marker as `list` reads it: whether claims are fenced, and
+impl SpaceRecord {
+    /// A space without a marker (every store but Redis).
+    pub(crate) fn unmarked(key: String, text: String, slots: Vec<SlotRecord>) -> SpaceRecord {
+        SpaceRecord {
+            key,
+            text,
+            slots,
+            marker: None,
+        }
+    }
+}
+
+/// A Redis (or SQL) space's marker as `list` reads it: whether claims are fenced, and
 /// until when (docs/STORES.md, "Redis").
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Marker {

@@ -24,17 +24,16 @@ pub(crate) fn open(url: &StoreUrl, settings: &Settings) -> Result<Arc<dyn Store>
     Ok(match url {
         StoreUrl::File(dir) => Arc::new(FileStore::from_url(dir, settings)),
         #[cfg(feature = "postgres")]
-        StoreUrl::Postgres(u) => Arc::new(crate::sql::SqlStore::postgres(u, settings.timeout_ms)?),
+        StoreUrl::Postgres(u) => Arc::new(crate::sql::SqlStore::postgres_with(u, settings)?),
         #[cfg(feature = "mysql")]
-        StoreUrl::Mysql(u) => Arc::new(crate::sql::SqlStore::mysql(u, settings.timeout_ms)?),
+        StoreUrl::Mysql(u) => Arc::new(crate::sql::SqlStore::mysql_with(u, settings)?),
         #[cfg(feature = "redis")]
         StoreUrl::Redis(u) => Arc::new(crate::redis_store::RedisStore::with_settings(u, settings)?),
         #[cfg(feature = "etcd")]
-        StoreUrl::Etcd(u) => Arc::new(crate::etcd::EtcdStore::new(u, settings.timeout_ms)?),
+        StoreUrl::Etcd(u) => Arc::new(crate::etcd::EtcdStore::with_settings(u, settings)?),
         #[cfg(feature = "zookeeper")]
-        StoreUrl::Zookeeper(u) => Arc::new(crate::zookeeper::ZookeeperStore::new(
-            u,
-            settings.timeout_ms,
+        StoreUrl::Zookeeper(u) => Arc::new(crate::zookeeper::ZookeeperStore::with_settings(
+            u, settings,
         )?),
         // `LeaseUrl::parse` refuses a store this build does not have.
         #[allow(unreachable_patterns)]

@@ -177,13 +177,28 @@ pub struct Settings {
     /// Redis only: the largest `window_ms` any holder of a space may use; the
     /// store refuses a larger one, and fences claims after a data loss by it
     /// (docs/STORES.md, "Redis"). Every holder of a space must use the same
-    /// value. Default 30,000.
+    /// value, and the same `max_skew_ms` (the space's marker records both).
+    /// Default 30,000.
     pub redis_max_window_ms: u64,
     /// Redis only: claim even when the server may evict keys without a TTL
     /// (`maxmemory-policy allkeys-*`), paying the fence on every slot whose
     /// record is missing. Default false: such a server is refused.
     pub redis_allow_eviction: bool,
+    /// PostgreSQL and MySQL/MariaDB only: the server settings that lose
+    /// acknowledged writes which the store serves anyway, by name
+    /// (`sql_allow_unsafe=synchronous_commit,fsync`; also
+    /// `innodb_flush_log_at_trx_commit` and `replica`). Default: none, and
+    /// such a server is refused at claim (docs/STORES.md, "SQL").
+    pub sql_allow_unsafe: Vec<String>,
 }
+
+/// The names `sql_allow_unsafe` takes: PostgreSQL's, then MySQL/MariaDB's.
+pub const SQL_UNSAFE: [&str; 4] = [
+    "synchronous_commit",
+    "fsync",
+    "innodb_flush_log_at_trx_commit",
+    "replica",
+];
 
 impl Default for Settings {
     fn default() -> Self {
@@ -197,13 +212,22 @@ impl Default for Settings {
             allow_fs: None,
             redis_max_window_ms: 30_000,
             redis_allow_eviction: false,
+            sql_allow_unsafe: Vec::new(),
         }
     }
 }
 
 impl Settings {
+    /// The defaults with another `timeout_ms`.
+    pub fn with_timeout(timeout_ms: u64) -> Settings {
+        Settings {
+            timeout_ms,
+            ..Settings::default()
+        }
+    }
+
     /// The keys the query accepts.
-    pub const KEYS: [&'static str; 9] = [
+    pub const KEYS: [&'static str; 10] = [
         "namespace",
         "ttl_ms",
         "renew_ms",
@@ -213,6 +237,7 @@ impl Settings {
         "allow_fs",
         "redis_max_window_ms",
         "redis_allow_eviction",
+        "sql_allow_unsafe",
     ];
 
     /// Checks the relations between the durations: every one at least 1 ms,
@@ -337,6 +362,24 @@ impl LeaseUrl {
                             )))
                         }
                     }
+                }
+                "sql_allow_unsafe" if matches!(store.kind(), "postgres" | "mysql") => {
+                    for name in v.split(',') {
+                        if !SQL_UNSAFE.contains(&name) {
+                            return Err(LeaseError::url(format!(
+                                "sql_allow_unsafe names server settings ({}), not '{}'",
+                                SQL_UNSAFE.join(", "),
+                                name.chars().take(40).collect::<String>()
+                            )));
+                        }
+                        settings.sql_allow_unsafe.push(name.to_string());
+                    }
+                }
+                "sql_allow_unsafe" => {
+                    return Err(LeaseError::url(
+                        "sql_allow_unsafe names server settings, and only a postgres: or mysql: \
+                         URL takes it",
+                    ))
                 }
                 _ => {
                     return Err(LeaseError::url(format!(
@@ -619,6 +662,16 @@ mod tests {
         #[cfg(feature = "redis")]
         assert!(err("redis://h?allow_fs=nfs").contains("only a file: URL takes it"));
         assert!(err("file:/x?allow_fs=").contains("allow_fs names a filesystem"));
+        assert!(err("file:/x?sql_allow_unsafe=fsync").contains("only a postgres: or mysql:"));
+        #[cfg(feature = "postgres")]
+        {
+            assert!(err("postgres://h/d?sql_allow_unsafe=wal").contains("not 'wal'"));
+            let u = LeaseUrl::parse("postgres://h/d?sql_allow_unsafe=fsync,synchronous_commit");
+            assert_eq!(
+                u.unwrap().settings.sql_allow_unsafe,
+                ["fsync", "synchronous_commit"]
+            );
+        }
         let e = LeaseUrl::parse("nope:x").unwrap_err();
         assert_eq!(e.kind.class(), snowmint::ErrorClass::Value);
         assert!(

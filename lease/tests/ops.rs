@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 use snowmint_lease::ops;
 use snowmint_lease::SlotState;
 
-mod ops_common;
-use ops_common::*;
+use snowmint_lease_test_support::ops::*;
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("snowmint-ops-{name}-{}", std::process::id()));

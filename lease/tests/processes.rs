@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 
 use std::process::Command;
 
-mod common;
-use common::*;
+use snowmint_lease_test_support::scenarios;
+use snowmint_lease_test_support::*;
+
+const PROBE: &str = env!("CARGO_BIN_EXE_snowmint-lease-probe");
 
 /// The one space directory (`v1-...`) of a store directory.
 fn space_dir(store: &Path) -> PathBuf {
@@ -32,9 +34,10 @@ fn stored_hwm(store: &Path, slot: u64) -> u64 {
 
 #[test]
 fn forty_processes_thirty_two_slots() {
+    use_probe(PROBE);
     let dir = temp_dir("forty");
     let url = format!("file:{}?namespace=forty", dir.join("store").display());
-    common::forty_processes_thirty_two_slots(&url, "forty-run");
+    scenarios::forty_processes_thirty_two_slots(&url, "forty-run");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -102,11 +105,13 @@ fn kill_and_replace(name: &str, offset_ms: i64) {
 
 #[test]
 fn killed_holder_replaced() {
+    use_probe(PROBE);
     kill_and_replace("kill", 0);
 }
 
 #[test]
 fn killed_holder_replaced_by_a_clock_behind() {
+    use_probe(PROBE);
     kill_and_replace("kill-behind", -1500);
 }
 
@@ -115,6 +120,7 @@ fn killed_holder_replaced_by_a_clock_behind() {
 /// the new holder issues only above it.
 #[test]
 fn holder_that_lost_its_slot_stops_at_once() {
+    use_probe(PROBE);
     let dir = temp_dir("lost");
     let store = dir.join("store");
     let url = format!(
@@ -170,17 +176,19 @@ fn holder_that_lost_its_slot_stops_at_once() {
 
 #[test]
 fn clock_skew_refused_at_claim() {
+    use_probe(PROBE);
     let dir = temp_dir("skew");
-    common::clock_skew(&format!("file:{}", dir.display()), "skew");
+    scenarios::clock_skew(&format!("file:{}", dir.display()), "skew");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// The crash test every store runs (`common::crash`): here the slot is free
+/// The crash test every store runs (`scenarios::crash`): here the slot is free
 /// at once, the `hwm` still holds the next holder back.
 #[test]
 fn killed_holder_common_scenario() {
+    use_probe(PROBE);
     let dir = temp_dir("crash");
-    common::crash(&format!("file:{}", dir.display()), "crash", false, &|| {});
+    scenarios::crash(&format!("file:{}", dir.display()), "crash", false, &|| {});
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -189,6 +197,7 @@ fn killed_holder_common_scenario() {
 /// then fails with lease_expired, and never issues above it.
 #[test]
 fn unwritable_store_expires_the_reservation() {
+    use_probe(PROBE);
     let dir = temp_dir("readonly");
     let store = dir.join("store");
     std::fs::create_dir_all(&store).unwrap();
@@ -252,6 +261,7 @@ fn unwritable_store_expires_the_reservation() {
 /// runs as nobody), a path through a file, and (as root) a read-only mount.
 #[test]
 fn an_unusable_store_directory_names_the_os_error_and_path() {
+    use_probe(PROBE);
     let dir = temp_dir("oserror");
     let check = |out: (Option<i32>, Vec<String>), path: &Path, os: &str| {
         let e = refusal(&out);
@@ -344,6 +354,7 @@ fn homeless_probe(tmp: &Path, url: &str) -> (Option<i32>, Vec<String>) {
 /// slot 0. Refused, nothing created there; a directory the URL names works.
 #[test]
 fn without_home_the_default_directory_is_refused() {
+    use_probe(PROBE);
     let dir = temp_dir("homeless");
     std::fs::create_dir_all(&dir).unwrap();
     let e = refusal(&homeless_probe(&dir, "file?namespace=dflt"));
@@ -366,6 +377,7 @@ fn without_home_the_default_directory_is_refused() {
 /// accepted there. Needs root to mount an overlay: not tried otherwise.
 #[test]
 fn the_default_directory_on_overlayfs_is_refused() {
+    use_probe(PROBE);
     let dir = temp_dir("overlay");
     let (lower, upper, work, merged) = (
         dir.join("lower"),
@@ -433,6 +445,7 @@ fn refusal(out: &(Option<i32>, Vec<String>)) -> String {
 /// root: chowned to nobody), or writable by others (0777) or its group.
 #[test]
 fn the_default_directory_is_private() {
+    use_probe(PROBE);
     use std::os::unix::fs::MetadataExt;
     let dir = temp_dir("fallback");
     let fallback = dir.join("snowmint").join("leases");
@@ -490,6 +503,7 @@ fn the_default_directory_is_private() {
 /// URL says `allow_fs=tmpfs`; a directory the URL names is accepted there.
 #[test]
 fn the_default_directory_on_tmpfs_is_refused() {
+    use_probe(PROBE);
     let shm = Path::new("/dev/shm");
     let tmpfs = std::process::Command::new("stat")
         .args(["-f", "-c", "%T", "/dev/shm"])
@@ -549,6 +563,7 @@ impl Drop for FuseMount {
 /// with `allow_fs=fuse`.
 #[test]
 fn a_fuse_directory_is_refused_by_name() {
+    use_probe(PROBE);
     let dir = temp_dir("fuse");
     let (src, mnt) = (dir.join("src"), dir.join("mnt"));
     std::fs::create_dir_all(&src).unwrap();
@@ -574,7 +589,50 @@ fn a_fuse_directory_is_refused_by_name() {
 
 #[test]
 fn hwm_too_far_is_refused() {
+    use_probe(PROBE);
     let dir = temp_dir("toofar");
-    common::hwm_too_far_is_refused(&format!("file:{}", dir.display()), "toofar");
+    scenarios::hwm_too_far_is_refused(&format!("file:{}", dir.display()), "toofar");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The first claimers of a new store directory, as processes started at
+/// once: every one gets its lease. (Between a claimer's failed open of the
+/// new space's `space.lock` and its creating open, another could create the
+/// file; the claim then failed with "cannot open .../space.lock: No such file
+/// or directory".)
+#[test]
+fn first_claims_of_a_new_directory_all_succeed() {
+    use_probe(PROBE);
+    const PROCESSES: usize = 12;
+    let dir = temp_dir("first-claims");
+    for trial in 0..60 {
+        let url = format!("file:{}", dir.join(format!("store-{trial}")).display());
+        // Each probe waits for the same moment to claim.
+        let start = (std::time::SystemTime::now() + std::time::Duration::from_millis(60))
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+            .to_string();
+        let probes: Vec<_> = (0..PROCESSES)
+            .map(|_| {
+                Command::new(PROBE)
+                    .args([url.as_str(), "--fixed", "datacenter=3", "--count", "1"])
+                    .args(["--start-at-ms", start.as_str()])
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for p in probes {
+            let out = p.wait_with_output().unwrap();
+            assert!(
+                out.status.success(),
+                "trial {trial}: a first claim failed: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,80 +1,60 @@
 #![cfg(feature = "mysql")]
 //! The SQL store on MySQL or MariaDB (`SNOWMINT_TEST_MYSQL_URL`, e.g.
-//! `mysql://root@127.0.0.1:3306/test`; `scripts/test-stores mysql`
-//! sets it). The suite is shared with PostgreSQL: `tests/sql/mod.rs`.
-
-mod common;
-mod sql;
+//! `mysql://root@127.0.0.1:3306/test`; `SNOWMINT_STORES=mysql cargo xtask test stores`
+//! sets it): the contract, fault and SQL suites (`lease/test-support`,
+//! shared with PostgreSQL), then what only MySQL/MariaDB has.
 
 use std::time::{Duration, Instant};
 
 use mysql::prelude::Queryable;
-use snowmint_lease::{ClaimRequest, SlotSpace, SlotState, SqlStore, Store};
+use snowmint::FenceCause;
+use snowmint_lease::{ClaimRequest, Settings, SlotSpace, SlotState, SqlStore, Store, StoreError};
+use snowmint_lease_test_support::sql::{
+    bad_hwm_is_refused, bad_hwm_table, next_claim_at_the_same_fence, wrong_credentials, Db,
+    SqlServer, BAD_HWM_CASES,
+};
+use snowmint_lease_test_support::{contract_suite, fault_suite, sql_suite, twitter, unique_ns};
 
-fn db() -> sql::Db {
+/// The server of `SNOWMINT_TEST_MYSQL_URL`.
+struct Mysql;
+
+impl SqlServer for Mysql {
+    const NAME: &'static str = "mysql";
+    const VAR: &'static str = "MYSQL";
+    const PROBE: &'static str = env!("CARGO_BIN_EXE_snowmint-lease-probe");
+
+    fn db() -> Db {
+        db()
+    }
+
+    fn overwrite_space_text(space: &SlotSpace, text: &str) {
+        let mut c = mysql::Conn::new(mysql::Opts::from_url(&db().url).unwrap()).unwrap();
+        c.exec_drop(
+            "UPDATE snowmint_lease_space SET space_text = ? WHERE space_key = ?",
+            (text, space.key()),
+        )
+        .unwrap();
+        assert_eq!(c.affected_rows(), 1);
+    }
+}
+
+contract_suite!(Mysql, restart);
+fault_suite!(Mysql);
+sql_suite!(Mysql);
+
+fn db() -> Db {
     db_from("SNOWMINT_TEST_MYSQL_URL")
 }
 
-fn db_from(var: &str) -> sql::Db {
-    sql::Db::from_env(
-        var,
-        "mysql",
-        |url, timeout_ms| SqlStore::mysql(url, timeout_ms).unwrap(),
-        |url, key| {
-            let mut c = mysql::Conn::new(mysql::Opts::from_url(url).unwrap()).unwrap();
-            c.exec_drop(
-                "UPDATE snowmint_lease_space SET space_text = 'another space' WHERE space_key = ?",
-                (key,),
-            )
-            .unwrap();
-            assert_eq!(c.affected_rows(), 1);
-        },
-    )
-}
-
-#[test]
-fn contract() {
-    sql::contract(&db());
-}
-
-#[test]
-fn expired_claim_is_taken_over() {
-    sql::expiry(&db());
-}
-
-#[test]
-fn space_text_is_checked() {
-    sql::space_text_is_checked(&db());
-}
-
-#[test]
-fn through_the_driver() {
-    sql::through_the_driver(&db());
-}
-
-#[test]
-fn calls_reuse_one_connection() {
-    sql::calls_reuse_one_connection(&db());
-}
-
-#[test]
-fn racing_claimers() {
-    sql::racing_claimers(&db());
-}
-
-#[test]
-fn unreachable_server() {
-    sql::unreachable(&db());
-}
-
-#[test]
-fn calls_are_bounded_on_their_own() {
-    sql::calls_are_bounded_on_their_own(&db());
+fn db_from(var: &str) -> Db {
+    Db::from_env(var, "mysql", |url, timeout_ms| {
+        SqlStore::mysql(url, timeout_ms).unwrap()
+    })
 }
 
 #[test]
 fn wrong_user_or_password() {
-    sql::wrong_credentials(
+    wrong_credentials(
         &db(),
         &[
             "snowmint_no_such_user",
@@ -82,42 +62,6 @@ fn wrong_user_or_password() {
             "snowmint_no_such_user:s3cret-pw",
         ],
     );
-}
-
-#[test]
-fn forty_processes_thirty_two_slots() {
-    sql::forty_processes(&db());
-}
-
-#[test]
-fn killed_holder_is_replaced_after_the_ttl() {
-    sql::crash(&db());
-}
-
-#[test]
-fn clock_skew_refused_at_claim() {
-    sql::clock_skew(&db());
-}
-
-#[test]
-fn server_cut_off_then_back() {
-    sql::store_down(&db());
-}
-
-#[test]
-fn cut_off_past_the_ttl_while_another_takes_the_slot() {
-    let db = db();
-    common::cut_off_past_ttl(&db.url, &sql::unique_ns("cutttl"));
-}
-
-#[test]
-fn hwm_survives_a_server_restart() {
-    sql::restart("SNOWMINT_TEST_MYSQL");
-}
-
-#[test]
-fn paused_holder_never_overlaps() {
-    sql::paused_holder(&db());
 }
 
 #[test]
@@ -186,8 +130,8 @@ fn autocommit_off_every_write_is_committed() {
     let holder_url = db.with_userinfo(&user);
     let observer = db.store();
 
-    let ns = sql::unique_ns("ac0");
-    let space = SlotSpace::new(common::twitter(), &[("datacenter", 1)], Some(&ns)).unwrap();
+    let ns = unique_ns("ac0");
+    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&ns)).unwrap();
     let key = space.key().to_string();
     let req = |slot| ClaimRequest {
         prefer: Some(slot),
@@ -248,12 +192,6 @@ fn autocommit_off_every_write_is_committed() {
     admin.query_drop(format!("DROP USER '{user}'@'%'")).unwrap();
 }
 
-#[test]
-fn hwm_too_far_is_refused() {
-    let db = db();
-    common::hwm_too_far_is_refused(&db.url, &sql::unique_ns("toofar"));
-}
-
 /// A hand-made slot table (a database of the test's own) whose `hwm_ms` is
 /// a DECIMAL with a fraction, text, or negative: a bad record, never hwm 0;
 /// through the driver, `lease_unavailable` naming the column.
@@ -261,8 +199,8 @@ fn hwm_too_far_is_refused() {
 fn an_unreadable_hwm_is_a_bad_record() {
     let db = db();
     let mut admin = mysql::Conn::new(mysql::Opts::from_url(&db.url).unwrap()).unwrap();
-    for (i, (hwm_type, hwm, shown)) in sql::BAD_HWM_CASES.iter().enumerate() {
-        let name = format!("{}_{i}", sql::unique_ns("hwm").replace('-', "_"));
+    for (i, (hwm_type, hwm, shown)) in BAD_HWM_CASES.iter().enumerate() {
+        let name = format!("{}_{i}", unique_ns("hwm").replace('-', "_"));
         admin.query_drop(format!("CREATE DATABASE {name}")).unwrap();
         // Dropped even when the test fails: the server is shared.
         struct DropDatabase(String, String);
@@ -276,23 +214,119 @@ fn an_unreadable_hwm_is_a_bad_record() {
             }
         }
         let _drop = DropDatabase(db.url.clone(), name.clone());
-        for stmt in sql::bad_hwm_table(hwm_type, hwm) {
+        for stmt in bad_hwm_table(hwm_type, hwm) {
             admin.query_drop(format!("USE {name}")).unwrap();
             admin.query_drop(stmt).unwrap();
         }
         let (base, _) = db.url.rsplit_once('/').unwrap();
         let url = format!("{base}/{name}");
         let store = SqlStore::mysql(&url, 5000).unwrap();
-        sql::bad_hwm_is_refused(&store, shown);
+        bad_hwm_is_refused(&store, shown);
         drop(store);
         let e = snowmint_lease::LeasedGenerator::open(
             &format!("{url}?namespace=bad-hwm"),
-            common::twitter(),
+            twitter(),
             &[("datacenter", 1)],
             snowmint::Options::default(),
         )
         .unwrap_err();
         assert_eq!(e.code(), "lease_unavailable", "{e}");
         assert!(e.to_string().contains("hwm_ms"), "{e}");
+    }
+}
+
+/// On a throwaway MariaDB started with `--innodb-flush-log-at-trx-commit=2`
+/// (`SNOWMINT_TEST_MYSQL_FLUSH2_URL`), one step after another (they change
+/// the server): the setting is refused at claim, naming it and the URL
+/// option, and served when the URL names it; the server made a replica
+/// (`CHANGE MASTER TO`, replication not started) is refused, and served when
+/// the URL names `replica`; a holder whose server's identity changes
+/// (`server_id`, as another server under the same name) is lost at its next
+/// renewal, and the next claim is fenced above its reservation.
+#[test]
+fn unsafe_settings_refused_and_another_server_fenced() {
+    let url = std::env::var("SNOWMINT_TEST_MYSQL_FLUSH2_URL").unwrap_or_else(|_| {
+        panic!(
+            "SNOWMINT_TEST_MYSQL_FLUSH2_URL is not set: a throwaway server (cargo xtask test stores)"
+        )
+    });
+    let mut admin = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+    let flush: i64 = admin
+        .query_first("SELECT @@innodb_flush_log_at_trx_commit")
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        flush, 2,
+        "this test needs --innodb-flush-log-at-trx-commit=2"
+    );
+    let space =
+        SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&unique_ns("unsafe"))).unwrap();
+    let req = ClaimRequest {
+        prefer: Some(3),
+        ttl_ms: 60_000,
+        window_ms: 1_000,
+    };
+    let allowing = |names: &[&str]| {
+        let settings = Settings {
+            sql_allow_unsafe: names.iter().map(|n| n.to_string()).collect(),
+            ..Settings::default()
+        };
+        SqlStore::mysql_with(&url, &settings).unwrap()
+    };
+
+    let e = SqlStore::mysql(&url, 5000)
+        .unwrap()
+        .claim(&space, &req)
+        .unwrap_err();
+    let text = format!("{e:?}");
+    assert!(
+        text.contains("innodb_flush_log_at_trx_commit is 2")
+            && text.contains("sql_allow_unsafe=innodb_flush_log_at_trx_commit"),
+        "{text}"
+    );
+    let store = allowing(&["innodb_flush_log_at_trx_commit"]);
+    // (Fenced if an earlier run of this test changed the server's identity.)
+    let a = store.claim(&space, &req).unwrap();
+    assert_eq!(a.holder.slot, 3, "{a:?}");
+
+    // A replica (its source configured, replication not started).
+    admin
+        .query_drop(
+            "CHANGE MASTER TO MASTER_HOST = '127.0.0.1', MASTER_PORT = 9, MASTER_USER = 'x'",
+        )
+        .unwrap();
+    let claimed = store.claim(&space, &req);
+    admin.query_drop("RESET SLAVE ALL").unwrap();
+    let text = format!("{:?}", claimed.unwrap_err());
+    assert!(
+        text.contains("is a replica") && text.contains("sql_allow_unsafe=replica"),
+        "{text}"
+    );
+
+    // Another server under the same name: another server_id.
+    let renewed = store.renew(&space, &a.holder, 60_000, 1_000).unwrap();
+    let old_id: i64 = admin.query_first("SELECT @@server_id").unwrap().unwrap();
+    admin
+        .query_drop(format!("SET GLOBAL server_id = {}", old_id + 1000))
+        .unwrap();
+    let restore_id = old_id;
+    let result = std::panic::catch_unwind(|| {
+        let e = store.renew(&space, &a.holder, 60_000, 1_000).unwrap_err();
+        assert!(matches!(e, StoreError::Lost(_)), "{e:?}");
+        let now = store.now_ms().unwrap();
+        let b = store.claim(&space, &req).unwrap();
+        assert_eq!(b.fence, Some(FenceCause::StoreChanged), "{b:?}");
+        assert!(b.prev_hwm_ms > renewed.hwm_ms, "{b:?} {renewed:?}");
+        let span = 1_000 + 2 * Settings::default().max_skew_ms;
+        assert!(b.prev_hwm_ms >= now + span, "{b:?} now {now}");
+        // A stays lost; the next claim starts at the same fence, not a new one.
+        assert!(store.renew(&space, &a.holder, 60_000, 1_000).is_err());
+        next_claim_at_the_same_fence(&store, &space, &req, &b);
+    });
+    admin
+        .query_drop(format!("SET GLOBAL server_id = {restore_id}"))
+        .unwrap();
+    if let Err(p) = result {
+        std::panic::resume_unwind(p);
     }
 }

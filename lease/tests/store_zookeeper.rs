@@ -1,403 +1,68 @@
 #![cfg(feature = "zookeeper")]
 //! The ZooKeeper store against a real ZooKeeper (`SNOWMINT_TEST_ZOOKEEPER_URL`,
-//! e.g. `zookeeper://127.0.0.1:2181`; `scripts/test-stores zookeeper` starts a
-//! throwaway one). It must be set: a store is never skipped silently. Every
-//! test uses namespaces of its own run. Every wait is bounded.
+//! e.g. `zookeeper://127.0.0.1:2181`; `SNOWMINT_STORES=zookeeper cargo xtask test stores` starts a
+//! throwaway one). It must be set: a store is never skipped silently. The
+//! contract and fault suites every store runs (`lease/test-support`), then
+//! what only ZooKeeper has. Every test uses namespaces of its own run. Every
+//! wait is bounded.
 
-use std::collections::HashSet;
-use std::net::TcpListener;
-use std::sync::{Arc, Barrier};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use snowmint::{Layout, Options, SystemClock};
-use snowmint_lease::{ClaimRequest, LeaseUrl, LeasedGenerator, SlotSpace, Store, StoreError};
+use snowmint_lease::SlotSpace;
+use snowmint_lease_test_support::{contract_suite, fault_suite, Subject};
 
-mod common;
-use common::*;
+/// The ZooKeeper of `SNOWMINT_TEST_ZOOKEEPER_URL`.
+struct ZooKeeper;
 
-fn env(name: &str) -> String {
-    std::env::var(name)
-        .unwrap_or_else(|_| panic!("{name} is not set: run scripts/test-stores zookeeper"))
-}
+impl Subject for ZooKeeper {
+    const NAME: &'static str = "zookeeper";
+    const VAR: &'static str = "ZOOKEEPER";
+    const PROBE: &'static str = env!("CARGO_BIN_EXE_snowmint-lease-probe");
+    // The store's clock is the clock znode's mtime.
+    const CLOCK_SLACK_MS: u64 = 1500;
+    // "no server accepted a connection (refused or unreachable)".
+    const REFUSED_SAYS: &'static str = "refused";
+    type Ns = String;
 
-fn base() -> String {
-    env("SNOWMINT_TEST_ZOOKEEPER_URL")
-}
-
-/// A namespace unique to this run and `name`.
-fn ns(name: &str) -> String {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis();
-    format!("{name}-{}-{t}", std::process::id())
-}
-
-fn url(ns: &str, query: &str) -> String {
-    format!("{}?namespace={ns}&{query}", base())
-}
-
-fn store(ns: &str) -> Arc<dyn Store> {
-    LeaseUrl::parse(&url(ns, "")).unwrap().open_store().unwrap()
-}
-
-/// A layout whose `worker` field has `bits` bits (`datacenter` fixed).
-fn layout(bits: u32) -> Layout {
-    Layout::new(
-        1288834974657,
-        1,
-        &[
-            ("timestamp", 41),
-            ("datacenter", 10 - bits),
-            ("worker", bits),
-            ("sequence", 12),
-        ],
-    )
-    .unwrap()
-}
-
-fn req(prefer: Option<u64>, ttl_ms: u64) -> ClaimRequest {
-    ClaimRequest {
-        prefer,
-        ttl_ms,
-        window_ms: 5000,
+    fn ns_on(_server: &str, tag: &str) -> String {
+        snowmint_lease_test_support::unique_ns(tag)
     }
-}
 
-fn local_ms() -> u64 {
-    SystemClock.precise_ms()
-}
-
-#[test]
-fn contract() {
-    let ns1 = ns("contract");
-    let s = store(&ns1);
-    assert_eq!(s.describe(), base());
-    // The store's clock (the clock znode's mtime) is near the local one.
-    let before = local_ms();
-    let now = s.now_ms().unwrap();
-    assert!(now.abs_diff(before) < 1500, "store {now}, local {before}");
-
-    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&ns1)).unwrap();
-    let claims: Vec<_> = (0..32)
-        .map(|_| s.claim(&space, &req(None, 30_000)).unwrap())
-        .collect();
-    let slots: HashSet<u64> = claims.iter().map(|c| c.holder.slot).collect();
-    assert_eq!(slots, (0..32).collect());
-    for c in &claims {
-        assert_eq!(c.holder.counter, 1);
-        assert_eq!(c.prev_hwm_ms, 0);
-        assert_eq!(c.holder.token.len(), 32);
-        assert!(c.hwm_ms + 1500 >= before + 5000, "{c:?}");
-        let exp = c.expires_ms.unwrap();
-        assert!(exp + 1500 >= before + 30_000, "{c:?}");
+    fn describe() -> String {
+        Self::base()
     }
-    assert_eq!(
-        s.claim(&space, &req(None, 30_000)),
-        Err(StoreError::NoFreeSlot)
-    );
-    // Another namespace is another space.
-    let ns2 = ns("contract2");
-    let space2 = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&ns2)).unwrap();
-    let other = store(&ns2).claim(&space2, &req(None, 30_000)).unwrap();
-    assert_eq!((other.holder.slot, other.holder.counter), (0, 1));
 
-    // Renew raises hwm and the expiry.
-    let c3 = &claims[3];
-    std::thread::sleep(Duration::from_millis(1100));
-    let r = s.renew(&space, &c3.holder, 30_000, 5000).unwrap();
-    assert!(r.hwm_ms > c3.hwm_ms, "{r:?} {c3:?}");
-    assert!(
-        r.expires_ms.unwrap() > c3.expires_ms.unwrap(),
-        "{r:?} {c3:?}"
-    );
-
-    // Release writes last_ms (lower than hwm) and frees the slot.
-    let last = c3.hwm_ms - 4000;
-    s.release(&space, &c3.holder, last).unwrap();
-    // The stale holder is lost, for renew and release alike.
-    assert!(matches!(
-        s.renew(&space, &c3.holder, 30_000, 5000),
-        Err(StoreError::Lost(_))
-    ));
-    assert!(matches!(
-        s.release(&space, &c3.holder, last),
-        Err(StoreError::Lost(_))
-    ));
-    // Two slots free: prefer is honoured (7, not the lower 3).
-    s.release(&space, &claims[7].holder, 1).unwrap();
-    let p = s.claim(&space, &req(Some(7), 30_000)).unwrap();
-    assert_eq!((p.holder.slot, p.holder.counter, p.prev_hwm_ms), (7, 2, 1));
-    let again = s.claim(&space, &req(Some(9), 30_000)).unwrap();
-    assert_eq!(
-        (again.holder.slot, again.holder.counter, again.prev_hwm_ms),
-        (3, 2, last),
-        "slot 9 is held: the free one"
-    );
-    assert!(again.hwm_ms > last);
-    // The first holder of slot 3 stays lost against the new one.
-    assert!(matches!(
-        s.renew(&space, &c3.holder, 30_000, 5000),
-        Err(StoreError::Lost(_))
-    ));
-    // A holder with the right token but another counter is lost too.
-    let mut forged = again.holder.clone();
-    forged.counter = 1;
-    assert!(matches!(
-        s.renew(&space, &forged, 30_000, 5000),
-        Err(StoreError::Lost(_))
-    ));
-
-    for c in claims
-        .iter()
-        .filter(|c| ![3, 7].contains(&c.holder.slot))
-        .chain([&p, &again])
-    {
-        s.release(&space, &c.holder, c.prev_hwm_ms).unwrap();
+    fn at(host_port: &str) -> String {
+        format!("zookeeper://{host_port}")
     }
-    store(&ns2)
-        .release(&space2, &other.holder, other.prev_hwm_ms)
-        .unwrap();
-}
 
-#[test]
-fn expired_claim_is_taken_by_the_next_claimer() {
-    let n = ns("expiry");
-    let s = store(&n);
-    let space = SlotSpace::new(layout(1), &[("datacenter", 5)], Some(&n)).unwrap();
-    // Expiry is the record's expires_ms against the store's clock. Timed
-    // from before the short claim was written: the claim of `long` may take
-    // most of the 300 ms on a loaded machine.
-    let before_short = Instant::now();
-    let short = s.claim(&space, &req(None, 300)).unwrap();
-    let long = s.claim(&space, &req(None, 60_000)).unwrap();
-    assert_ne!(short.holder.slot, long.holder.slot);
-    let start = Instant::now();
-    let taken = loop {
-        match s.claim(&space, &req(None, 60_000)) {
-            Ok(c) => break c,
-            Err(StoreError::NoFreeSlot) => {}
-            Err(e) => panic!("{e:?}"),
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the short claim never expired"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    // Not taken before the TTL (100 ms for the store clock's granularity).
-    assert!(
-        before_short.elapsed() >= Duration::from_millis(200),
-        "the 300 ms claim was taken {:?} after it was made",
-        before_short.elapsed()
-    );
-    assert_eq!(taken.holder.slot, short.holder.slot);
-    assert_eq!(taken.holder.counter, short.holder.counter + 1);
-    assert!(taken.prev_hwm_ms >= short.hwm_ms);
-    assert!(taken.hwm_ms >= taken.prev_hwm_ms);
-    assert!(matches!(
-        s.renew(&space, &short.holder, 300, 5000),
-        Err(StoreError::Lost(_))
-    ));
-    assert!(matches!(
-        s.release(&space, &short.holder, 1),
-        Err(StoreError::Lost(_))
-    ));
-    s.release(&space, &taken.holder, taken.prev_hwm_ms).unwrap();
-    s.release(&space, &long.holder, long.prev_hwm_ms).unwrap();
-}
-
-#[test]
-fn space_text_is_checked() {
-    let n = ns("badtext");
-    let space = SlotSpace::new(twitter(), &[("datacenter", 2)], Some(&n)).unwrap();
-    // Another text under this space's key, written behind the store's back.
-    let hosts = base().trim_start_matches("zookeeper://").to_string();
-    let path = format!("/snowmint/lease/{}", space.key());
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_time()
-        .build()
-        .unwrap();
-    rt.block_on(async {
-        tokio::time::timeout(Duration::from_secs(10), async {
-            use zookeeper_client as zk;
-            let c = zk::Client::connect(&hosts).await.unwrap();
-            let opts = zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all());
-            c.mkdir("/snowmint/lease", &opts).await.unwrap();
-            c.create(&path, b"something else\n", &opts).await.unwrap();
-        })
-        .await
-        .expect("ZooKeeper answered within 10 s")
-    });
-    match store(&n).claim(&space, &req(None, 30_000)) {
-        Err(StoreError::BadRecord(m)) => assert!(m.contains("another slot space"), "{m}"),
-        other => panic!("{other:?}"),
-    }
-}
-
-#[test]
-fn through_the_generator() {
-    let n = ns("gen");
-    let u = url(&n, "ttl_ms=3000&renew_ms=200&window_ms=2000");
-    let g = LeasedGenerator::open(&u, twitter(), &[("datacenter", 1)], Options::default()).unwrap();
-    let info = g.info();
-    assert_eq!(info.store, base());
-    assert_eq!(info.field, "worker");
-    assert_eq!(info.counter, 1);
-    assert!(info.expires_ms.is_some());
-    let id = g.next_id().unwrap();
-    assert_eq!(
-        twitter().decompose(id.get()).unwrap().nodes(),
-        &[1, g.slot()]
-    );
-    // The background renewals reach ZooKeeper.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while g.info().renewals < 2 {
-        assert!(Instant::now() < deadline, "{:?}", g.info());
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(g.info().hwm_ms > info.hwm_ms);
-    let last = time_of(g.next_id().unwrap().get());
-    let slot = g.slot();
-    g.close().unwrap();
-    // The release wrote the last issued unit: the next claim of the slot
-    // starts right above it.
-    let s = store(&n);
-    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&n)).unwrap();
-    let c = s.claim(&space, &req(Some(slot), 30_000)).unwrap();
-    assert_eq!((c.holder.slot, c.holder.counter), (slot, 2));
-    assert_eq!(c.prev_hwm_ms, last);
-    s.release(&space, &c.holder, c.prev_hwm_ms).unwrap();
-}
-
-#[test]
-fn racing_claimers_get_distinct_slots() {
-    let n = ns("race");
-    let space = Arc::new(SlotSpace::new(layout(3), &[("datacenter", 9)], Some(&n)).unwrap());
-    let barrier = Arc::new(Barrier::new(8));
-    let threads: Vec<_> = (0..8)
-        .map(|_| {
-            let (space, barrier, n) = (Arc::clone(&space), Arc::clone(&barrier), n.clone());
-            std::thread::spawn(move || {
-                let s = store(&n);
-                barrier.wait();
-                s.claim(&space, &req(None, 30_000))
+    fn overwrite_space_text(space: &SlotSpace, text: &str) {
+        let hosts = Self::base().trim_start_matches("zookeeper://").to_string();
+        let path = format!("/snowmint/lease/{}", space.key());
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            tokio::time::timeout(Duration::from_secs(10), async {
+                let c = zookeeper_client::Client::connect(&hosts).await.unwrap();
+                c.set_data(&path, text.as_bytes(), None).await.unwrap();
             })
-        })
-        .collect();
-    let claims: Vec<_> = threads
-        .into_iter()
-        .map(|t| t.join().unwrap().unwrap())
-        .collect();
-    let slots: HashSet<u64> = claims.iter().map(|c| c.holder.slot).collect();
-    assert_eq!(slots, (0..8).collect());
-    let s = store(&n);
-    assert_eq!(
-        s.claim(&space, &req(None, 30_000)),
-        Err(StoreError::NoFreeSlot)
-    );
-    for c in &claims {
-        s.release(&space, &c.holder, c.prev_hwm_ms).unwrap();
+            .await
+            .expect("ZooKeeper answered within 10 s")
+        });
     }
 }
 
-fn open_error(u: &str) -> (snowmint_lease::LeaseError, Duration) {
-    let start = Instant::now();
-    let e =
-        LeasedGenerator::open(u, twitter(), &[("datacenter", 1)], Options::default()).unwrap_err();
-    (e, start.elapsed())
-}
-
-#[test]
-fn refused_and_silent_servers() {
-    let (e, took) = open_error("zookeeper://127.0.0.1:1?timeout_ms=2000");
-    assert_eq!(e.code(), "lease_unavailable", "{e}");
-    let m = e.to_string();
-    assert!(m.contains("zookeeper://127.0.0.1:1"), "{m}");
-    assert!(m.to_lowercase().contains("refused"), "{m}");
-    assert!(took < Duration::from_millis(2500), "{took:?}");
-
-    // A server that accepts and never answers.
-    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = silent.local_addr().unwrap().port();
-    let (e, took) = open_error(&format!("zookeeper://127.0.0.1:{port}?timeout_ms=1000"));
-    assert_eq!(e.code(), "lease_unavailable", "{e}");
-    let m = e.to_string();
-    assert!(m.contains(&format!("zookeeper://127.0.0.1:{port}")), "{m}");
-    assert!(m.contains("no answer within 1000 ms"), "{m}");
-    assert!(
-        took >= Duration::from_millis(900) && took < Duration::from_millis(2000),
-        "{took:?}"
-    );
-    drop(silent);
-}
-
-#[test]
-fn forty_processes_thirty_two_slots() {
-    let n = ns("forty");
-    common::forty_processes_thirty_two_slots(&url(&n, ""), "zookeeper-forty");
-}
-
-#[test]
-fn killed_holder_is_replaced_after_the_ttl() {
-    common::crash(&base(), &ns("crash"), true, &|| {});
-}
-
-#[test]
-fn clock_skew_refused_at_claim() {
-    common::clock_skew(&base(), &ns("skew"));
-}
-
-#[test]
-fn server_cut_off_then_back() {
-    common::store_down(&base(), &ns("down"));
-}
-
-#[test]
-fn cut_off_past_the_ttl_while_another_takes_the_slot() {
-    common::cut_off_past_ttl(&base(), &ns("cutttl"));
-}
-
-/// The member of `SNOWMINT_TEST_ZOOKEEPER_RESTART_URL`, restarted with its data
-/// by `SNOWMINT_TEST_ZOOKEEPER_RESTART_CMD`.
-#[test]
-fn hwm_survives_a_server_restart() {
-    common::restart_keeps_hwm(
-        &env("SNOWMINT_TEST_ZOOKEEPER_RESTART_URL"),
-        &ns("restart"),
-        &env("SNOWMINT_TEST_ZOOKEEPER_RESTART_CMD"),
-    );
-}
-
-/// Holder A pauses (SIGSTOP) past its TTL; B takes its slot, the only free
-/// one; A resumes and never issues above its last confirmed reservation,
-/// and stops. A's claim runs 1.5 s from its last renewal, at most renew_ms
-/// (300) plus a call's time before the stop.
-#[test]
-fn paused_holder_is_replaced_and_stops() {
-    let n = ns("paused");
-    let u = url(&n, "ttl_ms=1500&renew_ms=300&window_ms=1000");
-    common::paused_holder_is_replaced(
-        &*store(&n),
-        &u,
-        &n,
-        "zookeeper",
-        Duration::from_millis(1000),
-    );
-}
-
-#[test]
-fn hwm_too_far_is_refused() {
-    common::hwm_too_far_is_refused(&base(), &ns("toofar"));
-}
+contract_suite!(ZooKeeper, restart, restore);
+fault_suite!(ZooKeeper);
 
 /// A store used, then dropped on an async runtime's thread (as a server may
 /// drop a generator): its own runtime shuts down without blocking, no panic.
 #[test]
 fn dropped_on_an_async_runtime() {
-    let n = ns("drop");
-    let s = store(&n);
+    let s = ZooKeeper::store(&ZooKeeper::ns("drop"));
     s.now_ms().unwrap();
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()

@@ -1,6 +1,6 @@
 """40 processes, Python, Node and the CLI mixed, lease one 5-bit field of one store.
 
-Run by scripts/test-interop with the Python package and the Node package as
+Run by cargo xtask test interop with the Python package and the Node package as
 their parts installed them (the wheel in a venv, the npm tarball in a consumer
 project) and the CLI binary, once per store (a directory, then PostgreSQL,
 MariaDB, Redis and etcd):

@@ -1,6 +1,6 @@
 """The README's "Leases across machines" examples, run against the real stores.
 
-Run by scripts/test-interop (after scripts/lib.sh use_stores exported the
+Run by cargo xtask test interop (after the stores it started (xtask/src/stores/) exported the
 SNOWMINT_TEST_<STORE>_URL variables):
 
     python tests/lease/readme_stores.py --node-project DIR --cli PATH --cc CC --prefix DIR

@@ -5,11 +5,15 @@
 //! snowmint-lease-probe URL [--layout PRESET] [--fixed NAME=VALUE]... [--prefer SLOT]
 //!     [--clock-offset-ms MS] [--clock-backwards POLICY] [--count N] [--interval-ms MS]
 //!     [--until-error] [--run-ms MS] [--hold-until-file PATH] [--no-close]
+//!     [--start-at-ms UNIX_MS]
 //! ```
 //!
 //! Output, one line each: `slot N`, `id ID` per ID, `error CODE MESSAGE` when a
 //! call fails, `reserved_end MS` and `hwm MS` at the end, `closed` after release.
 //! Exit status 0, or 2 when the lease could not be had.
+//!
+//! `--start-at-ms` waits until that wall time before the claim: probes
+//! started one after another claim at the same moment.
 //!
 //! `--run-ms MS` issues for MS milliseconds and goes on past errors (a store
 //! that comes back lets the holder issue again): the first error of each run
@@ -46,6 +50,7 @@ fn main() {
     let (mut prefer, mut offset, mut count, mut interval) = (None, 0i64, 10u64, 0u64);
     let (mut until_error, mut hold, mut close) = (false, None, true);
     let mut run_ms: Option<u64> = None;
+    let mut start_at_ms: Option<u64> = None;
     let mut options = Options::default();
     while let Some(a) = args.next() {
         let mut val = || args.next().unwrap_or_else(|| panic!("{a} needs a value"));
@@ -67,6 +72,7 @@ fn main() {
             "--run-ms" => run_ms = Some(val().parse().expect("a number")),
             "--hold-until-file" => hold = Some(std::path::PathBuf::from(val())),
             "--no-close" => close = false,
+            "--start-at-ms" => start_at_ms = Some(val().parse().expect("a number")),
             _ => panic!("unknown argument {a}"),
         }
     }
@@ -81,6 +87,12 @@ fn main() {
     };
     let layout = Layout::preset(&layout).expect("a preset");
     let pairs: Vec<(&str, u64)> = fixed.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    if let Some(at) = start_at_ms {
+        // Sleep most of the wait, spin the last 2 ms.
+        let left = at.saturating_sub(SystemClock.now_ms());
+        std::thread::sleep(Duration::from_millis(left.saturating_sub(2)));
+        while SystemClock.now_ms() < at {}
+    }
     let g = match LeasedGenerator::open_with(
         &url,
         layout,

@@ -53,14 +53,15 @@ pub struct Start {
 
 /// The generator a claim allows: strictly above every time unit an earlier
 /// holder may have issued (`prev_hwm_ms`), bounded by the confirmed `hwm`.
-/// `name` is the store as messages name it. On error the caller releases the
+/// `name` is the store as messages name it; `sent_ms` the local clock when
+/// the claim was sent (see [`limit`]). On error the caller releases the
 /// claim.
 pub fn start(
     name: &str,
     space: &SlotSpace,
     claim: &Claim,
     mut options: Options,
-    local_now_ms: u64,
+    sent_ms: u64,
     settings: &Settings,
 ) -> Result<Start, LeaseError> {
     let layout = *space.layout();
@@ -90,26 +91,32 @@ pub fn start(
     Ok(Start {
         nodes,
         options,
-        limit_ms: limit(claim.hwm_ms, local_now_ms, settings),
+        limit_ms: limit(claim.hwm_ms, sent_ms, settings),
     })
 }
 
 /// The issuing limit (inclusive, Unix ms): the confirmed `hwm`, but never
 /// past what the local clock and the skew bound justify,
-/// `local now + window_ms + max_skew_ms`.
+/// `sent_ms + window_ms + max_skew_ms`, `sent_ms` being the local clock when
+/// the call that confirmed it was SENT (not when its reply arrived).
 ///
-/// The store wrote `hwm = max(old hwm, store time + window_ms)` at a moment
-/// when the local clock read at most `local_now_ms`; while the skew is within
-/// `max_skew_ms`, store time was at most `local_now_ms + max_skew_ms`, so the
-/// cap never cuts a reservation a healthy store made. It bites when the
-/// store's clock ran ahead (a step forward poisons `hwm`): the holder then
-/// still issues only near its own clock and reports the skew, rather than
-/// spend time units a clock it does not trust handed out. Safety never rests
-/// on the cap (a successor starts above the recorded `hwm` whatever it is);
-/// it bounds how far one holder's IDs can run ahead of real time.
-pub fn limit(confirmed_hwm_ms: u64, local_now_ms: u64, settings: &Settings) -> u64 {
+/// The store wrote `hwm = max(old hwm, store time + window_ms)` after the
+/// call was sent; while the skew is within `max_skew_ms`, a healthy store's
+/// time then was about `sent_ms` + the call's latency. The cap cuts that
+/// latency off, and it bites when the store's clock ran ahead (a step forward
+/// poisons `hwm`): the holder then still issues only near its own clock and
+/// reports the skew, rather than spend time units a clock it does not trust
+/// handed out. A successor on the same records starts above the recorded
+/// `hwm` whatever it is; but after a data loss (a Redis failover) the fence
+/// a successor starts above is counted from the new server's clock, and
+/// covers this cap only: `sent_ms` is before the loss, and the fence is
+/// `store time + redis_max_window_ms + 2 × max_skew_ms` +
+/// [`LIMIT_LATENCY_MS`](crate::LIMIT_LATENCY_MS) (0). Counted from the
+/// reply's arrival, a slow reply from a primary whose clock ran ahead would
+/// reach past that fence by up to the latency (`timeout_ms`).
+pub fn limit(confirmed_hwm_ms: u64, sent_ms: u64, settings: &Settings) -> u64 {
     confirmed_hwm_ms.min(
-        local_now_ms
+        sent_ms
             .saturating_add(settings.window_ms)
             .saturating_add(settings.max_skew_ms),
     )
@@ -204,7 +211,7 @@ pub fn after_renewal(
     Renewed::Confirmed {
         hwm_ms: r.hwm_ms,
         expires_ms: r.expires_ms,
-        limit_ms: limit(r.hwm_ms, got_ms, settings),
+        limit_ms: limit(r.hwm_ms, sent_ms, settings),
         skew_ms,
         warning,
     }
@@ -232,5 +239,40 @@ pub fn describe(e: &StoreError) -> String {
         | StoreError::BadRecord(d)
         | StoreError::Refused(d) => d.clone(),
         StoreError::NoFreeSlot => "no free slot".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A renewal sent at 1,000,000 whose reply came 5 s later, from a store
+    /// whose clock ran 4 s ahead (hwm 1,004,000 + window): the limit counts
+    /// from the send time, not the reply's arrival. The fence after a loss
+    /// covers `sent + window_ms + max_skew_ms` only.
+    #[test]
+    fn the_limit_counts_from_the_send_time() {
+        let settings = Settings {
+            window_ms: 1_000,
+            max_skew_ms: 500,
+            ..Settings::default()
+        };
+        let (sent, got) = (1_000_000, 1_005_000);
+        let renewal = Renewal {
+            hwm_ms: 1_005_000,
+            expires_ms: None,
+        };
+        match after_renewal(Ok(renewal), 0, sent, got, &settings) {
+            Renewed::Confirmed { limit_ms, .. } => {
+                assert_eq!(
+                    limit_ms,
+                    sent + 1_000 + 500,
+                    "limit from the reply's arrival"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(limit(1_005_000, sent, &settings), sent + 1_500);
+        assert_eq!(limit(1_001_000, sent, &settings), 1_001_000);
     }
 }

@@ -279,12 +279,17 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         let (late_st, late_sp) = (Arc::clone(&store), Arc::clone(&space));
         // The store refuses to write store time + window above what this
         // clock justifies (a store clock stepped far ahead would poison the
-        // slot's hwm).
-        let max_hwm_ms = hwm_bound(clock.now_ms(), &settings);
+        // slot's hwm), and (Redis) to claim on a clock more than max_skew_ms
+        // behind this one: the server that runs the claim may not be the one
+        // the skew check read (a name or address that moved in between), and
+        // the fence after a loss is counted from its clock.
+        let sent_ms = clock.now_ms();
+        let max_hwm_ms = hwm_bound(sent_ms, &settings);
+        let min_store_ms = sent_ms.saturating_sub(settings.max_skew_ms).max(1);
         let claim = worker
             .call(
                 timeout,
-                move || st.claim_within(&sp, &req, max_hwm_ms),
+                move || st.claim_between(&sp, &req, min_store_ms, max_hwm_ms),
                 // A claim that answered after its deadline: release it again
                 // (keeping its hwm), so a slow store does not leak slots.
                 move |late| {
@@ -299,7 +304,8 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             let _ = worker.call(timeout, move || st.release(&sp, &h, hwm), |_| {});
             e
         };
-        let start = decide::start(&name, &space, &claim, options, clock.now_ms(), &settings)
+        // The limit counts from the send time, not the reply's arrival.
+        let start = decide::start(&name, &space, &claim, options, sent_ms, &settings)
             .map_err(release_now)?;
         let gen = Generator::with_clock(layout, start.nodes, start.options, clock)
             .map_err(|e| release_now(e.into()))?;

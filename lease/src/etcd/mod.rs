@@ -2,6 +2,8 @@
 //!
 //! ```text
 //! snowmint/lease/<space key>/space            the space's canonical text (checked on every claim)
+//! snowmint/lease/<space key>/marker           cluster ID, largest window (see fence.rs)
+//! snowmint/lease/<space key>/fence            the last fence after a detected loss (see fence.rs)
 //! snowmint/lease/<space key>/slot/<n>/state   hwm_ms, counter, token: no etcd lease, never deleted
 //! snowmint/lease/<space key>/slot/<n>/holder  "<token> <counter>", attached to the holder's etcd lease
 //! ```
@@ -23,23 +25,34 @@
 //! over the calls made (see `transport::Calibration`). Safety does not depend on it:
 //! expiry is etcd's lease timer, claims are exclusive by the transaction, and
 //! a clock only decides how far ahead a reservation reaches.
+//!
+//! An etcd restored from a backup or snapshot has lost confirmed writes: a
+//! claim fences when this process saw a higher revision or another cluster
+//! ID, or one of its holders' states older than their last confirmed write,
+//! or when the space's marker names another cluster; a holder's renewal
+//! fails as lost when its slot's state is older than its last confirmed
+//! write or than the space's fence (see `fence.rs`).
 
 use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
 use crate::error::LeaseError;
-use crate::file::new_token;
-use crate::file::State;
+use crate::slot::{new_token, slot_order, SlotSeen, State};
 use crate::space::SlotSpace;
+use crate::store::listing;
 use crate::store::{
     check_hwm_bound, check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep,
     Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
+use crate::url::Settings;
 
+mod fence;
 mod transport;
 
-use transport::{b64, int, parse_kvs, Client, Kv};
+use crate::history::{self, Fence};
+use fence::{Marker, MarkerPlan, SpaceRead, UNIT};
+use transport::{b64, header_of, int, parse_kvs, Client, Kv};
 
 /// Where every key lives.
 const ROOT: &str = "snowmint/lease/";
@@ -49,9 +62,11 @@ const ROOT: &str = "snowmint/lease/";
 /// on and that completed later). Each lost race means another call won.
 const ROUNDS: usize = 64;
 
-/// A lease store on an etcd v3 cluster: see the module documentation./// A lease store on an etcd v3 cluster: see the module documentation.
+/// A lease store on an etcd v3 cluster: see the module documentation.
 pub struct EtcdStore {
     client: Client,
+    /// `max_skew_ms`: twice added to a fence (clocks ahead, then behind).
+    skew_ms: u64,
 }
 
 impl std::fmt::Debug for EtcdStore {
@@ -83,9 +98,23 @@ impl EtcdStore {
     /// A store on the etcd member at `endpoint` (`http://host:port`, or
     /// `http://user:password@host:port` with authentication). No I/O here:
     /// the first call connects.
+    /// The other settings are the defaults ([`Settings`]).
     pub fn new(endpoint: &str, timeout_ms: u64) -> Result<EtcdStore, LeaseError> {
+        Self::with_settings(
+            endpoint,
+            &Settings {
+                timeout_ms,
+                ..Settings::default()
+            },
+        )
+    }
+
+    /// A store with the lease URL's settings: `timeout_ms`, and
+    /// `max_skew_ms` (the fence after the store went back in time).
+    pub fn with_settings(endpoint: &str, settings: &Settings) -> Result<EtcdStore, LeaseError> {
         Ok(EtcdStore {
-            client: Client::new(endpoint, timeout_ms)?,
+            client: Client::new(endpoint, settings.timeout_ms)?,
+            skew_ms: settings.max_skew_ms,
         })
     }
 
@@ -97,15 +126,35 @@ impl EtcdStore {
         format!("{}slot/{slot}/", Self::space_prefix(space))
     }
 
-    /// Reads the space: checks (or first writes) its text, and returns its slots.
-    fn read_space(&self, space: &SlotSpace) -> Result<HashMap<u64, Slot>, StoreError> {
+    /// Reads the space: checks (or first writes) its text, and returns its
+    /// slots, its marker and fence keys, and the read's header.
+    fn read_space(&self, space: &SlotSpace) -> Result<SpaceRead, StoreError> {
         let prefix = Self::space_prefix(space);
         let space_key = format!("{prefix}space");
+        let marker_key = format!("{prefix}marker");
+        let fence_key = format!("{prefix}fence");
         let mut text = None;
+        let mut marker = None;
+        let mut fence = None;
         let mut slots: HashMap<u64, Slot> = HashMap::new();
-        for (key, kv) in self.client.range_prefix(&prefix)? {
+        let (header, kvs) = self.client.range_prefix_at(&prefix)?;
+        for (key, kv) in kvs {
             if key == space_key {
                 text = Some(kv.value);
+                continue;
+            }
+            if key == marker_key {
+                let m = Marker::parse(&kv.value).ok_or_else(|| {
+                    StoreError::BadRecord(format!("etcd key '{key}' is not a space marker"))
+                })?;
+                marker = Some((m, kv));
+                continue;
+            }
+            if key == fence_key {
+                let f = Fence::parse(&kv.value).ok_or_else(|| {
+                    StoreError::BadRecord(format!("etcd key '{key}' is not a space fence"))
+                })?;
+                fence = Some((f, kv));
                 continue;
             }
             let bad = || StoreError::BadRecord(format!("unexpected etcd key '{key}'"));
@@ -153,7 +202,12 @@ impl EtcdStore {
                 "etcd key '{space_key}' describes another slot space than its name says"
             )));
         }
-        Ok(slots)
+        Ok(SpaceRead {
+            header,
+            slots,
+            marker,
+            fence,
+        })
     }
 
     /// The compare that a slot's state is as read (absent, or unchanged).
@@ -166,12 +220,15 @@ impl EtcdStore {
         }
     }
 
-    /// One try to claim `n`, as read in `slot`: `Ok(None)` if someone was faster.
+    /// One try to claim `n`, as read in `slot`, with the space's marker as
+    /// read in `read` and planned in `plan`: `Ok(None)` if someone was faster.
+    #[allow(clippy::too_many_arguments)]
     fn try_claim(
         &self,
         space: &SlotSpace,
         n: u64,
         slot: &Slot,
+        (read, plan): (&SpaceRead, &MarkerPlan),
         lease: (i64, i64),
         window_ms: u64,
         max_hwm_ms: u64,
@@ -185,39 +242,63 @@ impl EtcdStore {
             .unwrap_or_default();
         let now = self.client.store_ms()?;
         check_hwm_bound(now, window_ms, max_hwm_ms)?;
+        // The space's fence, while ahead of the slot's own hwm, is where the
+        // new holder starts above.
+        let (prev_hwm_ms, cause) = match plan.fence {
+            Some(f) if f.fence_ms > old.hwm_ms => (f.fence_ms, Some(f.cause)),
+            _ => (old.hwm_ms, None),
+        };
         let new = State {
-            hwm_ms: old.hwm_ms.max(now.saturating_add(window_ms)),
+            hwm_ms: prev_hwm_ms.max(now.saturating_add(window_ms)),
             counter: old.counter + 1,
             token: new_token(),
         };
+        let mut success = vec![
+            json!({"request_put": {"key": b64(&state_key), "value": b64(&new.to_text())}}),
+            json!({"request_put": {"key": b64(&holder_key),
+                                   "value": b64(&holder_value(&new.token, new.counter)),
+                                   "lease": lease.0.to_string()}}),
+        ];
+        let space_key = |name: &str| b64(&format!("{}{name}", Self::space_prefix(space)));
+        if let Some(m) = &plan.marker {
+            success.push(
+                json!({"request_put": {"key": space_key("marker"), "value": b64(&m.to_text())}}),
+            );
+        }
+        if let Some(f) = plan.fence.filter(|_| plan.fenced) {
+            success.push(
+                json!({"request_put": {"key": space_key("fence"), "value": b64(&f.to_text())}}),
+            );
+        }
         let answer = self.client.call(
             "kv/txn",
             &json!({
                 "compare": [
                     {"key": b64(&holder_key), "result": "EQUAL", "target": "CREATE", "create_revision": "0"},
                     Self::state_unchanged(&state_key, slot),
+                    Self::unchanged(space, "marker", read.marker.as_ref().map(|(_, kv)| kv)),
+                    Self::unchanged(space, "fence", read.fence.as_ref().map(|(_, kv)| kv)),
                 ],
-                "success": [
-                    {"request_put": {"key": b64(&state_key), "value": b64(&new.to_text())}},
-                    {"request_put": {"key": b64(&holder_key),
-                                     "value": b64(&holder_value(&new.token, new.counter)),
-                                     "lease": lease.0.to_string()}},
-                ],
+                "success": success,
             }),
         )?;
         if answer["succeeded"].as_bool() != Some(true) {
             return Ok(None);
         }
+        let header = header_of(&answer)?;
+        let name = &self.client.name;
+        history::record_space(name, space.key(), &header, plan.fenced);
+        history::record_holder(name, space.key(), &new.token, n, &header);
         Ok(Some(Claim {
             holder: Holder {
                 slot: n,
                 token: new.token,
                 counter: new.counter,
             },
-            prev_hwm_ms: old.hwm_ms,
+            prev_hwm_ms,
             hwm_ms: new.hwm_ms,
             expires_ms: Some(now.saturating_add(lease.1 as u64 * 1000)),
-            fence: None,
+            fence: cause,
         }))
     }
 
@@ -257,9 +338,15 @@ impl EtcdStore {
 
     /// Reads slot `n` of the space with key `space_key`: its state and holder keys.
     fn read_slot(&self, space_key: &str, n: u64) -> Result<Slot, StoreError> {
+        self.read_slot_at(space_key, n).map(|(_, slot)| slot)
+    }
+
+    /// [`read_slot`](Self::read_slot), and the read's header.
+    fn read_slot_at(&self, space_key: &str, n: u64) -> Result<(history::Seen, Slot), StoreError> {
         let prefix = format!("{ROOT}{space_key}/slot/{n}/");
         let mut slot = Slot::default();
-        for (key, kv) in self.client.range_prefix(&prefix)? {
+        let (header, kvs) = self.client.range_prefix_at(&prefix)?;
+        for (key, kv) in kvs {
             match &key[prefix.len()..] {
                 "state" => {
                     let state = State::parse(&kv.value).ok_or_else(|| {
@@ -271,13 +358,53 @@ impl EtcdStore {
                 _ => {}
             }
         }
-        Ok(slot)
+        Ok((header, slot))
     }
 
     /// Reads the slot, checks that `holder` still holds it, and returns it
-    /// with the holder key's etcd lease.
-    fn read_held(&self, space: &SlotSpace, holder: &Holder) -> Result<(Slot, i64), StoreError> {
-        let slot = self.read_slot(space.key(), holder.slot)?;
+    /// with the holder key's etcd lease and the space's fence key. Lost,
+    /// after writing a fence, if the store answers below the holder's last
+    /// confirmed write or as another cluster: it went back in time
+    /// (`window_ms`: the holder's, for the fence's span). Lost too if the
+    /// slot's state is older than the space's fence: the claim predates a
+    /// detected loss, which may have revived it after another holder had
+    /// superseded it.
+    fn read_held(
+        &self,
+        space: &SlotSpace,
+        holder: &Holder,
+        window_ms: u64,
+    ) -> Result<(Slot, i64, Option<Kv>), StoreError> {
+        let name = &self.client.name;
+        let before = history::holder_seen(name, space.key(), &holder.token);
+        let (header, slot) = self.read_slot_at(space.key(), holder.slot)?;
+        let state_rev = slot.state.as_ref().map(|(_, kv)| kv.mod_revision);
+        if let Some((cause, why)) =
+            history::record_went_back(before.as_ref(), &header, holder.slot, state_rev, UNIT)
+        {
+            if !history::fenced_since(name, space.key(), &holder.token) {
+                self.fence_space(space, cause, window_ms);
+            }
+            history::forget_holder(name, space.key(), &holder.token);
+            return Err(StoreError::Lost(format!(
+                "slot {}: {why}; the space is fenced",
+                holder.slot
+            )));
+        }
+        let fence = self
+            .client
+            .get(&format!("{}fence", Self::space_prefix(space)))?;
+        if let Some(f) = fence
+            .as_ref()
+            .filter(|f| state_rev.is_some_and(|r| r < f.mod_revision))
+        {
+            history::forget_holder(name, space.key(), &holder.token);
+            return Err(StoreError::Lost(format!(
+                "slot {}: the space was fenced (at etcd revision {}) after a loss was detected, \
+                 and this claim was last confirmed before it",
+                holder.slot, f.mod_revision
+            )));
+        }
         let ours = holder_value(&holder.token, holder.counter);
         let lease = match &slot.holder {
             Some(kv) if kv.value == ours => kv.lease,
@@ -301,7 +428,7 @@ impl EtcdStore {
                 holder.slot
             )));
         }
-        Ok((slot, lease))
+        Ok((slot, lease, fence))
     }
 
     /// Writes `state` if `holder` still holds the slot and the state is as
@@ -311,7 +438,7 @@ impl EtcdStore {
         &self,
         space: &SlotSpace,
         holder: &Holder,
-        slot: &Slot,
+        (slot, fence): (&Slot, Option<&Kv>),
         state: &State,
         delete_holder: bool,
     ) -> Result<bool, StoreError> {
@@ -329,11 +456,24 @@ impl EtcdStore {
                     {"key": b64(&holder_key), "result": "EQUAL", "target": "VALUE",
                      "value": b64(&holder_value(&holder.token, holder.counter))},
                     Self::state_unchanged(&state_key, slot),
+                    // A fence written since the read: read again, and fail.
+                    Self::unchanged(space, "fence", fence),
                 ],
                 "success": success,
             }),
         )?;
-        Ok(answer["succeeded"].as_bool() == Some(true))
+        let done = answer["succeeded"].as_bool() == Some(true);
+        if done {
+            let name = &self.client.name;
+            if delete_holder {
+                history::forget_holder(name, space.key(), &holder.token);
+            } else {
+                let header = header_of(&answer)?;
+                history::record_space(name, space.key(), &header, false);
+                history::record_holder(name, space.key(), &holder.token, holder.slot, &header);
+            }
+        }
+        Ok(done)
     }
 }
 
@@ -361,38 +501,23 @@ impl Store for EtcdStore {
         let mut lease = None;
         let result = (|| {
             for _ in 0..ROUNDS {
-                let slots = self.read_space(space)?;
+                // What this process saw before the read was sent: the read
+                // answers at a revision at least as high, in the same cluster.
+                let before = history::space_seen(&self.client.name, space.key());
+                let holders = history::holders(&self.client.name, space.key());
+                let read = self.read_space(space)?;
+                let slots = &read.slots;
                 let now = self.client.store_ms()?;
-                let free = |n: &u64| slots.get(n).is_none_or(|s| s.holder.is_none());
-                // The preferred slot; then free slots whose hwm is behind the
-                // clock, lowest first (a slot never used has hwm 0); then the
-                // other free ones, lowest hwm first.
-                let n_slots = space.slots();
-                let mut used: Vec<u64> = slots.keys().copied().filter(|&n| n < n_slots).collect();
-                used.sort_unstable();
-                let never_used = (0..n_slots).filter(|n| !slots.contains_key(n));
-                let mut behind: Vec<u64> = used
+                let plan = self.plan_marker(&read, (before.as_ref(), &holders), now, req.window_ms);
+                let seen: Vec<SlotSeen> = slots
                     .iter()
-                    .copied()
-                    .filter(|n| free(n) && slots[n].hwm_ms() <= now)
+                    .map(|(&n, s)| SlotSeen {
+                        slot: n,
+                        free: s.holder.is_none(),
+                        hwm_ms: s.hwm_ms(),
+                    })
                     .collect();
-                // Enough never-used slots that racing claimers do not all
-                // fight over one.
-                behind.extend(never_used.take(64));
-                behind.sort_unstable();
-                let mut ahead: Vec<u64> = used
-                    .iter()
-                    .copied()
-                    .filter(|n| free(n) && slots[n].hwm_ms() > now)
-                    .collect();
-                ahead.sort_by_key(|n| (slots[n].hwm_ms(), *n));
-                let order: Vec<u64> = req
-                    .prefer
-                    .filter(|p| *p < n_slots && free(p))
-                    .into_iter()
-                    .chain(behind)
-                    .chain(ahead)
-                    .collect();
+                let order = slot_order(req.prefer, space.slots(), &seen, now);
                 if order.is_empty() {
                     return Err(StoreError::NoFreeSlot);
                 }
@@ -403,10 +528,20 @@ impl Store for EtcdStore {
                 let empty = Slot::default();
                 for n in order {
                     let slot = slots.get(&n).unwrap_or(&empty);
-                    if let Some(claim) =
-                        self.try_claim(space, n, slot, l, req.window_ms, max_hwm_ms)?
-                    {
+                    if let Some(claim) = self.try_claim(
+                        space,
+                        n,
+                        slot,
+                        (&read, &plan),
+                        l,
+                        req.window_ms,
+                        max_hwm_ms,
+                    )? {
                         return Ok(claim);
+                    }
+                    if plan.writes() {
+                        // The marker may be what changed: read it again.
+                        break;
                     }
                 }
             }
@@ -429,7 +564,7 @@ impl Store for EtcdStore {
         max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         for _ in 0..ROUNDS {
-            let (slot, lease) = self.read_held(space, holder)?;
+            let (slot, lease, fence) = self.read_held(space, holder, window_ms)?;
             // Keep the etcd lease alive (its TTL is the one granted at claim).
             let answer = self
                 .client
@@ -445,7 +580,7 @@ impl Store for EtcdStore {
             check_hwm_bound(now, window_ms, max_hwm_ms)?;
             let mut state = slot.state.clone().expect("checked by read_held").0;
             state.hwm_ms = state.hwm_ms.max(now.saturating_add(window_ms));
-            if self.write_held(space, holder, &slot, &state, false)? {
+            if self.write_held(space, holder, (&slot, fence.as_ref()), &state, false)? {
                 return Ok(Renewal {
                     hwm_ms: state.hwm_ms,
                     expires_ms: Some(now.saturating_add(ttl as u64 * 1000)),
@@ -460,11 +595,11 @@ impl Store for EtcdStore {
 
     fn release(&self, space: &SlotSpace, holder: &Holder, last_ms: u64) -> Result<(), StoreError> {
         for _ in 0..ROUNDS {
-            let (slot, lease) = self.read_held(space, holder)?;
+            let (slot, lease, fence) = self.read_held(space, holder, 0)?;
             let mut state = slot.state.clone().expect("checked by read_held").0;
             state.hwm_ms = last_ms;
             state.token.clear();
-            if self.write_held(space, holder, &slot, &state, true)? {
+            if self.write_held(space, holder, (&slot, fence.as_ref()), &state, true)? {
                 self.client.revoke(lease);
                 return Ok(());
             }
@@ -531,15 +666,9 @@ impl Store for EtcdStore {
             for (n, slot) in &of_space {
                 records.push(self.slot_record(*n, slot, now)?);
             }
-            spaces.push(SpaceRecord {
-                key,
-                text,
-                slots: records,
-                marker: None,
-            });
+            spaces.push(SpaceRecord::unmarked(key, text, records));
         }
-        spaces.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok((now, spaces))
+        Ok(listing(now, spaces))
     }
 
     /// One transaction, if the holder key and the state are as read: the
@@ -600,20 +729,5 @@ impl Store for EtcdStore {
         Err(StoreError::Unreachable(format!(
             "slot {slot}'s keys kept changing during {ROUNDS} tries"
         )))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    #[test]
-    fn state_text_round_trips() {
-        let s = State {
-            hwm_ms: 5,
-            counter: 2,
-            token: "ab".into(),
-        };
-        assert_eq!(State::parse(&s.to_text()), Some(s));
-        assert_eq!(State::parse("x"), None);
     }
 }

@@ -13,7 +13,7 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 use crate::error::LeaseError;
-use crate::file::system_ms;
+use crate::slot::system_ms;
 use crate::store::StoreError;
 use crate::url::{percent_decode, Authority};
 
@@ -343,6 +343,16 @@ impl Client {
 
     /// Every key under `prefix`.
     pub(super) fn range_prefix(&self, prefix: &str) -> Result<Vec<(String, Kv)>, StoreError> {
+        self.range_prefix_at(prefix).map(|(_, kvs)| kvs)
+    }
+
+    /// Every key under `prefix`, and the answer's header (a linearizable
+    /// read: its revision is at least that of every write confirmed before
+    /// the read was sent).
+    pub(super) fn range_prefix_at(
+        &self,
+        prefix: &str,
+    ) -> Result<(Header, Vec<(String, Kv)>), StoreError> {
         let mut end = prefix.as_bytes().to_vec();
         // The prefixes end in '/': its successor '0' ends the range.
         *end.last_mut().expect("a prefix") += 1;
@@ -350,7 +360,16 @@ impl Client {
             "kv/range",
             &json!({"key": b64(prefix), "range_end": B64.encode(&end)}),
         )?;
-        parse_kvs(&answer["kvs"])
+        Ok((header_of(&answer)?, parse_kvs(&answer["kvs"])?))
+    }
+
+    /// One key (`None`: absent).
+    pub(super) fn get(&self, key: &str) -> Result<Option<Kv>, StoreError> {
+        let answer = self.call("kv/range", &json!({"key": b64(key)}))?;
+        Ok(parse_kvs(&answer["kvs"])?
+            .into_iter()
+            .next()
+            .map(|(_, kv)| kv))
     }
 
     /// Grants an etcd lease of `ttl_ms` rounded up to whole seconds (at least
@@ -378,6 +397,29 @@ impl Client {
         let answer = self.call("lease/timetolive", &json!({"ID": id.to_string()}))?;
         Ok(int(&answer["TTL"]))
     }
+}
+
+/// What every answer's header says of the store: which cluster answered
+/// (`cluster_id`, as etcd sends it, a decimal uint64), and the revision of
+/// its key-value store then (raised by every write, never lowered while the
+/// cluster keeps its data).
+pub(super) use crate::history::Seen as Header;
+
+/// The header of `answer`; an answer without one is a bad record.
+pub(super) fn header_of(answer: &Value) -> Result<Header, StoreError> {
+    let h = &answer["header"];
+    let cluster = match &h["cluster_id"] {
+        Value::String(s) => s.clone(),
+        Value::Number(n) => n.to_string(),
+        _ => String::new(),
+    };
+    let revision = int(&h["revision"]);
+    if cluster.is_empty() || revision <= 0 {
+        return Err(StoreError::BadRecord(format!(
+            "etcd's answer has no cluster_id or revision in its header: {h}"
+        )));
+    }
+    Ok(Header { cluster, revision })
 }
 
 /// The `kvs` of a range answer, keys and values decoded.

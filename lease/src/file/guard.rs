@@ -33,7 +33,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
-use super::new_token;
+use crate::slot::new_token;
 use crate::store::StoreError;
 
 /// A failed file operation, naming it, the path and the OS error. Errors of

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use super::guard::{self, io_err};
-use super::{new_token, system_ms, State};
+use crate::slot::{new_token, slot_order, system_ms, SlotSeen, State};
 use crate::space::SlotSpace;
+use crate::store::listing;
 use crate::store::{
     check_hwm_bound, check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep,
     Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
@@ -34,6 +35,9 @@ pub struct FileStore {
     /// This is the per-user default directory (plain `file`): created 0700
     /// and checked for owner and mode, refused on a volatile filesystem.
     default_dir: bool,
+    /// How long a call waits for `space.lock`: the URL's `timeout_ms` (the
+    /// driver gives up on the call then anyway).
+    lock_wait: std::time::Duration,
 }
 
 impl FileStore {
@@ -46,6 +50,7 @@ impl FileStore {
             writing: Mutex::new(()),
             allow_fs: None,
             default_dir: false,
+            lock_wait: std::time::Duration::from_millis(crate::url::Settings::default().timeout_ms),
         }
     }
 
@@ -55,6 +60,7 @@ impl FileStore {
         let mut store = FileStore::new(dir);
         store.default_dir = crate::url::default_dir().is_ok_and(|d| d == dir);
         store.allow_fs = settings.allow_fs.clone();
+        store.lock_wait = std::time::Duration::from_millis(settings.timeout_ms);
         store
     }
 
@@ -147,19 +153,29 @@ impl FileStore {
     /// The space's `space.lock`, locked: held around every read-modify-write
     /// of a state file (claim, renew, release), so that a check of the holder
     /// and the write that follows are one step even if a slot's lock file was
-    /// removed and the slot claimed again. Held for milliseconds; waiting for
-    /// it is bounded (1 s, then the call fails as unreachable).
-    fn lock_space(sdir: &Path) -> Result<File, StoreError> {
+    /// removed and the slot claimed again. Held for milliseconds (an fsync's
+    /// time, seconds on a disk busy with other writes); waiting for it is
+    /// bounded by `timeout_ms`, then the call fails as unreachable.
+    fn lock_space(&self, sdir: &Path) -> Result<File, StoreError> {
         let path = sdir.join("space.lock");
-        // Read-only when it exists (a store made read-only still answers).
+        // Read-only when it exists (a store made read-only still answers);
+        // created when it does not. The first claimers of a new space race
+        // here: another may create the file between a failed open and the
+        // next step, so the creating open (which never truncates) is what
+        // follows any failure, and its own failure is the one said unless
+        // the file exists by then.
         let file = match guard::open(&path, OpenOptions::new().read(true)) {
-            Err(_) if !path.exists() => guard::open(
+            Ok(file) => file,
+            Err(first) => match guard::open(
                 &path,
                 OpenOptions::new().write(true).create(true).truncate(false),
-            ),
-            r => r,
-        }?;
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+            ) {
+                Ok(file) => file,
+                Err(_) if path.exists() => return Err(first),
+                Err(second) => return Err(second),
+            },
+        };
+        let deadline = std::time::Instant::now() + self.lock_wait;
         loop {
             // SAFETY: flock on a descriptor we own.
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
@@ -171,8 +187,9 @@ impl FileStore {
             }
             if std::time::Instant::now() > deadline {
                 return Err(StoreError::Unreachable(format!(
-                    "{} stayed locked for 1 s",
-                    path.display()
+                    "{} stayed locked for {} ms (timeout_ms)",
+                    path.display(),
+                    self.lock_wait.as_millis()
                 )));
             }
             std::thread::sleep(std::time::Duration::from_micros(200));
@@ -294,39 +311,28 @@ impl Store for FileStore {
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let now = system_ms();
         let slots = space.slots();
-        // First pass: the preferred slot, then every free slot whose hwm is
-        // behind the clock, in order. Free slots with hwm ahead wait for the
-        // second pass, lowest hwm first (its new holder waits the least).
-        let mut ahead: Vec<(u64, u64)> = Vec::new();
-        let mut got = None;
-        let order = req
-            .prefer
-            .filter(|&p| p < slots)
-            .into_iter()
-            .chain((0..slots).filter(|&s| Some(s) != req.prefer));
-        for slot in order {
-            if let Some(file) = Self::try_lock(&sdir, slot)? {
-                let state = Self::read_state(&sdir, slot)?;
-                if state.hwm_ms <= now || Some(slot) == req.prefer {
-                    got = Some((slot, file, state));
-                    break;
-                }
-                ahead.push((state.hwm_ms, slot));
-            }
+        // The slots in the order of the rule every store follows; which are
+        // held only their locks tell, so each is tried in turn.
+        let mut seen = Vec::new();
+        for n in Self::state_slots(&sdir)? {
+            let hwm_ms = Self::read_state(&sdir, n)?.hwm_ms;
+            seen.push(SlotSeen {
+                slot: n,
+                free: true,
+                hwm_ms,
+            });
         }
-        if got.is_none() {
-            ahead.sort_unstable();
-            for (_, slot) in ahead {
-                if let Some(file) = Self::try_lock(&sdir, slot)? {
-                    got = Some((slot, file, Self::read_state(&sdir, slot)?));
-                    break;
-                }
+        let mut got = None;
+        for slot in slot_order(req.prefer, slots, &seen, now) {
+            if let Some(file) = Self::try_lock(&sdir, slot)? {
+                got = Some((slot, file, ()));
+                break;
             }
         }
         let (slot, file, _) = got.ok_or(StoreError::NoFreeSlot)?;
         // Refused before anything is written; dropping `file` unlocks the slot.
         check_hwm_bound(now, req.window_ms, max_hwm_ms)?;
-        let _space = Self::lock_space(&sdir)?;
+        let _space = self.lock_space(&sdir)?;
         let old = Self::read_state(&sdir, slot)?;
         let new = State {
             hwm_ms: old.hwm_ms.max(now.saturating_add(req.window_ms)),
@@ -361,7 +367,7 @@ impl Store for FileStore {
     ) -> Result<Renewal, StoreError> {
         let sdir = self.space_dir(space);
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
-        let _space = Self::lock_space(&sdir)?;
+        let _space = self.lock_space(&sdir)?;
         let mut state = self.check_holder(&sdir, holder)?;
         let now = system_ms();
         // The store's clock is this host's. Behind the slot's hwm by more
@@ -391,7 +397,7 @@ impl Store for FileStore {
     fn release(&self, space: &SlotSpace, holder: &Holder, last_ms: u64) -> Result<(), StoreError> {
         let sdir = self.space_dir(space);
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
-        let result = Self::lock_space(&sdir).and_then(|_space| {
+        let result = self.lock_space(&sdir).and_then(|_space| {
             let mut state = self.check_holder(&sdir, holder)?;
             state.hwm_ms = last_ms;
             state.token.clear();
@@ -445,15 +451,9 @@ impl Store for FileStore {
                 .into_iter()
                 .map(|n| Self::record(&sdir, n))
                 .collect::<Result<Vec<_>, _>>()?;
-            spaces.push(SpaceRecord {
-                key,
-                text,
-                slots,
-                marker: None,
-            });
+            spaces.push(SpaceRecord::unmarked(key, text, slots));
         }
-        spaces.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok((now, spaces))
+        Ok(listing(now, spaces))
     }
 
     /// A slot whose lock nobody holds is free (its holder's process ended).
@@ -475,7 +475,7 @@ impl Store for FileStore {
         }
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         // Claims take the space lock too: the slot stays as read until written.
-        let _space = Self::lock_space(&sdir)?;
+        let _space = self.lock_space(&sdir)?;
         let record = Self::record(&sdir, slot)?;
         match ReleaseStep::of(record.state, force, reset_hwm_ms) {
             ReleaseStep::Nothing => return Ok(SlotRelease::WasFree),

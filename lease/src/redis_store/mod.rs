@@ -3,8 +3,10 @@
 //! ```text
 //! snowmint:lease:{<space key>}:space     string: the space's canonical text (checked on every claim)
 //! snowmint:lease:{<space key>}:slot:<n>  hash: token, counter, expires_ms, hwm_ms, epoch
-//! snowmint:lease:{<space key>}:marker    hash: server, fence_ms, max_window_ms, epoch, cause
-//! snowmint:lease:init                    hash: server, fence_ms (`lease init`)
+//! snowmint:lease:{<space key>}:marker    hash: server, fence_ms, max_window_ms, max_skew_ms,
+//!                                              latency_ms, epoch, cause
+//! snowmint:lease:init                    hash: server, fence_ms, max_window_ms, max_skew_ms,
+//!                                              latency_ms (`lease init`)
 //! ```
 //!
 //! Every operation (claim, renew, release) is one Lua script, which Redis runs
@@ -23,8 +25,12 @@
 //! after such a loss: the space's marker names the server (`run_id` and
 //! `master_replid`) that holds its records; a claim that finds it missing or
 //! naming another server fences every slot's `hwm` to at least store time +
-//! `redis_max_window_ms` + 2 × `max_skew_ms`, above every reservation
-//! confirmed before the loss, and starts a new epoch. Each record carries the
+//! `redis_max_window_ms` + 2 × `max_skew_ms` + the latency allowance
+//! ([`LIMIT_LATENCY_MS`]), above every limit a holder had before the loss,
+//! and starts a new epoch. The marker and the init key record those three
+//! settings; a claim or renewal that counts with others is refused, and a
+//! claim whose server's clock is more than `max_skew_ms` behind the
+//! claimer's is refused too (the fence relies on it). Each record carries the
 //! epoch it was claimed under; a renewal or release is `Lost` unless the
 //! marker names this server with the record's epoch, so a holder whose record
 //! a rollback brought back cannot go on (the argument: scripts.rs, CLAIM, and
@@ -37,15 +43,16 @@ use redis::{Client, Connection, ErrorKind, RedisError, Script};
 
 use crate::error::LeaseError;
 use crate::space::SlotSpace;
+use crate::store::listing;
 use crate::store::{
     check_space_key, is_space_key, Claim, ClaimRequest, Holder, InitFence, Marker, MarkerState,
-    Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
+    Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError, LIMIT_LATENCY_MS,
 };
 use crate::url::Settings;
 use snowmint::FenceCause;
 
 mod scripts;
-use scripts::{CLAIM, INIT, PRELUDE, RELEASE, RELEASE_SLOT, RENEW};
+use scripts::{CLAIM, INIT, PRELUDE, RELEASE, RELEASE_SLOT, RENEW, RESET_SLOT};
 
 /// The widest leased field this store serves: a claim reads up to this many
 /// slot records in one script, during which the server does nothing else
@@ -258,10 +265,31 @@ impl RedisStore {
                 num(reply, 2).ok()?,
                 num(reply, 3).ok()?,
             ),
-            "maxwindow" => format!(
-                "the space's holders use redis_max_window_ms={arg}, this URL {}: every holder \
-                 of a space must use the same",
-                self.max_window_ms
+            "settings" => {
+                let at = |i: usize| match reply.get(i).map(String::as_str) {
+                    None | Some("") => "(none)",
+                    Some(v) => v,
+                };
+                format!(
+                    "the space's marker records redis_max_window_ms={}, max_skew_ms={}, \
+                     latency allowance {} ms; this holder counts redis_max_window_ms={}, \
+                     max_skew_ms={}, latency allowance {} ms: every holder of a space must use \
+                     the same (the fence after a data loss is counted with them)",
+                    at(1),
+                    at(2),
+                    at(3),
+                    at(4),
+                    at(5),
+                    at(6)
+                )
+            }
+            "tooearly" => format!(
+                "the server's clock reads {} ms, below this claim's lower bound {} ms (the \
+                 claimer's clock when it sent the claim - max_skew_ms): the server that ran \
+                 the claim is not the one whose clock the skew check read, or its clock is \
+                 more than max_skew_ms behind; nothing was written",
+                num(reply, 1).ok()?,
+                num(reply, 2).ok()?
             ),
             _ => return None,
         }))
@@ -375,12 +403,25 @@ impl Store for RedisStore {
         Ok(secs * 1000 + micros / 1000)
     }
 
-    /// The bound is checked in the claim's script against the server's
-    /// `TIME`, before the script writes anything.
     fn claim_within(
         &self,
         space: &SlotSpace,
         req: &ClaimRequest,
+        max_hwm_ms: u64,
+    ) -> Result<Claim, StoreError> {
+        self.claim_between(space, req, 0, max_hwm_ms)
+    }
+
+    /// Both bounds are checked in the claim's script against the server's
+    /// `TIME`, before the script writes anything: the lower one catches a
+    /// claim that reached another server than the skew check (a name or
+    /// address that moved between the two calls) whose clock is behind, on
+    /// which the fence after a loss would be counted too low.
+    fn claim_between(
+        &self,
+        space: &SlotSpace,
+        req: &ClaimRequest,
+        min_store_ms: u64,
         max_hwm_ms: u64,
     ) -> Result<Claim, StoreError> {
         if space.slots() > MAX_SLOTS {
@@ -391,7 +432,7 @@ impl Store for RedisStore {
                 space.slots()
             )));
         }
-        let token = crate::file::new_token();
+        let token = crate::slot::new_token();
         let prefer = req.prefer.map_or(-1, |p| i64::try_from(p).unwrap_or(-1));
         let reply: Vec<String> = self.with_conn(|c| {
             self.claim
@@ -407,6 +448,12 @@ impl Store for RedisStore {
                 .arg(self.skew_ms)
                 .arg(if self.allow_eviction { "1" } else { "0" })
                 .arg(bound_arg(max_hwm_ms))
+                .arg(LIMIT_LATENCY_MS)
+                .arg(if min_store_ms == 0 {
+                    String::new()
+                } else {
+                    min_store_ms.to_string()
+                })
                 .invoke(c)
         })?;
         if let Some(e) = self.refusal(&reply) {
@@ -463,6 +510,8 @@ impl Store for RedisStore {
                 .arg(window_ms)
                 .arg(self.max_window_ms)
                 .arg(bound_arg(max_hwm_ms))
+                .arg(self.skew_ms)
+                .arg(LIMIT_LATENCY_MS)
                 .invoke(c)
         })?;
         if let Some(e) = self.refusal(&reply) {
@@ -506,23 +555,24 @@ impl Store for RedisStore {
 
     /// Writes the init key: spaces first claimed later on this server (same
     /// `run_id` and `master_replid`) need no fence of their own. Kept if it
-    /// already names this server; else written with a fence at store time +
-    /// `redis_max_window_ms` + 2 × `max_skew_ms`, as a claim's (a wipe just
-    /// before may have left live holders). Refuses a server that may evict keys without a TTL,
-    /// unless `redis_allow_eviction` (claims then trust no init key).
+    /// already names this server with settings that cover this URL's; else
+    /// written with a fence at store time + `redis_max_window_ms` + 2 ×
+    /// `max_skew_ms` + the latency allowance, as a claim's (a wipe just
+    /// before may have left live holders), and those settings (see
+    /// `INIT`). Refuses a server that may evict keys without a TTL, unless
+    /// `redis_allow_eviction` (claims then trust no init key).
     fn init(&self) -> Result<(), StoreError> {
         self.init_fence().map(|_| ())
     }
 
-    /// The init key's fence and the store's clock (see [`INIT`]).
+    /// The init key's fence and the store's clock (see `INIT`).
     fn init_fence(&self) -> Result<Option<InitFence>, StoreError> {
         let reply: Vec<String> = self.with_conn(|c| {
             self.init
                 .key(INIT_KEY)
-                .arg(
-                    self.max_window_ms
-                        .saturating_add(self.skew_ms.saturating_mul(2)),
-                )
+                .arg(self.max_window_ms)
+                .arg(self.skew_ms)
+                .arg(LIMIT_LATENCY_MS)
                 .arg(if self.allow_eviction { "1" } else { "0" })
                 .invoke(c)
         })?;
@@ -581,21 +631,7 @@ impl Store for RedisStore {
                 let number = |i: usize| field(i)?.parse::<u64>().map_err(|_| bad());
                 let token = field(0)?;
                 let (counter, expires, hwm) = (number(1)?, number(2)?, number(3)?);
-                let state = if token.is_empty() {
-                    SlotState::Free
-                } else if expires <= now {
-                    SlotState::Expired
-                } else {
-                    SlotState::Held
-                };
-                slots.push(SlotRecord {
-                    slot: n,
-                    state,
-                    token,
-                    counter,
-                    expires_ms: (state != SlotState::Free).then_some(expires),
-                    hwm_ms: hwm,
-                });
+                slots.push(SlotRecord::expiring(n, token, counter, expires, hwm, now));
             }
             let marker = self.marker(key, server.as_deref())?;
             spaces.push(SpaceRecord {
@@ -605,12 +641,11 @@ impl Store for RedisStore {
                 marker: Some(marker),
             });
         }
-        spaces.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok((now, spaces))
+        Ok(listing(now, spaces))
     }
 
     /// One Lua script: decides by `TIME` and clears the token (`hwm` kept,
-    /// or set by [`RESET_SLOT`] when asked). The record's epoch is not
+    /// or set by `RESET_SLOT` when asked). The record's epoch is not
     /// checked: freeing a record from before a data loss lowers nothing (a
     /// claim counts its `hwm` as at least the fence).
     fn release_slot(
@@ -661,26 +696,6 @@ impl Store for RedisStore {
         }
     }
 }
-
-/// KEYS[1]: a slot record. ARGV[1]: the new hwm. The operator's repair
-/// ([`Store::release_slot`] with a reset): refuses a claim alive by `TIME`,
-/// else frees the slot and sets its hwm, in one step. Replies as
-/// `RELEASE_SLOT`, with 'idle' for a record nobody held.
-const RESET_SLOT: &str = r"
-local r, why = read(KEYS[1])
-if not r then return {'badrecord', why} end
-if not r.used then return {'free'} end
-local state = 'idle'
-if r.token ~= '' then
-  state = 'held'
-  if r.expires <= now then state = 'expired' end
-end
-if state == 'held' then
-  return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '0'}
-end
-redis.call('HSET', KEYS[1], 'token', '', 'expires_ms', int(now), 'hwm_ms', ARGV[1])
-return {state, int(r.counter), int(r.expires), int(r.hwm), r.token, '1'}
-";
 
 /// The claim script; the fault harness's control build (Cargo feature, off
 /// by default) sets the failover fence to zero once it is computed, to prove

@@ -40,6 +40,7 @@
 //! statements, transactions, errors); `slots.rs` the lease logic on one
 //! connection; this file the `Store` on top.
 
+mod guard;
 mod slots;
 mod transport;
 
@@ -50,13 +51,15 @@ use crate::space::SlotSpace;
 use crate::store::{
     Claim, ClaimRequest, Holder, Renewal, SlotRelease, SpaceRecord, Store, StoreError,
 };
-use crate::url::redact;
+use crate::url::{redact, Settings};
+use guard::Guard;
 use transport::{as_u64, Pool, Target};
 
 /// The lease store in a PostgreSQL or MySQL/MariaDB database.
 pub struct SqlStore {
     pool: Pool,
     name: String,
+    guard: Guard,
 }
 
 impl std::fmt::Debug for SqlStore {
@@ -68,22 +71,53 @@ impl std::fmt::Debug for SqlStore {
 impl SqlStore {
     /// A PostgreSQL store (`postgres://user:password@host:5432/db`). No I/O.
     #[cfg(feature = "postgres")]
+    /// The other settings are the defaults ([`Settings`]).
     pub fn postgres(url: &str, timeout_ms: u64) -> Result<SqlStore, LeaseError> {
-        let timeout = Duration::from_millis(timeout_ms.max(1));
-        Ok(SqlStore::new(Target::postgres(url, timeout)?, url, timeout))
+        Self::postgres_with(url, &Settings::with_timeout(timeout_ms))
+    }
+
+    /// A PostgreSQL store with the lease URL's settings: `timeout_ms`,
+    /// `max_skew_ms` (the fence after an identity change) and
+    /// `sql_allow_unsafe`. No I/O.
+    #[cfg(feature = "postgres")]
+    pub fn postgres_with(url: &str, settings: &Settings) -> Result<SqlStore, LeaseError> {
+        let timeout = Duration::from_millis(settings.timeout_ms.max(1));
+        Ok(SqlStore::new(
+            Target::postgres(url, timeout)?,
+            url,
+            timeout,
+            settings,
+        ))
     }
 
     /// A MySQL or MariaDB store (`mysql://user:password@host:3306/db`). No I/O.
     #[cfg(feature = "mysql")]
+    /// The other settings are the defaults ([`Settings`]).
     pub fn mysql(url: &str, timeout_ms: u64) -> Result<SqlStore, LeaseError> {
-        let timeout = Duration::from_millis(timeout_ms.max(1));
-        Ok(SqlStore::new(Target::mysql(url, timeout)?, url, timeout))
+        Self::mysql_with(url, &Settings::with_timeout(timeout_ms))
     }
 
-    fn new(target: Target, url: &str, timeout: Duration) -> SqlStore {
+    /// A MySQL or MariaDB store with the lease URL's settings (as
+    /// [`SqlStore::postgres_with`]). No I/O.
+    #[cfg(feature = "mysql")]
+    pub fn mysql_with(url: &str, settings: &Settings) -> Result<SqlStore, LeaseError> {
+        let timeout = Duration::from_millis(settings.timeout_ms.max(1));
+        Ok(SqlStore::new(
+            Target::mysql(url, timeout)?,
+            url,
+            timeout,
+            settings,
+        ))
+    }
+
+    fn new(target: Target, url: &str, timeout: Duration, settings: &Settings) -> SqlStore {
         SqlStore {
             pool: Pool::new(target, timeout),
             name: redact(url),
+            guard: Guard {
+                skew_ms: settings.max_skew_ms,
+                allow_unsafe: settings.sql_allow_unsafe.clone(),
+            },
         }
     }
 
@@ -113,7 +147,7 @@ impl Store for SqlStore {
         max_hwm_ms: u64,
     ) -> Result<Claim, StoreError> {
         self.pool
-            .call(|c, deadline| c.claim(space, req, max_hwm_ms, deadline))
+            .call(|c, deadline| c.claim(&self.guard, space, req, max_hwm_ms, deadline))
     }
 
     fn renew_within(

@@ -3,23 +3,25 @@
 
 use std::time::Instant;
 
+use super::guard::{Floor, Guard};
 use super::transport::{as_i64, as_u64, int, whole, Conn, DbResult, Dialect, Failure, Val};
-use crate::file::new_token;
+use crate::slot::{new_token, slot_order, SlotSeen};
 use crate::space::SlotSpace;
 use crate::store::{
     check_hwm_bound, Claim, ClaimRequest, Holder, ReleaseStep, Renewal, SlotRecord, SlotRelease,
-    SlotState, SpaceRecord, StoreError,
+    SpaceRecord, StoreError,
 };
 
 const CONTENDED_ROUNDS: usize = 50;
 
 impl Conn {
-    /// Creates the tables unless they exist (once per connection).
+    /// Creates the tables unless they exist, and checks the schema they are
+    /// in (once per connection).
     pub(super) fn ensure_schema(&mut self) -> DbResult<()> {
         if self.ready {
             return Ok(());
         }
-        if !self.tables_exist()? {
+        if self.table_count()? < 3 {
             for sql in self.schema().1 {
                 if let Err(e) = self.batch(sql) {
                     self.rollback();
@@ -27,14 +29,15 @@ impl Conn {
                 }
             }
         }
+        self.check_tables_schema()?;
         self.ready = true;
         Ok(())
     }
 
-    /// Whether both tables exist.
-    pub(super) fn tables_exist(&mut self) -> DbResult<bool> {
+    /// How many of the three tables exist.
+    pub(super) fn table_count(&mut self) -> DbResult<i64> {
         let rows = self.query(self.schema().0, &[])?;
-        Ok(int(&rows[0][0]) >= 2)
+        Ok(int(&rows[0][0]))
     }
 
     /// The query counting the tables that exist, and the statements creating them.
@@ -43,7 +46,8 @@ impl Conn {
             #[cfg(feature = "postgres")]
             Dialect::Postgres => (
                 "SELECT count(*)::bigint FROM (VALUES (to_regclass('snowmint_lease_space')), \
-                 (to_regclass('snowmint_lease_slot'))) AS t(r) WHERE r IS NOT NULL",
+                 (to_regclass('snowmint_lease_slot')), (to_regclass('snowmint_lease_marker'))) \
+                 AS t(r) WHERE r IS NOT NULL",
                 // Concurrent CREATE TABLE IF NOT EXISTS can fail on PostgreSQL
                 // (a duplicate in pg_type): one creator at a time.
                 &["BEGIN; SELECT pg_advisory_xact_lock(7237599117005660531); \
@@ -58,13 +62,20 @@ impl Conn {
                      expires_ms BIGINT NOT NULL, \
                      hwm_ms BIGINT NOT NULL, \
                      PRIMARY KEY (space_key, slot)); \
+                   CREATE TABLE IF NOT EXISTS snowmint_lease_marker (\
+                     space_key VARCHAR(64) PRIMARY KEY, \
+                     server VARCHAR(255) NOT NULL, \
+                     fence_ms BIGINT NOT NULL, \
+                     max_window_ms BIGINT NOT NULL, \
+                     cause VARCHAR(16) NOT NULL); \
                    COMMIT"],
             ),
             #[cfg(feature = "mysql")]
             Dialect::Mysql => (
                 "SELECT CAST(COUNT(*) AS SIGNED) FROM information_schema.tables \
                  WHERE table_schema = DATABASE() \
-                 AND table_name IN ('snowmint_lease_space', 'snowmint_lease_slot')",
+                 AND table_name IN ('snowmint_lease_space', 'snowmint_lease_slot', \
+                 'snowmint_lease_marker')",
                 &[
                     "CREATE TABLE IF NOT EXISTS snowmint_lease_space (\
                        space_key VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, \
@@ -77,6 +88,12 @@ impl Conn {
                        expires_ms BIGINT NOT NULL, \
                        hwm_ms BIGINT NOT NULL, \
                        PRIMARY KEY (space_key, slot)) ENGINE=InnoDB",
+                    "CREATE TABLE IF NOT EXISTS snowmint_lease_marker (\
+                       space_key VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, \
+                       server VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL, \
+                       fence_ms BIGINT NOT NULL, \
+                       max_window_ms BIGINT NOT NULL, \
+                       cause VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL) ENGINE=InnoDB",
                 ],
             ),
         }
@@ -144,6 +161,7 @@ impl Conn {
         let Some(row) = rows.first() else {
             return Ok(None);
         };
+        self.same_server(&req.floor)?;
         let at = Val::I(as_i64(slot));
         let counter = whole(&row[0], "counter", &at, key)?;
         let old_hwm = whole(&row[1], "hwm_ms", &at, key)?;
@@ -179,6 +197,7 @@ impl Conn {
         slot: u64,
         req: &Bounded,
     ) -> DbResult<Option<Claim>> {
+        self.same_server(&req.floor)?;
         let now = self.now()?;
         let claim = new_claim(slot, 0, 0, now, req)?;
         let r = self.query(
@@ -202,15 +221,18 @@ impl Conn {
 
     pub(super) fn claim(
         &mut self,
+        guard: &Guard,
         space: &SlotSpace,
         req: &ClaimRequest,
         max_hwm_ms: u64,
         deadline: Instant,
     ) -> Result<Claim, StoreError> {
         self.check_space(space.key(), space.text())?;
+        let floor = self.guard_claim(guard, space.key(), req.window_ms)?;
         let bounded = Bounded {
             req: *req,
             max_hwm_ms,
+            floor,
         };
         for _ in 0..CONTENDED_ROUNDS {
             let sql = format!(
@@ -231,9 +253,23 @@ impl Conn {
                 let free = matches!(&r[1], Val::S(t) if t.is_empty()) || expires <= now;
                 existing.insert(slot, (free, hwm));
             }
-            let candidates = candidates(&existing, space.slots(), req.prefer, now);
+            let seen: Vec<SlotSeen> = existing
+                .iter()
+                .map(|(&slot, &(free, hwm))| SlotSeen {
+                    slot,
+                    free,
+                    hwm_ms: u64::try_from(hwm).unwrap_or(0),
+                })
+                .collect();
+            let order = slot_order(
+                req.prefer,
+                space.slots(),
+                &seen,
+                u64::try_from(now).unwrap_or(0),
+            );
             let mut any = false;
-            for (slot, is_new) in candidates {
+            for slot in order {
+                let is_new = !existing.contains_key(&slot);
                 any = true;
                 let got = if is_new {
                     self.claim_new(space.key(), slot, &bounded)
@@ -264,8 +300,17 @@ impl Conn {
     /// Locks the holder's row if its token and counter are still the
     /// holder's, in a transaction left open on success; returns `hwm_ms`
     /// and the database's clock.
-    fn lock_holder(&mut self, key: &str, holder: &Holder) -> Result<(i64, i64), StoreError> {
+    fn lock_holder(
+        &mut self,
+        key: &str,
+        holder: &Holder,
+        window_ms: u64,
+    ) -> Result<(i64, i64), StoreError> {
         self.batch("BEGIN")?;
+        if let Err(e) = self.check_marker(key, holder, window_ms) {
+            self.rollback();
+            return Err(e);
+        }
         let sql = format!(
             "SELECT hwm_ms, {} FROM snowmint_lease_slot \
              WHERE space_key = ? AND slot = ? AND token = ? AND counter = ? FOR UPDATE",
@@ -331,7 +376,7 @@ impl Conn {
         max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         self.ensure_schema()?;
-        let (hwm, now) = self.lock_holder(key, holder)?;
+        let (hwm, now) = self.lock_holder(key, holder, window_ms)?;
         // Refused inside the transaction that read the clock: nothing written.
         if let Err(e) = check_hwm_bound(as_u64(now), window_ms, max_hwm_ms) {
             self.rollback();
@@ -356,7 +401,7 @@ impl Conn {
         last_ms: u64,
     ) -> Result<(), StoreError> {
         self.ensure_schema()?;
-        self.lock_holder(key, holder)?;
+        self.lock_holder(key, holder, 0)?;
         self.update_and_commit(
             "UPDATE snowmint_lease_slot SET token = '', expires_ms = 0, hwm_ms = ? \
              WHERE space_key = ? AND slot = ?",
@@ -371,7 +416,9 @@ impl Conn {
     /// Operations: the store's clock, every space and its slot rows.
     pub(super) fn list(&mut self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
         let now = self.now()?;
-        if !self.tables_exist()? {
+        // The space and slot tables (a store of an earlier version has no
+        // marker table).
+        if self.table_count()? < 2 {
             return Ok((as_u64(now), Vec::new()));
         }
         let spaces = self.query(
@@ -396,6 +443,7 @@ impl Conn {
                 marker: None,
             })
             .collect();
+        self.list_markers(&mut out)?;
         for r in &rows {
             let key = text(&r[0]);
             // Slot rows are written after their space's row: a row without
@@ -489,21 +537,14 @@ fn slot_record(
     hwm: i64,
     now: i64,
 ) -> SlotRecord {
-    let state = if token.is_empty() {
-        SlotState::Free
-    } else if expires <= now {
-        SlotState::Expired
-    } else {
-        SlotState::Held
-    };
-    SlotRecord {
+    SlotRecord::expiring(
         slot,
-        state,
-        token: token.to_string(),
-        counter: as_u64(counter),
-        expires_ms: (state != SlotState::Free).then_some(as_u64(expires)),
-        hwm_ms: as_u64(hwm),
-    }
+        token.to_string(),
+        as_u64(counter),
+        as_u64(expires),
+        as_u64(hwm),
+        as_u64(now),
+    )
 }
 
 fn bad_row(key: &str) -> StoreError {
@@ -514,6 +555,8 @@ fn bad_row(key: &str) -> StoreError {
 struct Bounded {
     req: ClaimRequest,
     max_hwm_ms: u64,
+    /// The space's fence under the server the claim was decided on.
+    floor: Floor,
 }
 
 /// The claim written to a free slot whose row has `counter` and `old_hwm`;
@@ -528,6 +571,13 @@ fn new_claim(slot: u64, counter: i64, old_hwm: i64, now: i64, b: &Bounded) -> Db
             message,
         });
     }
+    // Every slot counts as at least the fence; the cause is given while
+    // the fence is what sets the start and is still ahead.
+    let floor = &b.floor;
+    let fence = floor
+        .cause
+        .filter(|_| floor.fence_ms > now && old_hwm <= floor.fence_ms);
+    let old_hwm = old_hwm.max(floor.fence_ms);
     let expires = now.saturating_add(as_i64(req.ttl_ms));
     let hwm = old_hwm.max(now.saturating_add(as_i64(req.window_ms)));
     Ok(Claim {
@@ -539,80 +589,6 @@ fn new_claim(slot: u64, counter: i64, old_hwm: i64, now: i64, b: &Bounded) -> Db
         prev_hwm_ms: as_u64(old_hwm),
         hwm_ms: as_u64(hwm),
         expires_ms: Some(as_u64(expires)),
-        fence: None,
+        fence,
     })
-}
-
-/// The slots to try, best first, as `(slot, never used)`: `prefer` if free;
-/// free rows whose `hwm` is behind the clock (lowest slot first); slots never
-/// used (lowest first); free rows with `hwm` ahead (lowest `hwm` first).
-fn candidates(
-    existing: &std::collections::BTreeMap<u64, (bool, i64)>,
-    slots: u64,
-    prefer: Option<u64>,
-    now: i64,
-) -> impl Iterator<Item = (u64, bool)> + '_ {
-    let prefer = prefer
-        .filter(|&p| p < slots)
-        .and_then(|p| match existing.get(&p) {
-            None => Some((p, true)),
-            Some((true, _)) => Some((p, false)),
-            Some((false, _)) => None,
-        });
-    let p = prefer.map(|(s, _)| s);
-    let behind = existing
-        .iter()
-        .filter(move |(s, (free, hwm))| *free && *hwm <= now && Some(**s) != p)
-        .map(|(s, _)| (*s, false));
-    let unused = (0..slots)
-        .filter(move |s| !existing.contains_key(s) && Some(*s) != p)
-        .map(|s| (s, true));
-    let mut ahead: Vec<(i64, u64)> = existing
-        .iter()
-        .filter(|(s, (free, hwm))| *free && *hwm > now && Some(**s) != p)
-        .map(|(s, (_, hwm))| (*hwm, *s))
-        .collect();
-    ahead.sort_unstable();
-    prefer
-        .into_iter()
-        .chain(behind)
-        .chain(unused)
-        .chain(ahead.into_iter().map(|(_, s)| (s, false)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeMap;
-
-    #[test]
-    fn candidate_order() {
-        // slot 0 held; 1 free, hwm behind; 2 free, hwm ahead; 4 free, behind; 3, 5.. unused.
-        let mut m = BTreeMap::new();
-        m.insert(0, (false, 10));
-        m.insert(1, (true, 50));
-        m.insert(2, (true, 500));
-        m.insert(4, (true, 90));
-        let all: Vec<_> = candidates(&m, 7, None, 100).collect();
-        assert_eq!(
-            all,
-            [
-                (1, false),
-                (4, false),
-                (3, true),
-                (5, true),
-                (6, true),
-                (2, false)
-            ]
-        );
-        let all: Vec<_> = candidates(&m, 7, Some(2), 100).collect();
-        assert_eq!(all[0], (2, false));
-        assert_eq!(all.len(), 6);
-        let all: Vec<_> = candidates(&m, 7, Some(5), 100).collect();
-        assert_eq!(all[0], (5, true));
-        assert_eq!(all.len(), 6);
-        // A held preference is not tried; one outside the space is ignored.
-        assert_eq!(candidates(&m, 7, Some(0), 100).count(), 6);
-        assert_eq!(candidates(&m, 7, Some(9), 100).count(), 6);
-    }
 }

@@ -48,6 +48,9 @@ pub(super) struct Conn {
     pub(super) dialect: Dialect,
     /// The tables are known to exist.
     pub(super) ready: bool,
+    /// Where the tables were found (PostgreSQL: the schema on the search
+    /// path; MySQL: the database), once `ready`.
+    pub(super) schema: String,
 }
 
 /// A value passed to or read from the database.
@@ -215,6 +218,7 @@ fn connect(target: &Target) -> Result<Conn, StoreError> {
                 db: Db::Postgres(Box::new(pg)),
                 dialect: Dialect::Postgres,
                 ready: false,
+                schema: String::new(),
             }),
             Err(e) => Err(StoreError::Unreachable(e.message)),
         },
@@ -224,6 +228,7 @@ fn connect(target: &Target) -> Result<Conn, StoreError> {
                 db: Db::Mysql(Box::new(c)),
                 dialect: Dialect::Mysql,
                 ready: false,
+                schema: String::new(),
             }),
             Err(e) => Err(StoreError::Unreachable(my_error(&e).message)),
         },
@@ -497,6 +502,24 @@ impl Conn {
             Db::Mysql(conn) => {
                 use mysql::prelude::Queryable;
                 conn.query_drop(sql).map_err(|e| my_error(&e))
+            }
+        }
+    }
+
+    /// Whether a statement sent as text (MySQL's `SHOW ...`, which the
+    /// binary protocol may not prepare) returns any row.
+    #[cfg(feature = "mysql")]
+    pub(super) fn has_rows_text(&mut self, sql: &str) -> DbResult<bool> {
+        match &mut self.db {
+            #[cfg(feature = "postgres")]
+            Db::Postgres(pg) => pg.run(pg.client.simple_query(sql)).map(|m| {
+                m.iter()
+                    .any(|r| matches!(r, tokio_postgres::SimpleQueryMessage::Row(_)))
+            }),
+            Db::Mysql(conn) => {
+                use mysql::prelude::Queryable;
+                let rows: Vec<mysql::Row> = conn.query(sql).map_err(|e| my_error(&e))?;
+                Ok(!rows.is_empty())
             }
         }
     }

@@ -14,6 +14,9 @@ use snowmint::LeaseProblem;
 use crate::error::LeaseError;
 use crate::store::StoreError;
 
+/// How much longer than a call the client's own connection timeout is.
+const CONNECT_MARGIN: Duration = Duration::from_millis(250);
+
 /// One ZooKeeper ensemble: its connection string, and the session (made on
 /// the first call).
 pub(super) struct Conn {
@@ -88,9 +91,14 @@ impl Conn {
             tokio::time::timeout(timeout, async move {
                 let client = match existing {
                     Some(c) => c,
+                    // The client's own connection timeout a little past
+                    // the call's, so that a server that accepts and never
+                    // answers ends as the call's timeout ("no answer"), not
+                    // as the client's "no hosts" (read as refused) when
+                    // both fire at once on a loaded machine.
                     None => zk::Client::connector()
                         .with_session_timeout(session_timeout)
-                        .with_connection_timeout(timeout)
+                        .with_connection_timeout(timeout + CONNECT_MARGIN)
                         .with_fail_eagerly()
                         .connect(&hosts)
                         .await
@@ -126,7 +134,7 @@ impl Conn {
 
     /// The error the store reports for `f`.
     pub(super) fn unreachable(&self, f: Failure) -> StoreError {
-        // The client's own read timeout (its connection timeout, which is
+        // The client's own read timeout (its connection timeout, just past
         // `timeout_ms`) is a call without an answer too.
         let silent = |e: &zk::Error| e.to_string().starts_with("no response from connection");
         StoreError::Unreachable(match f {

@@ -4,6 +4,8 @@
 //! <chroot>/snowmint/lease/clock                 touched to read the leader's clock (its mtime)
 //! <chroot>/snowmint/lease/<space key>           the space's canonical text (checked on every claim)
 //! <chroot>/snowmint/lease/<space key>/<n>       slot n: hwm_ms, counter, token, expires_ms
+//! <chroot>/snowmint/lease/<space key>/window    the largest window a claimer recorded (see fence.rs)
+//! <chroot>/snowmint/lease/<space key>/fence     the last fence after a detected loss (see fence.rs)
 //! ```
 //!
 //! Every znode is persistent: no lease lives in a ZooKeeper session or an
@@ -25,22 +27,34 @@
 //! nothing changes; the call reads again. ZooKeeper answers a write after a
 //! quorum logged it (with the default `forceSync=yes`, on disk), so a
 //! returned `hwm` is durable.
+//!
+//! A server restored from a backup or snapshot has lost confirmed writes: a
+//! claim fences when this process saw a higher zxid, or one of its holders'
+//! slots older than its last confirmed write; a holder's renewal fails as
+//! lost when its slot is older than its last confirmed write or than the
+//! space's fence (see `fence.rs`).
 
 use std::collections::HashMap;
 
 use zookeeper_client as zk;
 
 use crate::error::LeaseError;
-use crate::file::new_token;
+use crate::history;
+use crate::slot::{new_token, slot_order, SlotSeen};
 use crate::space::SlotSpace;
+use crate::store::listing;
 use crate::store::{
     check_hwm_bound, check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep,
     Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
+use crate::url::Settings;
 
 mod client;
+mod fence;
 
+use crate::history::Fence;
 use client::{Conn, Failure};
+use fence::{at, UNIT};
 
 /// How many times a call reads again after losing a race on a slot.
 const ROUNDS: usize = 64;
@@ -84,13 +98,7 @@ impl Record {
     }
 
     fn state(&self, now: u64) -> SlotState {
-        if self.token.is_empty() {
-            SlotState::Free
-        } else if self.expires_ms > now {
-            SlotState::Held
-        } else {
-            SlotState::Expired
-        }
+        SlotState::of_expiring(!self.token.is_empty(), self.expires_ms, now)
     }
 }
 
@@ -99,6 +107,8 @@ pub struct ZookeeperStore {
     conn: Conn,
     /// `<chroot>/snowmint/lease`.
     root: String,
+    /// `max_skew_ms`: twice added to a fence (clocks ahead, then behind).
+    skew_ms: u64,
 }
 
 impl std::fmt::Debug for ZookeeperStore {
@@ -120,8 +130,21 @@ fn is(f: &Failure, e: zk::Error) -> bool {
 impl ZookeeperStore {
     /// A store on the ensemble of `url` (`host:port[,host:port...][/chroot]`,
     /// as [`crate::StoreUrl::Zookeeper`] holds it). No I/O here: the first
-    /// call connects.
+    /// call connects. The other settings are the defaults ([`Settings`]).
     pub fn new(url: &str, timeout_ms: u64) -> Result<ZookeeperStore, LeaseError> {
+        Self::with_settings(
+            url,
+            &Settings {
+                timeout_ms,
+                ..Settings::default()
+            },
+        )
+    }
+
+    /// A store with the lease URL's settings: `timeout_ms`, and
+    /// `max_skew_ms` (the fence after the store went back in time).
+    pub fn with_settings(url: &str, settings: &Settings) -> Result<ZookeeperStore, LeaseError> {
+        let timeout_ms = settings.timeout_ms;
         let (hosts, chroot) = match url.find('/') {
             Some(i) => (&url[..i], url[i..].trim_end_matches('/')),
             None => (url, ""),
@@ -144,6 +167,7 @@ impl ZookeeperStore {
         Ok(ZookeeperStore {
             conn: Conn::new(hosts, name, timeout_ms)?,
             root: format!("{chroot}/snowmint/lease"),
+            skew_ms: settings.max_skew_ms,
         })
     }
 
@@ -161,8 +185,8 @@ impl ZookeeperStore {
 
     /// Store time: writes the clock znode and returns its `mtime` (the
     /// leader's clock when it ordered the write). Creates it (and the root)
-    /// the first time.
-    fn touch(&self) -> Result<u64, StoreError> {
+    /// the first time. Also the write's zxid: the server's position then.
+    fn touch(&self) -> Result<(u64, i64), StoreError> {
         let clock = format!("{}/clock", self.root);
         let root = self.root.clone();
         let stat = self
@@ -181,8 +205,10 @@ impl ZookeeperStore {
                 }
             })
             .map_err(|f| self.err(f))?;
-        u64::try_from(stat.mtime)
-            .map_err(|_| StoreError::BadRecord(format!("the clock znode's mtime {}", stat.mtime)))
+        let now = u64::try_from(stat.mtime).map_err(|_| {
+            StoreError::BadRecord(format!("the clock znode's mtime {}", stat.mtime))
+        })?;
+        Ok((now, stat.mzxid))
     }
 
     /// Checks (or first writes) the space's text.
@@ -216,8 +242,9 @@ impl ZookeeperStore {
         Ok(())
     }
 
-    /// Every slot record of the space `key`, with its znode version.
-    fn read_slots(&self, key: &str) -> Result<HashMap<u64, (Record, i32)>, StoreError> {
+    /// Every slot record of the space `key`, with its znode version and
+    /// `mzxid`.
+    fn read_slots(&self, key: &str) -> Result<HashMap<u64, (Record, i32, i64)>, StoreError> {
         let path = self.space_path(key);
         let answers = self
             .conn
@@ -227,6 +254,10 @@ impl ZookeeperStore {
                     Err(zk::Error::NoNode) => return Ok(Vec::new()),
                     Err(e) => return Err(e),
                 };
+                let children: Vec<String> = children
+                    .into_iter()
+                    .filter(|c| c != "fence" && c != "window")
+                    .collect();
                 let mut out = Vec::with_capacity(children.len());
                 for chunk in children.chunks(256) {
                     let mut reader = c.new_multi_reader();
@@ -246,7 +277,8 @@ impl ZookeeperStore {
             let n: u64 = child.parse().map_err(|_| bad())?;
             match result {
                 zk::MultiReadResult::Data { data, stat } => {
-                    slots.insert(n, (Record::parse(&data).ok_or_else(bad)?, stat.version));
+                    let record = Record::parse(&data).ok_or_else(bad)?;
+                    slots.insert(n, (record, stat.version, stat.mzxid));
                 }
                 // Deleted between the listing and the read: nothing holds it.
                 zk::MultiReadResult::Error {
@@ -263,12 +295,17 @@ impl ZookeeperStore {
 
     /// Slot `n` of the space `key` and its version (`None`: no record).
     fn read_slot(&self, key: &str, n: u64) -> Result<Option<(Record, i32)>, StoreError> {
+        Ok(self.read_slot_at(key, n)?.map(|(r, v, _)| (r, v)))
+    }
+
+    /// [`read_slot`](Self::read_slot), and the znode's `mzxid`.
+    fn read_slot_at(&self, key: &str, n: u64) -> Result<Option<(Record, i32, i64)>, StoreError> {
         let path = self.slot_path(key, n);
         let answer = self
             .conn
             .run(|c| async move {
                 match c.get_data(&path).await {
-                    Ok((data, stat)) => Ok(Some((data, stat.version))),
+                    Ok((data, stat)) => Ok(Some((data, stat.version, stat.mzxid))),
                     Err(zk::Error::NoNode) => Ok(None),
                     Err(e) => Err(e),
                 }
@@ -276,13 +313,11 @@ impl ZookeeperStore {
             .map_err(|f| self.err(f))?;
         match answer {
             None => Ok(None),
-            Some((data, version)) => {
-                Record::parse(&data)
-                    .map(|r| Some((r, version)))
-                    .ok_or_else(|| {
-                        StoreError::BadRecord(format!("znode '{key}/{n}' is not a slot record"))
-                    })
-            }
+            Some((data, version, mzxid)) => Record::parse(&data)
+                .map(|r| Some((r, version, mzxid)))
+                .ok_or_else(|| {
+                    StoreError::BadRecord(format!("znode '{key}/{n}' is not a slot record"))
+                }),
         }
     }
 
@@ -295,27 +330,107 @@ impl ZookeeperStore {
         record: &Record,
         version: Option<i32>,
     ) -> Result<bool, StoreError> {
+        Ok(self.write_slot_at(key, n, record, version, None)?.is_some())
+    }
+
+    /// [`write_slot`](Self::write_slot), in one multi-op with a check that
+    /// the space's fence znode is still at `fence_version` (if given):
+    /// `Some(zxid)` of the write, `None` if either changed meanwhile.
+    fn write_slot_at(
+        &self,
+        key: &str,
+        n: u64,
+        record: &Record,
+        version: Option<i32>,
+        fence_version: Option<i32>,
+    ) -> Result<Option<i64>, StoreError> {
         let path = self.slot_path(key, n);
+        let fence = self.fence_path(key);
         let data = record.to_text().into_bytes();
         let r = self.conn.run(|c| async move {
+            let Some(fv) = fence_version else {
+                return match version {
+                    Some(v) => c.set_data(&path, &data, Some(v)).await.map(|s| s.mzxid),
+                    None => c
+                        .create(&path, &data, &persistent())
+                        .await
+                        .map(|(s, _)| s.mzxid),
+                };
+            };
+            let mut w = c.new_multi_writer();
+            w.add_check_version(&fence, fv)?;
             match version {
-                Some(v) => c.set_data(&path, &data, Some(v)).await.map(|_| ()),
-                None => c.create(&path, &data, &persistent()).await.map(|_| ()),
+                Some(v) => w.add_set_data(&path, &data, Some(v))?,
+                None => w.add_create(&path, &data, &persistent())?,
             }
+            let results = w.commit().await.map_err(zk::Error::from)?;
+            Ok(match results.get(1) {
+                Some(zk::MultiWriteResult::SetData { stat })
+                | Some(zk::MultiWriteResult::Create { stat, .. }) => stat.mzxid,
+                _ => 0,
+            })
         });
         match r {
-            Ok(()) => Ok(true),
-            Err(f) if is(&f, zk::Error::BadVersion) || is(&f, zk::Error::NodeExists) => Ok(false),
-            // The record went away (an operator deleted it): read again.
-            Err(f) if is(&f, zk::Error::NoNode) && version.is_some() => Ok(false),
+            Ok(zxid) => Ok(Some(zxid)),
+            Err(f) if is(&f, zk::Error::BadVersion) || is(&f, zk::Error::NodeExists) => Ok(None),
+            // The record (or the fence znode) went away (an operator deleted
+            // it): read again.
+            Err(f)
+                if is(&f, zk::Error::NoNode) && (version.is_some() || fence_version.is_some()) =>
+            {
+                Ok(None)
+            }
             Err(f) => Err(self.err(f)),
         }
     }
 
     /// Reads slot `holder.slot` and checks that `holder` still holds it.
-    fn read_held(&self, space: &SlotSpace, holder: &Holder) -> Result<(Record, i32), StoreError> {
-        match self.read_slot(space.key(), holder.slot)? {
-            Some((r, v)) if r.token == holder.token && r.counter == holder.counter => Ok((r, v)),
+    /// Lost, after fencing the space, if the slot's znode is older than the
+    /// holder's last confirmed write, or the server answered (`zxid`, of this
+    /// call's clock write, if there was one) below it: it went back in time
+    /// (`window_ms`: the holder's, for the fence's span). Lost too if the
+    /// slot's znode is older than the space's fence: the claim predates a
+    /// detected loss, which may have revived it after another holder had
+    /// superseded it. Also returns the fence znode's version, which the
+    /// write checks.
+    fn read_held(
+        &self,
+        space: &SlotSpace,
+        holder: &Holder,
+        zxid: Option<i64>,
+        window_ms: u64,
+    ) -> Result<(Record, i32, i32), StoreError> {
+        // Without a clock write, only the slot's own znode is compared.
+        let zxid = zxid.unwrap_or(i64::MAX);
+        let name = &self.conn.name;
+        let before = history::holder_seen(name, space.key(), &holder.token);
+        let read = self.read_slot_at(space.key(), holder.slot)?;
+        let record_at = read.as_ref().map(|(_, _, mzxid)| *mzxid);
+        if let Some((cause, why)) =
+            history::record_went_back(before.as_ref(), &at(zxid), holder.slot, record_at, UNIT)
+        {
+            if !history::fenced_since(name, space.key(), &holder.token) {
+                self.fence_space(space.key(), cause, window_ms);
+            }
+            history::forget_holder(name, space.key(), &holder.token);
+            return Err(StoreError::Lost(format!(
+                "slot {}: {why}; the space is fenced",
+                holder.slot
+            )));
+        }
+        let fence = self.read_fence(space.key())?;
+        if fence.fence.is_some() && record_at.is_some_and(|r| r < fence.mzxid) {
+            history::forget_holder(name, space.key(), &holder.token);
+            return Err(StoreError::Lost(format!(
+                "slot {}: the space was fenced (at zxid {:#x}) after a loss was detected, \
+                 and this claim was last confirmed before it",
+                holder.slot, fence.mzxid
+            )));
+        }
+        match read.map(|(r, v, _)| (r, v)) {
+            Some((r, v)) if r.token == holder.token && r.counter == holder.counter => {
+                Ok((r, v, fence.version))
+            }
             Some((r, _)) if r.token.is_empty() => Err(StoreError::Lost(format!(
                 "slot {} was released (claim counter {})",
                 holder.slot, r.counter
@@ -340,7 +455,7 @@ impl Store for ZookeeperStore {
     /// The leader's clock as the `mtime` of a write (see the module
     /// documentation): one write.
     fn now_ms(&self) -> Result<u64, StoreError> {
-        self.touch()
+        self.touch().map(|(now, _)| now)
     }
 
     fn claim_within(
@@ -350,69 +465,86 @@ impl Store for ZookeeperStore {
         max_hwm_ms: u64,
     ) -> Result<Claim, StoreError> {
         self.check_space(space)?;
+        let name = &self.conn.name;
         for _ in 0..ROUNDS {
-            let now = self.touch()?;
+            // What this process saw before this call's clock write was sent:
+            // that write is ordered after it, at a higher zxid.
+            // This process's live holders as confirmed before the read: each
+            // slot read after must be at least as new.
+            let before = history::space_seen(name, space.key());
+            let holders = history::holders(name, space.key());
+            let (now, zxid) = self.touch()?;
             check_hwm_bound(now, req.window_ms, max_hwm_ms)?;
+            let window = self.raise_window(space.key(), req.window_ms)?;
+            let read_fence = self.read_fence(space.key())?;
+            let (mut fence, mut fence_version) = (read_fence.fence, read_fence.version);
             let slots = self.read_slots(space.key())?;
-            let free = |n: &u64| {
-                slots
-                    .get(n)
-                    .is_none_or(|(r, _)| r.state(now) != SlotState::Held)
-            };
-            let hwm = |n: &u64| slots.get(n).map_or(0, |(r, _)| r.hwm_ms);
-            // The preferred slot; then free slots whose hwm is behind the
-            // clock (a slot never used has hwm 0), lowest first; then the
-            // other free ones, lowest hwm first.
-            let n_slots = space.slots();
-            let mut used: Vec<u64> = slots.keys().copied().filter(|&n| n < n_slots).collect();
-            used.sort_unstable();
-            let mut behind: Vec<u64> = used
+            // Lost writes: a lower zxid, or a slot of this process's live
+            // holders older than their last confirmed write.
+            let detected = history::went_back(before.as_ref(), &at(zxid), UNIT).or_else(|| {
+                holders.iter().find_map(|(n, seen)| {
+                    let rec = slots.get(n).map(|(_, _, mzxid)| *mzxid);
+                    history::record_went_back(Some(seen), &at(zxid), *n, rec, UNIT)
+                })
+            });
+            if let Some((cause, _)) = &detected {
+                let new = Fence::after(now, window, self.skew_ms, *cause);
+                match self.write_fence(space.key(), new, fence_version)? {
+                    Some((v, at_zxid)) => {
+                        (fence, fence_version) = (Some(new), v);
+                        history::record_space(name, space.key(), &at(at_zxid), true);
+                    }
+                    // Another claimer fenced meanwhile: read again.
+                    None => continue,
+                }
+            }
+            let seen: Vec<SlotSeen> = slots
                 .iter()
-                .copied()
-                .filter(|n| free(n) && hwm(n) <= now)
+                .map(|(&n, (r, _, _))| SlotSeen {
+                    slot: n,
+                    free: r.state(now) != SlotState::Held,
+                    hwm_ms: r.hwm_ms,
+                })
                 .collect();
-            // Enough never-used slots that racing claimers do not all fight
-            // over one.
-            behind.extend((0..n_slots).filter(|n| !slots.contains_key(n)).take(64));
-            behind.sort_unstable();
-            let mut ahead: Vec<u64> = used
-                .iter()
-                .copied()
-                .filter(|n| free(n) && hwm(n) > now)
-                .collect();
-            ahead.sort_by_key(|n| (hwm(n), *n));
-            let order: Vec<u64> = req
-                .prefer
-                .filter(|p| *p < n_slots && free(p))
-                .into_iter()
-                .chain(behind)
-                .chain(ahead)
-                .collect();
+            let order = slot_order(req.prefer, space.slots(), &seen, now);
             if order.is_empty() {
                 return Err(StoreError::NoFreeSlot);
             }
             for n in order {
                 let (old, version) = match slots.get(&n) {
-                    Some((r, v)) => (r.clone(), Some(*v)),
+                    Some((r, v, _)) => (r.clone(), Some(*v)),
                     None => (Record::default(), None),
                 };
+                // The space's fence, while ahead of the slot's own hwm, is
+                // where the new holder starts above.
+                let (prev_hwm_ms, cause) = match fence {
+                    Some(f) if f.fence_ms > old.hwm_ms => (f.fence_ms, Some(f.cause)),
+                    _ => (old.hwm_ms, None),
+                };
                 let new = Record {
-                    hwm_ms: old.hwm_ms.max(now.saturating_add(req.window_ms)),
+                    hwm_ms: prev_hwm_ms.max(now.saturating_add(req.window_ms)),
                     counter: old.counter + 1,
                     token: new_token(),
                     expires_ms: now.saturating_add(req.ttl_ms),
                 };
-                if self.write_slot(space.key(), n, &new, version)? {
+                let written =
+                    self.write_slot_at(space.key(), n, &new, version, Some(fence_version))?;
+                if let Some(write_zxid) = written {
+                    // A multi-op's create may not report its stat (see
+                    // ZOOKEEPER-4026): the clock write's zxid is a lower bound.
+                    let confirmed = at(write_zxid.max(zxid));
+                    history::record_space(name, space.key(), &confirmed, false);
+                    history::record_holder(name, space.key(), &new.token, n, &confirmed);
                     return Ok(Claim {
                         holder: Holder {
                             slot: n,
                             token: new.token,
                             counter: new.counter,
                         },
-                        prev_hwm_ms: old.hwm_ms,
+                        prev_hwm_ms,
                         hwm_ms: new.hwm_ms,
                         expires_ms: Some(new.expires_ms),
-                        fence: None,
+                        fence: cause,
                     });
                 }
             }
@@ -431,12 +563,24 @@ impl Store for ZookeeperStore {
         max_hwm_ms: u64,
     ) -> Result<Renewal, StoreError> {
         for _ in 0..ROUNDS {
-            let now = self.touch()?;
+            let (now, zxid) = self.touch()?;
             check_hwm_bound(now, window_ms, max_hwm_ms)?;
-            let (mut record, version) = self.read_held(space, holder)?;
+            let (mut record, version, fence_version) =
+                self.read_held(space, holder, Some(zxid), window_ms)?;
             record.hwm_ms = record.hwm_ms.max(now.saturating_add(window_ms));
             record.expires_ms = now.saturating_add(ttl_ms);
-            if self.write_slot(space.key(), holder.slot, &record, Some(version))? {
+            let written = self.write_slot_at(
+                space.key(),
+                holder.slot,
+                &record,
+                Some(version),
+                Some(fence_version),
+            )?;
+            if let Some(write_zxid) = written {
+                let name = &self.conn.name;
+                let confirmed = at(write_zxid.max(zxid));
+                history::record_space(name, space.key(), &confirmed, false);
+                history::record_holder(name, space.key(), &holder.token, holder.slot, &confirmed);
                 return Ok(Renewal {
                     hwm_ms: record.hwm_ms,
                     expires_ms: Some(record.expires_ms),
@@ -451,11 +595,19 @@ impl Store for ZookeeperStore {
 
     fn release(&self, space: &SlotSpace, holder: &Holder, last_ms: u64) -> Result<(), StoreError> {
         for _ in 0..ROUNDS {
-            let (mut record, version) = self.read_held(space, holder)?;
+            let (mut record, version, fence_version) = self.read_held(space, holder, None, 0)?;
             record.hwm_ms = last_ms;
             record.token.clear();
             record.expires_ms = 0;
-            if self.write_slot(space.key(), holder.slot, &record, Some(version))? {
+            let written = self.write_slot_at(
+                space.key(),
+                holder.slot,
+                &record,
+                Some(version),
+                Some(fence_version),
+            )?;
+            if written.is_some() {
+                history::forget_holder(&self.conn.name, space.key(), &holder.token);
                 return Ok(());
             }
         }
@@ -474,7 +626,7 @@ impl Store for ZookeeperStore {
     /// The store's clock (one write), then every space under the root with
     /// its slot records.
     fn list(&self) -> Result<(u64, Vec<SpaceRecord>), StoreError> {
-        let now = self.touch()?;
+        let (now, _) = self.touch()?;
         let root = self.root.clone();
         let children = self
             .conn
@@ -488,20 +640,17 @@ impl Store for ZookeeperStore {
                 .run(|c| async move { c.get_data(&path).await })
                 .map_err(|f| self.err(f))?
                 .0;
-            let mut slots: Vec<(u64, (Record, i32))> = self.read_slots(&key)?.into_iter().collect();
+            let mut slots: Vec<(u64, (Record, i32, i64))> =
+                self.read_slots(&key)?.into_iter().collect();
             slots.sort_by_key(|(n, _)| *n);
-            spaces.push(SpaceRecord {
-                key,
-                text: String::from_utf8_lossy(&text).into_owned(),
-                slots: slots
-                    .into_iter()
-                    .map(|(n, (r, _))| slot_record(n, &r, now))
-                    .collect(),
-                marker: None,
-            });
+            let text = String::from_utf8_lossy(&text).into_owned();
+            let slots = slots
+                .into_iter()
+                .map(|(n, (r, _, _))| slot_record(n, &r, now))
+                .collect();
+            spaces.push(SpaceRecord::unmarked(key, text, slots));
         }
-        spaces.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok((now, spaces))
+        Ok(listing(now, spaces))
     }
 
     /// One conditional write (the version read): the token cleared, `hwm`
@@ -515,7 +664,7 @@ impl Store for ZookeeperStore {
     ) -> Result<SlotRelease, StoreError> {
         check_space_key(space_key)?;
         for _ in 0..ROUNDS {
-            let now = self.touch()?;
+            let (now, _) = self.touch()?;
             let Some((record, version)) = self.read_slot(space_key, slot)? else {
                 return Ok(SlotRelease::WasFree);
             };
@@ -542,15 +691,7 @@ impl Store for ZookeeperStore {
 }
 
 fn slot_record(n: u64, r: &Record, now: u64) -> SlotRecord {
-    let state = r.state(now);
-    SlotRecord {
-        slot: n,
-        state,
-        token: r.token.clone(),
-        counter: r.counter,
-        expires_ms: (state != SlotState::Free).then_some(r.expires_ms),
-        hwm_ms: r.hwm_ms,
-    }
+    SlotRecord::expiring(n, r.token.clone(), r.counter, r.expires_ms, r.hwm_ms, now)
 }
 
 #[cfg(test)]

@@ -1,158 +1,18 @@
-//! What the process-level lease tests share: the probe binary driven as a
-//! child process, and reading its output. Every wait is bounded.
-#![allow(dead_code)] // each test file uses some of it
+//! The scenarios every store runs as processes (probes), each given the
+//! store's URL without a query (`base`) and a namespace of the test's own:
+//! 40 holders on 32 slots, a killed holder replaced after its TTL, a clock
+//! skew refused, the server cut off and back, a holder cut off past its
+//! TTL, a paused holder replaced, a far-future `hwm` refused, the `hwm` kept
+//! across a restart. The file store runs some of them too
+//! (`lease/tests/processes.rs`). Every wait is bounded.
 
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use snowmint::Layout;
-use snowmint_lease::{ClaimRequest, LeaseUrl, SlotSpace};
+use snowmint_lease::{ClaimRequest, LeaseUrl, SlotSpace, Store};
 
-pub mod faults;
-pub mod proxy;
-pub mod rate;
-pub use proxy::{Dir, Flow, Proxy};
-
-pub const PROBE: &str = env!("CARGO_BIN_EXE_snowmint-lease-probe");
-
-pub fn twitter() -> Layout {
-    Layout::preset("twitter").unwrap()
-}
-
-/// A fresh directory under the system's temporary directory.
-pub fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("snowmint-lease-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// A running probe whose output lines are collected as they come.
-pub struct Probe {
-    pub child: Child,
-    lines: Arc<Mutex<Vec<String>>>,
-    reader: Option<JoinHandle<()>>,
-}
-
-impl Probe {
-    pub fn spawn(url: &str, args: &[&str]) -> Probe {
-        Self::spawn_cmd(Command::new(PROBE), url, args)
-    }
-
-    pub fn spawn_cmd(mut cmd: Command, url: &str, args: &[&str]) -> Probe {
-        cmd.arg(url).args(args);
-        Self::spawn_command(cmd)
-    }
-
-    /// Any command whose output is read as a probe's.
-    pub fn spawn_command(mut cmd: Command) -> Probe {
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn the probe");
-        let out = child.stdout.take().unwrap();
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let l = Arc::clone(&lines);
-        let reader = std::thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                l.lock().unwrap().push(line.unwrap());
-            }
-        });
-        Probe {
-            child,
-            lines,
-            reader: Some(reader),
-        }
-    }
-
-    pub fn lines(&self) -> Vec<String> {
-        self.lines.lock().unwrap().clone()
-    }
-
-    /// Waits (at most `secs`) until `cond` holds for the output so far or the
-    /// process has ended.
-    pub fn wait_for(&mut self, secs: u64, cond: impl Fn(&[String]) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        while !cond(&self.lines()) {
-            if self.child.try_wait().unwrap().is_some() {
-                // Let the reader drain the pipe.
-                self.reader.take().map(|r| r.join());
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "probe timed out: {:?}",
-                self.tail()
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
-    }
-
-    /// Waits (at most `secs`) for the process to exit; returns its output.
-    pub fn finish(mut self, secs: u64) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        while self.child.try_wait().unwrap().is_none() {
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                panic!("probe did not exit in {secs} s: {:?}", self.tail());
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        self.reader.take().map(|r| r.join());
-        self.lines()
-    }
-
-    /// As [`finish`](Self::finish), with the exit code.
-    pub fn finish_status(mut self, secs: u64) -> (Option<i32>, Vec<String>) {
-        self.wait_for(secs, |_| false);
-        let code = self.child.wait().unwrap().code();
-        (code, self.lines())
-    }
-
-    /// SIGKILL, then the output it had written.
-    pub fn kill(mut self) -> Vec<String> {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-        self.reader.take().map(|r| r.join());
-        self.lines()
-    }
-
-    pub fn tail(&self) -> Vec<String> {
-        let l = self.lines();
-        l[l.len().saturating_sub(5)..].to_vec()
-    }
-}
-
-pub fn ids(lines: &[String]) -> Vec<u64> {
-    lines
-        .iter()
-        .filter_map(|l| l.strip_prefix("id "))
-        .map(|v| v.parse().unwrap())
-        .collect()
-}
-
-pub fn value(lines: &[String], key: &str) -> Option<u64> {
-    lines
-        .iter()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
-}
-
-pub fn errors(lines: &[String]) -> Vec<&str> {
-    lines
-        .iter()
-        .filter_map(|l| l.strip_prefix("error "))
-        .collect()
-}
-
-pub fn time_of(id: u64) -> u64 {
-    twitter().decompose(id).unwrap().timestamp_ms()
-}
+use crate::{errors, ids, record, temp_dir, time_of, twitter, value, Probe, Proxy};
 
 /// Every store's many-holders test: 40 probes claim from one 5-bit field of
 /// `url` at once and hold until all have answered. Exactly 32 hold distinct
@@ -596,27 +456,8 @@ pub fn spawn_once_a_slot_is_free(
 /// of A.
 pub fn cut_off_past_ttl(base: &str, ns: &str) {
     const TTL_MS: u64 = 1500;
-    let store = LeaseUrl::parse(&format!("{base}?namespace={ns}"))
-        .unwrap()
-        .open_store()
-        .unwrap();
-    let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
     // Every slot but 7 is held by this test, for longer than it runs.
-    let fillers: Vec<_> = (0..32)
-        .filter(|&s| s != 7)
-        .map(|slot| {
-            let req = ClaimRequest {
-                prefer: Some(slot),
-                ttl_ms: 60_000,
-                window_ms: 1_000,
-            };
-            let c = store
-                .claim(&space, &req)
-                .unwrap_or_else(|e| panic!("filler claim: {e:?}"));
-            assert_eq!(c.holder.slot, slot);
-            c
-        })
-        .collect();
+    let fillers = crate::faults::Fillers::all_but(base, ns, 7);
     let (proxy, purl) = Proxy::for_url(base);
     let params =
         format!("namespace={ns}&ttl_ms={TTL_MS}&renew_ms=200&window_ms=500&timeout_ms=300");
@@ -722,9 +563,7 @@ pub fn cut_off_past_ttl(base: &str, ns: &str) {
     assert!(b_min > a_max, "B issued {b_min} <= A's {a_max}");
     let all: HashSet<u64> = a_ids.iter().chain(&b_ids).copied().collect();
     assert_eq!(all.len(), a_ids.len() + b_ids.len());
-    for c in &fillers {
-        store.release(&space, &c.holder, 0).unwrap();
-    }
+    fillers.release();
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -746,14 +585,7 @@ pub fn hwm_too_far_is_refused(base: &str, ns: &str) {
         ttl_ms: 10_000,
         window_ms: 2000,
     };
-    let record = |slot: u64| {
-        let (_, spaces) = store.list().unwrap();
-        spaces
-            .into_iter()
-            .filter(|s| s.key == space.key())
-            .flat_map(|s| s.slots)
-            .find(|r| r.slot == slot)
-    };
+    let record = |slot: u64| record(&*store, &space, slot);
     let refused = |e: StoreError, store_ms: u64| {
         let StoreError::Refused(m) = e else {
             panic!("not refused: {e:?}")
@@ -823,15 +655,18 @@ pub fn hwm_too_far_is_refused(base: &str, ns: &str) {
 
 /// Holder A (a probe on `url`: ttl_ms=1500, renew_ms=300, window_ms=1000)
 /// pauses (SIGSTOP) past its TTL on the only slot `s` leaves free; B takes
-/// that slot no earlier than `free_after` after the stop; A resumes and
-/// never issues above its last confirmed reservation, and stops; B's IDs are
-/// unique and above A's. `tag` names the temporary folder.
+/// that slot (its counter now 2) no earlier than `free_after` after the
+/// stop; A resumes and never issues above its last confirmed reservation
+/// (which ends within a window and a renewal of the stop, give or take
+/// `grain_ms`, how coarse the store's clock is), and stops; B's IDs are
+/// unique and above A's, without an error. `tag` names the temporary folder.
 pub fn paused_holder_is_replaced(
-    s: &dyn snowmint_lease::Store,
+    s: &dyn Store,
     url: &str,
     ns: &str,
     tag: &str,
     free_after: Duration,
+    grain_ms: u64,
 ) {
     let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
     let hold = ClaimRequest {
@@ -851,10 +686,12 @@ pub fn paused_holder_is_replaced(
     let mut a = Probe::spawn(url, &args);
     a.wait_for(20, |l| ids(l).len() >= 50);
     let slot = value(&a.lines(), "slot").expect("A holds a slot");
+    assert!(!fill.iter().any(|c| c.holder.slot == slot));
     let pid = a.child.id() as libc::pid_t;
     // SAFETY: signals to our own child.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0);
     let stopped = Instant::now();
+    let stopped_at = now_ms();
 
     // B claims as soon as A's claim (1.5 s) has expired by the store's clock.
     let dir = temp_dir(&format!("{tag}-paused"));
@@ -866,7 +703,7 @@ pub fn paused_holder_is_replaced(
             "--fixed",
             "datacenter=1",
             "--count",
-            "50",
+            "200",
             "--hold-until-file",
             &go_arg,
         ],
@@ -878,7 +715,8 @@ pub fn paused_holder_is_replaced(
         "B got A's slot {:?} after A stopped",
         stopped.elapsed()
     );
-    assert_eq!(value(&b.lines(), "slot"), Some(slot));
+    assert_eq!(value(&b.lines(), "slot"), Some(slot), "{:?}", b.lines());
+    assert_eq!(record(s, &space, slot).unwrap().counter, 2);
 
     // SAFETY: as above.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
@@ -897,8 +735,13 @@ pub fn paused_holder_is_replaced(
         a_ids.iter().all(|&id| time_of(id) <= a_hwm),
         "A issued above its confirmed reservation {a_hwm}"
     );
+    assert!(
+        a_hwm < stopped_at + 1500 + grain_ms,
+        "A's reservation: {a_hwm}, stopped at {stopped_at}"
+    );
+    assert!(errors(&b_out).is_empty(), "{b_out:?}");
     let b_ids = ids(&b_out);
-    assert_eq!(b_ids.len(), 50, "{b_out:?}");
+    assert_eq!(b_ids.len(), 200, "{b_out:?}");
     let mut all: HashSet<u64> = a_ids.iter().copied().collect();
     assert!(b_ids.iter().all(|id| all.insert(*id)), "duplicate IDs");
     let a_max = *a_ids.iter().max().unwrap();

@@ -2,21 +2,14 @@
 //! `ops_stores.rs` for the stores across machines): init, list, a refused and
 //! a forced release of a live holder, which then stops; `hwm` kept; a new
 //! holder on the slot starts above it. Every wait is bounded.
-#![allow(dead_code)] // each test file uses some of it
 
 use std::time::{Duration, Instant};
 
-use snowmint::{ClockBackwards, Layout, Options, SystemClock};
+use snowmint::{ClockBackwards, Options, SystemClock};
 use snowmint_lease::ops::{self, OpsError};
 use snowmint_lease::{ClaimRequest, LeaseUrl, LeasedGenerator, SlotSpace, SlotState, StoreError};
 
-pub fn twitter() -> Layout {
-    Layout::preset("twitter").unwrap()
-}
-
-pub fn time_of(id: u64) -> u64 {
-    twitter().decompose(id).unwrap().timestamp_ms()
-}
+pub use crate::{time_of, twitter};
 
 /// A namespace of this run and test.
 pub fn unique_ns(tag: &str) -> String {

@@ -14,7 +14,7 @@ use snowmint_lease::{
     Claim, ClaimRequest, LeaseInfo, LeaseUrl, LeasedGenerator, SlotSpace, Store, StoreError,
 };
 
-use super::*;
+use crate::*;
 
 /// Every slot of the twitter layout's `worker` field (datacenter 1) but
 /// `keep`, claimed for a minute by this process and released on drop: a
@@ -56,6 +56,16 @@ impl Fillers {
             store,
             space,
             claims,
+        }
+    }
+}
+
+impl Fillers {
+    /// Releases every filler claim now, each release asserted (drop ignores
+    /// errors).
+    pub fn release(mut self) {
+        for c in std::mem::take(&mut self.claims) {
+            self.store.release(&self.space, &c.holder, 0).unwrap();
         }
     }
 }
@@ -230,53 +240,6 @@ pub fn live_overlap(base: &str, ns: &str) {
         a_pre.len()
     );
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-/// A namespace on a shared Redis whose keys are deleted on drop (the
-/// space's and its slots').
-#[cfg(feature = "redis")]
-pub struct RedisNs(pub String, String);
-
-#[cfg(feature = "redis")]
-impl std::ops::Deref for RedisNs {
-    type Target = str;
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-#[cfg(feature = "redis")]
-impl RedisNs {
-    pub fn new(server: &str, ns: String) -> RedisNs {
-        RedisNs(ns, server.to_string())
-    }
-}
-
-#[cfg(feature = "redis")]
-impl Drop for RedisNs {
-    fn drop(&mut self) {
-        let Ok(mut c) = redis::Client::open(self.1.as_str())
-            .and_then(|c| c.get_connection_with_timeout(Duration::from_secs(5)))
-        else {
-            return;
-        };
-        let spaces: Vec<String> = redis::cmd("KEYS")
-            .arg("snowmint:lease:*:space")
-            .query(&mut c)
-            .unwrap_or_default();
-        for key in spaces {
-            let text: Option<String> = redis::cmd("GET").arg(&key).query(&mut c).unwrap_or(None);
-            if text.is_some_and(|t| t.contains(&format!("\nnamespace={}", self.0))) {
-                let base = key.trim_end_matches(":space");
-                let mut keys: Vec<String> = redis::cmd("KEYS")
-                    .arg(format!("{base}:slot:*"))
-                    .query(&mut c)
-                    .unwrap_or_default();
-                keys.push(key.clone());
-                let _: redis::RedisResult<()> = redis::cmd("DEL").arg(keys).query(&mut c);
-            }
-        }
-    }
 }
 
 /// A leased generator in this process, issuing on a thread every ms until
@@ -455,7 +418,12 @@ pub fn one_way_partition(base: &str, ns: &str, one_round_trip: bool) {
     assert!(dry.renewals <= dropped.renewals + 1, "{dropped:?} {dry:?}");
     assert_eq!(dry.reserved_end_ms, Some(dry.hwm_ms + 1), "{dry:?}");
     let e = dry.last_error.clone().unwrap();
-    assert!(e.contains("no answer within 500 ms"), "{e}");
+    // The driver's deadline and the client's own socket timeout are both
+    // timeout_ms: either may fire first, and each says so.
+    assert!(
+        e.contains("no answer within 500 ms") || e.contains("timed out after 500 ms"),
+        "{e}"
+    );
     assert!(dry.lost.is_none(), "{dry:?}");
 
     // Cut off entirely: the claim expires. What the store kept is the hwm
