@@ -24,7 +24,6 @@ use serde_json::Value as Json;
 use snowmint::{Error, Layout, Value};
 use snowmint_lease::AnyGenerator;
 use snowmint_server::app::{self, ApiError, AppState, Gen};
-use snowmint_server::metrics::Metrics;
 
 #[path = "common.rs"]
 mod common;
@@ -54,13 +53,7 @@ fn gen(name: &str, preset: &str, nodes: &[(&str, u64)]) -> Gen {
 }
 
 fn state(gens: Vec<Gen>) -> AppState {
-    AppState {
-        gens,
-        max_count: 10_000,
-        tokens: Default::default(),
-        metrics: Metrics::new(),
-        shutting_down: Default::default(),
-    }
+    AppState::new(gens, 10_000)
 }
 
 fn states() -> &'static States {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::rejection::PathRejection;
-use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::extract::{Extension, FromRequestParts, Path, Query, State};
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
@@ -21,8 +21,11 @@ use serde_json::{json, Map, Value};
 use snowmint::{Arg, ArgProblem, Error, Format, Id, IdProblem, Iso8601, Layout};
 use snowmint_lease::InfoValue;
 
-use crate::metrics::{GenLabel, LeaseStateLabel, HOT_ROUTES, LEASE_STATES};
-pub use crate::state::{now_ms, AppState, Decoded, Gen, GeneratorInfo, Tokens};
+use crate::access::Issued;
+use crate::auth::Caller;
+pub use crate::auth::Tokens;
+use crate::metrics::HOT_ROUTES;
+pub use crate::state::{now_ms, AppState, Decoded, Gen, GeneratorInfo};
 
 /// The route patterns, as `/metrics` labels them; the layer in `observe.rs` finds a
 /// request's pattern here to count it without copying it.
@@ -70,6 +73,8 @@ pub struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    /// `Retry-After` in seconds (503: 1 unless set).
+    retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -97,6 +102,30 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// With `Retry-After: seconds`.
+    pub(crate) fn retry_after(mut self, seconds: u64) -> ApiError {
+        self.retry_after = Some(seconds);
+        self
+    }
+
+    /// The answer to a request without a valid token (401), or with one
+    /// without the route's scope (403).
+    pub(crate) fn denied(d: crate::auth::Denied) -> ApiError {
+        match d {
+            crate::auth::Denied::Unauthorized => ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "a valid bearer token is required",
+            ),
+            crate::auth::Denied::Forbidden(s) => ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                format!("this token lacks the '{}' scope this route needs", s.name()),
+            ),
         }
     }
 }
@@ -127,8 +156,14 @@ impl IntoResponse for ApiError {
             HeaderValue::from_static("application/json"),
         );
         h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        if self.status == StatusCode::SERVICE_UNAVAILABLE {
-            h.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        match self.retry_after {
+            Some(s) => {
+                h.insert(header::RETRY_AFTER, HeaderValue::from(s));
+            }
+            None if self.status == StatusCode::SERVICE_UNAVAILABLE => {
+                h.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            None => {}
         }
         if self.status == StatusCode::UNAUTHORIZED {
             h.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -221,11 +256,17 @@ fn count_text(text: Option<&str>) -> Result<Option<u64>, ApiError> {
 async fn ids(
     State(s): State<Arc<AppState>>,
     Params(q): Params,
+    caller: Option<Extension<Caller>>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let count = count_text(q.get("count").map(String::as_str))?;
+    let caller = caller.map(|Extension(c)| c);
     let (g, ids) = s
-        .next_ids(q.get("generator").map(String::as_str), count)
+        .next_ids(
+            q.get("generator").map(String::as_str),
+            count,
+            caller.as_ref(),
+        )
         .await?;
     let plain = headers
         .get(header::ACCEPT)
@@ -236,7 +277,11 @@ async fn ids(
     } else {
         (ids_json(&g.name, &ids), "application/json")
     };
-    Ok(no_store(body, kind))
+    let mut r = no_store(body, kind);
+    if s.access_log.is_some() {
+        r.extensions_mut().insert(Issued(ids.len()));
+    }
+    Ok(r)
 }
 
 /// One decimal ID per line.
@@ -397,8 +442,11 @@ async fn generators(State(s): State<Arc<AppState>>) -> Response {
 /// Leaf ignores the key.
 async fn leaf_get(
     State(s): State<Arc<AppState>>,
+    caller: Option<Extension<Caller>>,
     key: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
+    s.rates
+        .admit_ids(caller.as_ref().map(|Extension(c)| c), 1)?;
     // A key that is not UTF-8 once decoded names no generator.
     let key = key.map_or_else(|_| String::new(), |Path(k)| k);
     let g = match s.gens.iter().find(|g| g.name == key) {
@@ -406,10 +454,14 @@ async fn leaf_get(
         None => s.pick(if s.gens.len() == 1 { None } else { Some(&key) })?,
     };
     let id = s.issue_one(g).await?;
-    Ok(no_store(
+    let mut r = no_store(
         itoa::Buffer::new().format(id).to_string(),
         "text/plain; charset=utf-8",
-    ))
+    );
+    if s.access_log.is_some() {
+        r.extensions_mut().insert(Issued(1));
+    }
+    Ok(r)
 }
 
 /// `GET /api/segment/get/{key}` (Leaf): segment mode is not offered.
@@ -490,9 +542,14 @@ async fn healthz() -> Response {
     no_store("ok\n".into(), "text/plain; charset=utf-8")
 }
 
-/// `GET /readyz`: 200 while every generator can issue, else 503 with the reasons.
-async fn readyz(State(s): State<Arc<AppState>>) -> Response {
-    let reasons = s.not_ready();
+/// `GET /readyz`: 200 while every generator can issue, else 503 with the
+/// reasons. With tokens configured, a request without a valid one gets the
+/// reasons without their causes (a store's error text may name hosts,
+/// users or databases).
+async fn readyz(State(s): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let auth = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
+    let detail = s.tokens.check(auth, None).is_ok();
+    let reasons = s.not_ready(detail);
     let ready = reasons.is_empty();
     let mut r = no_store(
         json!({"ready": ready, "reasons": reasons}).to_string(),
@@ -506,42 +563,24 @@ async fn readyz(State(s): State<Arc<AppState>>) -> Response {
     r
 }
 
-/// `GET /metrics`: OpenMetrics text; the lease gauges are read now.
-async fn metrics(State(s): State<Arc<AppState>>) -> Result<Response, ApiError> {
-    let now = now_ms();
-    for g in &s.gens {
-        let Some(info) = g.gen().lease() else {
-            continue;
-        };
-        let label = GenLabel {
-            generator: g.name.clone(),
-        };
-        let m = &s.metrics;
-        m.lease_slot.get_or_create(&label).set(info.slot as i64);
-        let left = info
-            .reserved_end_ms
-            .map_or(0, |end| end.saturating_sub(now));
-        m.reservation_remaining
-            .get_or_create(&label)
-            .set(left as i64);
-        m.renewals.get_or_create(&label).set(info.renewals as i64);
-        m.store_timeouts
-            .get_or_create(&label)
-            .set(info.timeouts as i64);
-        let state = crate::state::lease_state(&info, now);
-        for st in LEASE_STATES {
-            let l = LeaseStateLabel {
-                generator: g.name.clone(),
-                state: st,
-            };
-            m.lease_state.get_or_create(&l).set(i64::from(st == state));
-        }
-        // Listed from the start, at 0 until a lease is claimed again.
-        drop(m.reclaims.get_or_create(&label));
-    }
+/// `GET /metrics`: OpenMetrics text, or Prometheus' older text format
+/// (0.0.4) for a client whose `Accept` names `text/plain` and not
+/// OpenMetrics; the lease metrics are read now.
+async fn metrics(State(s): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, ApiError> {
+    s.metrics.refresh(&s.gens, now_ms());
     let mut body = String::new();
     prometheus_client::encoding::text::encode(&mut body, &s.metrics.registry)
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", e.to_string()))?;
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if accept.contains("text/plain") && !accept.contains("application/openmetrics-text") {
+        return Ok(no_store(
+            crate::metrics::prometheus_text(&body),
+            "text/plain; version=0.0.4; charset=utf-8",
+        ));
+    }
     Ok(no_store(
         body,
         "application/openmetrics-text; version=1.0.0; charset=utf-8",

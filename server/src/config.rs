@@ -17,6 +17,10 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7610";
 /// The default largest `count` of one `/v1/ids` request.
 pub const DEFAULT_MAX_COUNT: u64 = 10_000;
 
+/// The largest `max_count`: 100,000 IDs are at most 1.1 MB in a gRPC answer
+/// (gRPC's default limit is 4 MiB) and 2.4 MB of JSON.
+pub const MAX_MAX_COUNT: u64 = 100_000;
+
 /// `snowmint-server`'s flags; each can also come from its environment variable.
 #[derive(Debug, Parser)]
 #[command(
@@ -26,9 +30,10 @@ pub const DEFAULT_MAX_COUNT: u64 = 10_000;
 )]
 pub struct Flags {
     /// A TOML file with `listen`, `max_count`, `token_file`, `insecure`,
-    /// `log_format`, `thrift`, `thrift_generator`, the keys of the flags
+    /// `log_format`, `access_log`, `thrift`, `thrift_generator`, the keys of the flags
     /// below (`tls_cert`, `max_connections`, ...) and one `[generators.NAME]`
-    /// table per generator (`layout`, `nodes`, `lease`). Flags given as well
+    /// table per generator (`layout`, `nodes`, and `lease`, `lease_env` or
+    /// `lease_file`). Flags given as well
     /// override its top-level keys.
     #[arg(long, env = "SNOWMINT_CONFIG", value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -57,13 +62,23 @@ pub struct Flags {
         hide_env_values = true
     )]
     pub lease: Option<String>,
-    /// The generator's name (the flags configure one generator).
+    /// Read --lease's URL from this file (its first line), so that a
+    /// password stays out of the command line and the environment.
+    #[arg(
+        long,
+        env = "SNOWMINT_LEASE_FILE",
+        value_name = "FILE",
+        conflicts_with = "lease"
+    )]
+    pub lease_file: Option<PathBuf>,
+    /// The generator's name (the flags configure one generator): 1 to 64
+    /// letters, digits, '-' or '_'.
     #[arg(long, env = "SNOWMINT_NAME", default_value = "default")]
     pub name: String,
     /// The address to listen on [default: 127.0.0.1:7610].
     #[arg(long, env = "SNOWMINT_LISTEN", value_name = "ADDR")]
     pub listen: Option<String>,
-    /// The largest `count` of one request [default: 10000].
+    /// The largest `count` of one request, 100000 at most [default: 10000].
     #[arg(long, env = "SNOWMINT_MAX_COUNT", value_name = "N")]
     pub max_count: Option<u64>,
     /// A file of bearer tokens, one per line; every route but /healthz and
@@ -76,6 +91,10 @@ pub struct Flags {
     /// Log lines as text or JSON.
     #[arg(long, env = "SNOWMINT_LOG_FORMAT", value_parser = ["text", "json"])]
     pub log_format: Option<String>,
+    /// Log one line per HTTP request and gRPC call (route, status, IDs,
+    /// duration, client address; never a header or token).
+    #[arg(long, env = "SNOWMINT_ACCESS_LOG")]
+    pub access_log: bool,
     /// Also serve Twitter Snowflake's Thrift service (framed transport,
     /// binary protocol) on this address; loopback only unless --insecure.
     #[arg(long, env = "SNOWMINT_THRIFT", value_name = "ADDR")]
@@ -98,17 +117,22 @@ struct File {
     token_file: Option<PathBuf>,
     insecure: Option<bool>,
     log_format: Option<String>,
+    access_log: Option<bool>,
     thrift: Option<String>,
     thrift_generator: Option<String>,
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
     tls_client_ca: Option<PathBuf>,
     max_connections: Option<usize>,
+    thrift_max_connections: Option<usize>,
+    max_connections_per_ip: Option<usize>,
+    http2_max_streams: Option<u32>,
     max_header_bytes: Option<usize>,
     header_timeout: Option<u64>,
     idle_timeout: Option<u64>,
     drain_delay: Option<u64>,
     rate_limit: Option<u32>,
+    rate_limit_ids: Option<u32>,
     fast_path: Option<bool>,
     #[serde(default)]
     generators: BTreeMap<String, FileGenerator>,
@@ -123,6 +147,10 @@ struct FileGenerator {
     #[serde(default)]
     nodes: BTreeMap<String, u64>,
     lease: Option<String>,
+    /// The lease URL from this environment variable.
+    lease_env: Option<String>,
+    /// The lease URL from this file (its first line).
+    lease_file: Option<PathBuf>,
 }
 
 /// One generator to open.
@@ -146,11 +174,13 @@ pub struct Config {
     /// The largest `count`.
     pub max_count: u64,
     /// The accepted bearer tokens (empty: no authentication).
-    pub tokens: Vec<Vec<u8>>,
+    pub tokens: Vec<crate::auth::TokenSpec>,
     /// Their file, which SIGHUP reads again.
     pub token_file: Option<PathBuf>,
     /// JSON log lines.
     pub json_logs: bool,
+    /// One log line per request.
+    pub access_log: bool,
     /// The generators, in name order.
     pub generators: Vec<GeneratorSpec>,
     /// The Thrift listener and the name of the generator it serves.
@@ -224,15 +254,15 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         .max_count
         .or(file.max_count)
         .unwrap_or(DEFAULT_MAX_COUNT);
-    if max_count == 0 || max_count > u64::from(u32::MAX) {
+    if max_count == 0 || max_count > MAX_MAX_COUNT {
         return Err(ConfigError::new(
             "max_count",
-            "must be between 1 and 2^32 - 1",
+            format!("must be between 1 and {MAX_MAX_COUNT}"),
         ));
     }
     let token_file = flags.token_file.or(file.token_file);
     let tokens = match &token_file {
-        Some(path) => read_tokens(path)?,
+        Some(path) => crate::auth::read_tokens(path)?,
         None => Vec::new(),
     };
     let insecure = flags.insecure || file.insecure.unwrap_or(false);
@@ -241,18 +271,27 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         tls_key: file.tls_key,
         tls_client_ca: file.tls_client_ca,
         max_connections: file.max_connections,
+        thrift_max_connections: file.thrift_max_connections,
+        max_connections_per_ip: file.max_connections_per_ip,
+        http2_max_streams: file.http2_max_streams,
         max_header_bytes: file.max_header_bytes,
         header_timeout: file.header_timeout,
         idle_timeout: file.idle_timeout,
         drain_delay: file.drain_delay,
         rate_limit: file.rate_limit,
+        rate_limit_ids: file.rate_limit_ids,
         fast_path: file.fast_path,
     }))?;
-    if net.rate_limit.is_some() && tokens.is_empty() {
-        return Err(ConfigError::new(
-            "rate_limit",
-            "the limit is per bearer token: give --token-file",
-        ));
+    for (key, set) in [
+        ("rate_limit", net.rates.requests.is_some()),
+        ("rate_limit_ids", net.rates.ids.is_some()),
+    ] {
+        if set && tokens.is_empty() {
+            return Err(ConfigError::new(
+                key,
+                "the limit is per bearer token: give --token-file",
+            ));
+        }
     }
     // Client certificates checked against a CA authenticate as tokens do.
     if !listen.ip().is_loopback() && tokens.is_empty() && !net.client_certs && !insecure {
@@ -261,6 +300,14 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
             format!("{listen} is not a loopback address: give --token-file or --tls-client-ca, or --insecure to serve it without authentication"),
         ));
     }
+    // A bearer token sent in clear text over a network is as good as public.
+    if !listen.ip().is_loopback() && !tokens.is_empty() && net.tls.is_none() && !insecure {
+        return Err(ConfigError::new(
+            "listen",
+            format!("{listen} is not a loopback address and serves plain HTTP: bearer tokens would cross the network in clear text; give --tls-cert and --tls-key, or --insecure (TLS ends in front of the server)"),
+        ));
+    }
+    let access_log = flags.access_log || file.access_log.unwrap_or(false);
     let json_logs = match flags.log_format.or(file.log_format).as_deref() {
         None | Some("text") => false,
         Some("json") => true,
@@ -287,6 +334,7 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
     let flag_generator = flags.preset.is_some()
         || flags.layout.is_some()
         || flags.lease.is_some()
+        || flags.lease_file.is_some()
         || !flags.nodes.is_empty();
     let mut generators = Vec::new();
     if flag_generator || file.generators.is_empty() {
@@ -306,11 +354,21 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
             })?;
             nodes.push((name.to_string(), value));
         }
+        if !valid_name(&flags.name) {
+            return Err(ConfigError::new(
+                "name",
+                "a generator's name is 1 to 64 letters, digits, '-' or '_'",
+            ));
+        }
+        let lease = match (&flags.lease, &flags.lease_file) {
+            (_, Some(path)) => Some(lease_from_file(path, "lease_file")?),
+            (lease, None) => lease.clone(),
+        };
         generators.push(GeneratorSpec {
             name: flags.name.clone(),
             layout,
             nodes,
-            lease: flags.lease.clone(),
+            lease,
         });
     }
     for (name, g) in file.generators {
@@ -337,8 +395,20 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         generators.push(GeneratorSpec {
             name,
             layout,
+            lease: match (g.lease, g.lease_env, g.lease_file) {
+                (l, None, None) => l,
+                (None, Some(var), None) => Some(lease_from_env(&var, &format!("{key}.lease_env"))?),
+                (None, None, Some(path)) => {
+                    Some(lease_from_file(&path, &format!("{key}.lease_file"))?)
+                }
+                _ => {
+                    return Err(ConfigError::new(
+                        key,
+                        "give one of lease, lease_env and lease_file",
+                    ))
+                }
+            },
             nodes: g.nodes.into_iter().collect(),
-            lease: g.lease,
         });
     }
     let thrift = thrift_config(
@@ -353,6 +423,7 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         tokens,
         token_file,
         json_logs,
+        access_log,
         generators,
         thrift,
         net,
@@ -401,6 +472,44 @@ fn thrift_config(
             )),
         };
     Ok(Some((addr, name)))
+}
+
+/// A lease URL from the file at `path`: its first line, trimmed. The
+/// content is never shown (it holds a password).
+fn lease_from_file(path: &Path, key: &str) -> Result<String, ConfigError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError::new(key, format!("{}: {e}", path.display())))?;
+    let url = text.lines().next().unwrap_or_default().trim();
+    if url.is_empty() {
+        return Err(ConfigError::new(
+            key,
+            format!("{}: the first line holds no lease URL", path.display()),
+        ));
+    }
+    Ok(url.to_string())
+}
+
+/// A lease URL from the environment variable `var` (set and not empty).
+fn lease_from_env(var: &str, key: &str) -> Result<String, ConfigError> {
+    match std::env::var(var) {
+        Ok(v) if !v.trim().is_empty() => Ok(v.trim().to_string()),
+        Ok(_) => Err(ConfigError::new(
+            key,
+            format!("the variable {} is empty", cut(var)),
+        )),
+        Err(std::env::VarError::NotPresent) => Err(ConfigError::new(
+            key,
+            format!("the variable {} is not set", cut(var)),
+        )),
+        Err(std::env::VarError::NotUnicode(_)) => Err(ConfigError::new(
+            key,
+            format!("the variable {} is not UTF-8", cut(var)),
+        )),
+    }
+}
+
+fn cut(s: &str) -> String {
+    s.chars().take(64).collect()
 }
 
 /// Names that need no escaping in a URL path.
@@ -483,23 +592,4 @@ fn mask_urls(text: &str) -> String {
     }
     out.push_str(rest);
     out
-}
-
-/// The tokens of a token file: one per line, blank lines and `#` comments skipped.
-pub(crate) fn read_tokens(path: &Path) -> Result<Vec<Vec<u8>>, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new("token_file", format!("{}: {e}", path.display())))?;
-    let tokens: Vec<Vec<u8>> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| l.as_bytes().to_vec())
-        .collect();
-    if tokens.is_empty() {
-        return Err(ConfigError::new(
-            "token_file",
-            format!("{} holds no token", path.display()),
-        ));
-    }
-    Ok(tokens)
 }

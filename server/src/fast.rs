@@ -26,6 +26,7 @@
 //! path.
 
 use std::io::IoSlice;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
@@ -34,6 +35,7 @@ use axum::response::IntoResponse;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::sync::watch;
 
+use crate::access::Entry;
 use crate::app::{ApiError, AppState, ROUTES};
 use crate::listen::{Activity, FIRST_REQUEST_AT_SHUTDOWN};
 use crate::metrics::ReqLabel;
@@ -145,6 +147,7 @@ pub(crate) async fn serve<I>(
     limits: &Limits,
     stop: &watch::Receiver<bool>,
     activity: &Activity,
+    peer: SocketAddr,
 ) -> Outcome<I>
 where
     I: AsyncRead + AsyncWrite + Unpin,
@@ -193,7 +196,7 @@ where
             };
             close = asked_close || stopping;
             let begun = *begun.get_or_insert_with(Instant::now);
-            let Some(at) = answer(state, plan, close, &mut out, begun).await else {
+            let Some(at) = answer(state, plan, close, &mut out, begun, peer).await else {
                 return handoff(io, &out, &buf[start..end], served, activity).await;
             };
             answered = Some(at);
@@ -261,19 +264,33 @@ where
 }
 
 /// Answers `plan` into `out` (with `connection: close` if `close`), its
-/// latency counted from `begun`; when it was answered. `None`: the router
-/// must answer it (a token missing or wrong, a key that names no
-/// generator), nothing written.
+/// latency counted from `begun`, logged with `peer` if the access log is
+/// on; when it was answered. `None`: the router must answer it (a token
+/// missing or wrong, a key that names no generator), nothing written.
 async fn answer(
     state: &AppState,
     plan: Plan<'_>,
     close: bool,
     out: &mut Vec<u8>,
     begun: Instant,
+    peer: SocketAddr,
 ) -> Option<Instant> {
-    let observe = || {
+    let observe = |route: usize, status: u16, ids: usize| {
         let now = Instant::now();
-        state.metrics.latency.observe((now - begun).as_secs_f64());
+        let took = now - begun;
+        let m = &state.metrics;
+        m.observe_latency(route, ROUTES[route], took.as_secs_f64());
+        if let Some(log) = state.access_log {
+            log.access(Entry {
+                route: ROUTES[route],
+                method: "GET",
+                status,
+                code: None,
+                ids,
+                took,
+                peer: Some(peer),
+            });
+        }
         Some(now)
     };
     let key = match plan {
@@ -281,10 +298,14 @@ async fn answer(
             head(out, b"200 OK", TEXT, 3, close);
             out.extend_from_slice(b"ok\n");
             state.metrics.count_ok(HEALTHZ_ROUTE, ROUTES[HEALTHZ_ROUTE]);
-            return observe();
+            return observe(HEALTHZ_ROUTE, 200, 0);
         }
         Plan::Leaf { key, auth } => {
-            if !state.bearer_ok(auth) {
+            if state
+                .tokens
+                .check(auth, Some(crate::auth::Scope::Ids))
+                .is_err()
+            {
                 return None;
             }
             key
@@ -302,6 +323,7 @@ async fn answer(
             head(out, b"200 OK", TEXT, id.len(), close);
             out.extend_from_slice(id);
             state.metrics.count_ok(LEAF_ROUTE, ROUTES[LEAF_ROUTE]);
+            observe(LEAF_ROUTE, 200, 1)
         }
         Err(e) => {
             let status = e.status().as_u16();
@@ -311,9 +333,9 @@ async fn answer(
                 status,
             };
             state.metrics.requests.get_or_create(&label).inc();
+            observe(LEAF_ROUTE, status, 0)
         }
     }
-    observe()
 }
 
 const TEXT: &[u8] = b"text/plain; charset=utf-8";

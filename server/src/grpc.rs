@@ -24,10 +24,14 @@
 //!   state afresh, so a lease change or SIGTERM shows at once; a Watch stream
 //!   polls every [`WATCH_POLL`] and ends (UNAVAILABLE) once the server shuts
 //!   down, after sending NOT_SERVING, so that it never holds up the shutdown.
+//!   At most [`MAX_WATCHES`] streams are open at once (RESOURCE_EXHAUSTED
+//!   past it), and each ends (UNAVAILABLE) after `--idle-timeout`, so that
+//!   an unauthenticated client cannot keep a connection open past it: a
+//!   health client then watches again.
 //! - Metrics: `snowmint_grpc_requests_total{route,code}`, the route being
 //!   the method path (`/snowmint.v1.Ids/NextIds`) or `unmatched`, the code
 //!   the gRPC status's name (`Ok`, `InvalidArgument`, ...); the latency goes
-//!   to the same histogram as HTTP's.
+//!   to the same histogram as HTTP's, `route` the method path.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -46,7 +50,9 @@ use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_server::{Health, HealthServer};
 use tonic_health::pb::{HealthCheckRequest, HealthCheckResponse};
 
+use crate::access::{Entry, Issued, Peer};
 use crate::app::{ApiError, AppState};
+use crate::auth::{Caller, Scope};
 use crate::metrics::GrpcLabel;
 
 /// The types and the server generated from `snowmint.proto` (in OUT_DIR).
@@ -69,6 +75,10 @@ pub const ERROR_CODE_KEY: &str = "snowmint-error-code";
 
 /// How often a health Watch stream looks at readiness again.
 pub const WATCH_POLL: Duration = Duration::from_millis(100);
+
+/// Health Watch streams open at once (they need no token); past it a new one
+/// gets RESOURCE_EXHAUSTED (`too_many_watches`).
+pub const MAX_WATCHES: usize = 64;
 
 /// The method paths that are metric labels; anything else is `unmatched`,
 /// so that a client cannot create series at will.
@@ -116,6 +126,8 @@ pub fn status(e: &ApiError) -> Status {
         StatusCode::NOT_FOUND => Code::NotFound,
         StatusCode::SERVICE_UNAVAILABLE => Code::Unavailable,
         StatusCode::UNAUTHORIZED => Code::Unauthenticated,
+        StatusCode::FORBIDDEN => Code::PermissionDenied,
+        StatusCode::TOO_MANY_REQUESTS => Code::ResourceExhausted,
         _ => Code::Internal,
     };
     let mut metadata = MetadataMap::new();
@@ -145,16 +157,20 @@ impl Ids for IdsService {
         &self,
         request: tonic::Request<pb::NextIdsRequest>,
     ) -> Result<tonic::Response<pb::NextIdsResponse>, Status> {
+        let caller = request.extensions().get::<Caller>().cloned();
         let r = request.into_inner();
         let (g, ids) = self
             .0
-            .next_ids(given(&r.generator), r.count)
+            .next_ids(given(&r.generator), r.count, caller.as_ref())
             .await
             .map_err(|e| status(&e))?;
-        Ok(tonic::Response::new(pb::NextIdsResponse {
+        let issued = Issued(ids.len());
+        let mut answer = tonic::Response::new(pb::NextIdsResponse {
             ids,
             generator: g.name.clone(),
-        }))
+        });
+        answer.extensions_mut().insert(issued);
+        Ok(answer)
     }
 
     async fn decode(
@@ -219,7 +235,7 @@ impl HealthService {
     fn status(&self, service: &str) -> Option<ServingStatus> {
         let s = &self.0;
         let ready = if service.is_empty() || service == IDS_SERVICE {
-            s.not_ready().is_empty()
+            s.not_ready(false).is_empty()
         } else {
             s.generator_ready(s.gens.iter().find(|g| g.name == service)?)
         };
@@ -259,10 +275,24 @@ impl Health for HealthService {
         &self,
         request: tonic::Request<HealthCheckRequest>,
     ) -> Result<tonic::Response<Self::WatchStream>, Status> {
+        let Ok(permit) = Arc::clone(&self.0.watches).try_acquire_owned() else {
+            let mut metadata = MetadataMap::new();
+            metadata.insert(
+                ERROR_CODE_KEY,
+                MetadataValue::from_static("too_many_watches"),
+            );
+            return Err(Status::with_metadata(
+                Code::ResourceExhausted,
+                format!("too_many_watches: {MAX_WATCHES} health Watch streams are open: check instead, or watch later"),
+                metadata,
+            ));
+        };
         let service = request.into_inner().service;
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let health = self.clone();
+        let end = tokio::time::Instant::now() + health.0.idle_timeout;
         tokio::spawn(async move {
+            let _permit = permit;
             let mut last = None;
             loop {
                 let now = health
@@ -280,6 +310,14 @@ impl Health for HealthService {
                         .await;
                     return;
                 }
+                if tokio::time::Instant::now() >= end {
+                    let _ = tx
+                        .send(Err(Status::unavailable(
+                            "the watch ended after the server's idle timeout: watch again",
+                        )))
+                        .await;
+                    return;
+                }
                 tokio::select! {
                     _ = tokio::time::sleep(WATCH_POLL) => {}
                     _ = tx.closed() => return,
@@ -290,9 +328,23 @@ impl Health for HealthService {
     }
 }
 
-/// Authentication (all but health), then the call, counted and timed.
-async fn observe(State(s): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+/// The scope a method needs (None: any valid token).
+fn method_scope(route: &str) -> Option<Scope> {
+    match route {
+        "/snowmint.v1.Ids/NextIds" => Some(Scope::Ids),
+        "unmatched" => None,
+        _ => Some(Scope::Decode),
+    }
+}
+
+/// Authentication (all but health) and the token's request rate, then the
+/// call, counted and timed.
+async fn observe(State(s): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
     let start = Instant::now();
+    let logged = s.access_log.map(|log| {
+        let peer = req.extensions().get::<Peer>().map(|p| p.0);
+        (log, req.method().clone(), peer)
+    });
     let path = req.uri().path();
     let route = ROUTES
         .iter()
@@ -302,8 +354,11 @@ async fn observe(State(s): State<Arc<AppState>>, req: Request, next: Next) -> Re
     let response = if path.starts_with("/grpc.health.v1.Health/") {
         next.run(req).await
     } else {
-        match s.authenticate(req.headers()) {
-            Ok(()) => next.run(req).await,
+        match s.authenticate(req.headers(), method_scope(route)) {
+            Ok(caller) => {
+                req.extensions_mut().insert(caller);
+                next.run(req).await
+            }
             Err(e) => status(&e).into_http(),
         }
     };
@@ -316,11 +371,26 @@ async fn observe(State(s): State<Arc<AppState>>, req: Request, next: Next) -> Re
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<i32>().ok())
         .map_or(Code::Ok, Code::from_i32);
+    if code == Code::ResourceExhausted {
+        s.metrics.rate_limited.inc();
+    }
     let label = GrpcLabel {
         route: route.to_string(),
         code: format!("{code:?}"),
     };
     s.metrics.grpc_requests.get_or_create(&label).inc();
-    s.metrics.latency.observe(start.elapsed().as_secs_f64());
+    let took = start.elapsed();
+    s.metrics.observe_latency_of(route, took.as_secs_f64());
+    if let Some((log, method, peer)) = logged {
+        log.access(Entry {
+            route,
+            method: method.as_str(),
+            status: response.status().as_u16(),
+            code: Some(label.code.as_str()),
+            ids: response.extensions().get::<Issued>().map_or(0, |n| n.0),
+            took,
+            peer,
+        });
+    }
     response
 }

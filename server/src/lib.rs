@@ -10,7 +10,9 @@
 //! runtime: the SQL stores drive a runtime of their own, which panics inside
 //! another.
 
+mod access;
 pub mod app;
+pub mod auth;
 pub mod config;
 pub mod fast;
 pub mod grpc;

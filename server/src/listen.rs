@@ -2,7 +2,8 @@
 //! TLS h2 by ALPN), hyper-util's connection builder over the axum router,
 //! and the limits that keep one client from taking the server.
 //!
-//! - At most `max_connections` open connections. Beyond it a new plain-HTTP
+//! - At most `max_connections` open connections, and at most
+//!   `max_connections_per_ip` from one client address (if set). Beyond either a new plain-HTTP
 //!   connection gets a `503` (`too_many_connections`, `Retry-After: 1`)
 //!   written at once and is closed; a new TLS connection is closed without a
 //!   handshake. At most [`MAX_REFUSING`] refusals run at once; beyond, new
@@ -31,12 +32,13 @@
 //! while the server was accepting and its request is answered (with
 //! `connection: close`), not met by a close before any byte.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::{pin, Pin};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -56,7 +58,7 @@ use tokio_rustls::TlsAcceptor;
 use crate::app::AppState;
 use crate::fast::{Outcome, Rewind};
 use crate::log::Log;
-use crate::net::{Limits, Net, MAX_REFUSING};
+use crate::net::{Limits, Net, HTTP2_MAX_LOCAL_RESETS, HTTP2_MAX_PENDING_RESETS, MAX_REFUSING};
 
 /// The connection metrics the listener keeps.
 #[derive(Clone, Debug)]
@@ -77,6 +79,8 @@ struct Shared {
     h2: auto::Builder<TokioExecutor>,
     limits: Limits,
     metrics: ConnMetrics,
+    /// Requests carry their client's address ([`crate::access::Peer`]) for the access log.
+    peers: bool,
 }
 
 /// How long a connection with no request yet has, once shutdown begins, to
@@ -178,13 +182,20 @@ pub async fn serve(
         .http2()
         .timer(TokioTimer::new())
         .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
+        // Said here rather than left to hyper's and h2's defaults: streams
+        // per connection, and the resets that end a connection (GOAWAY).
+        .max_concurrent_streams(limits.http2_max_streams)
+        .max_pending_accept_reset_streams(HTTP2_MAX_PENDING_RESETS)
+        .max_local_error_reset_streams(HTTP2_MAX_LOCAL_RESETS)
         // A PING after idle_timeout without a frame from the client, answered
         // within header_timeout or the connection closes: a client that reads
         // nothing keeps its streams in progress (waiting for flow-control
         // window), which the idle timeout does not end.
         .keep_alive_interval(Some(limits.idle_timeout))
         .keep_alive_timeout(limits.header_timeout);
+    let peers = fast.as_ref().is_some_and(|s| s.access_log.is_some());
     let shared = Arc::new(Shared {
+        peers,
         router,
         fast: fast.filter(|_| net.fast_path),
         tls: net.tls.clone().map(TlsAcceptor::from),
@@ -200,6 +211,10 @@ pub async fn serve(
     let (open_tx, mut open_rx) = tokio::sync::mpsc::channel::<()>(1);
     let accept = Accept {
         shared,
+        per_ip: Arc::new(PerIp {
+            max: limits.max_connections_per_ip,
+            open: Mutex::new(HashMap::new()),
+        }),
         conns: conns.clone(),
         refusing: Arc::new(Semaphore::new(MAX_REFUSING)),
         stop: stop_rx,
@@ -281,12 +296,51 @@ pub async fn serve(
 #[derive(Clone)]
 struct Accept {
     shared: Arc<Shared>,
+    per_ip: Arc<PerIp>,
     conns: Arc<Semaphore>,
     refusing: Arc<Semaphore>,
     stop: watch::Receiver<bool>,
     log: Log,
     /// Dropped when the loop ends.
     _open: tokio::sync::mpsc::Sender<()>,
+}
+
+/// Open connections per client IP address (`--max-connections-per-ip`).
+struct PerIp {
+    max: Option<usize>,
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One open connection of an address, counted until dropped.
+struct IpSlot(Arc<PerIp>, IpAddr);
+
+impl PerIp {
+    /// A slot for `ip`, or None when it has `max` open already (no limit:
+    /// a slot that counts nothing).
+    fn take(self: &Arc<PerIp>, ip: IpAddr) -> Option<Option<IpSlot>> {
+        let Some(max) = self.max else {
+            return Some(None);
+        };
+        let mut open = self.open.lock().unwrap_or_else(|e| e.into_inner());
+        let n = open.entry(ip).or_insert(0);
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(Some(IpSlot(Arc::clone(self), ip)))
+    }
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        let mut open = self.0.open.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = open.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.1);
+            }
+        }
+    }
 }
 
 /// Resolves once the stop is told (or its sender is gone).
@@ -312,11 +366,11 @@ async fn accept_loop(listener: std::net::TcpListener, a: Accept) {
     let mut stop = a.stop.clone();
     let mut last_accept_error: Option<Instant> = None;
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             biased;
             () = stopped(&mut stop) => break,
             r = listener.accept() => match r {
-                Ok((stream, _)) => stream,
+                Ok((stream, peer)) => (stream, peer),
                 Err(e) => {
                     // Out of file descriptors and the like: at most one line a
                     // second, and a pause instead of a busy loop.
@@ -330,11 +384,18 @@ async fn accept_loop(listener: std::net::TcpListener, a: Accept) {
             },
         };
         let _ = stream.set_nodelay(true);
-        match a.conns.clone().try_acquire_owned() {
-            Ok(permit) => {
-                tokio::spawn(connection(stream, permit, a.shared.clone(), a.stop.clone()));
+        let slot = a.per_ip.take(peer.ip());
+        match (a.conns.clone().try_acquire_owned(), slot) {
+            (Ok(permit), Some(slot)) => {
+                tokio::spawn(connection(
+                    stream,
+                    peer,
+                    (permit, slot),
+                    a.shared.clone(),
+                    a.stop.clone(),
+                ));
             }
-            Err(_) => {
+            _ => {
                 a.shared.metrics.refused.inc();
                 if let Ok(permit) = a.refusing.clone().try_acquire_owned() {
                     tokio::spawn(refuse(stream, a.shared.tls.is_some(), permit));
@@ -351,7 +412,7 @@ async fn refuse(mut stream: TcpStream, tls: bool, _permit: OwnedSemaphorePermit)
         // Answering would take a handshake: closed instead.
         return;
     }
-    const BODY: &str = r#"{"error":{"code":"too_many_connections","message":"the server has reached its connection limit (--max-connections): try again later"}}"#;
+    const BODY: &str = r#"{"error":{"code":"too_many_connections","message":"the server has reached its connection limit (--max-connections, or --max-connections-per-ip for this address): try again later"}}"#;
     let answer = format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
          cache-control: no-store\r\nretry-after: 1\r\nconnection: close\r\n\
@@ -381,7 +442,8 @@ async fn refuse(mut stream: TcpStream, tls: bool, _permit: OwnedSemaphorePermit)
 /// idle too long, or shutdown closes it.
 async fn connection(
     stream: TcpStream,
-    _permit: OwnedSemaphorePermit,
+    peer: SocketAddr,
+    _permit: (OwnedSemaphorePermit, Option<IpSlot>),
     shared: Arc<Shared>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -389,7 +451,7 @@ async fn connection(
     let _open = OnDrop(shared.metrics.open.clone());
     let activity = Arc::new(Activity::new());
     match &shared.tls {
-        None => drive(stream, false, &shared, activity, stop).await,
+        None => drive(stream, false, &shared, activity, stop, peer).await,
         Some(acceptor) => {
             let handshake =
                 tokio::time::timeout(shared.limits.header_timeout, acceptor.accept(stream));
@@ -400,7 +462,7 @@ async fn connection(
             // A failed or too slow handshake: the connection is closed.
             let Ok(Ok(tls)) = tls else { return };
             let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
-            drive(tls, h2, &shared, activity, stop).await;
+            drive(tls, h2, &shared, activity, stop, peer).await;
         }
     }
 }
@@ -420,13 +482,14 @@ async fn drive<I>(
     shared: &Shared,
     activity: Arc<Activity>,
     mut stop: watch::Receiver<bool>,
+    peer: SocketAddr,
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     // Plain HTTP/1.1 requests first, then hyper from the first other one.
     let (io, pre) = match (&shared.fast, h2) {
         (Some(s), false) => {
-            match crate::fast::serve(io, s, &shared.limits, &stop, &activity).await {
+            match crate::fast::serve(io, s, &shared.limits, &stop, &activity, peer).await {
                 Outcome::Closed => return,
                 Outcome::Handoff(io, pre) => (io, pre),
             }
@@ -438,6 +501,7 @@ async fn drive<I>(
     let service = TowerToHyperService::new(Tracked {
         router: shared.router.clone(),
         activity: activity.clone(),
+        peer: shared.peers.then_some(peer),
     });
     let mut conn = pin!(builder.serve_connection_with_upgrades(TokioIo::new(io), service));
     let limits = &shared.limits;
@@ -563,6 +627,8 @@ impl Drop for Busy {
 struct Tracked {
     router: Router,
     activity: Arc<Activity>,
+    /// The client's address, given to each request (only for the access log).
+    peer: Option<SocketAddr>,
 }
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
@@ -577,7 +643,10 @@ impl tower_service::Service<Request<Incoming>> for Tracked {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: Request<Incoming>) -> Self::Future {
+    fn call(&mut self, mut req: Request<Incoming>) -> Self::Future {
+        if let Some(peer) = self.peer {
+            req.extensions_mut().insert(crate::access::Peer(peer));
+        }
         let busy = Busy::start(self.activity.clone());
         let fut = tower_service::Service::call(&mut self.router, req);
         Box::pin(async move {

@@ -18,6 +18,16 @@ pub const DEFAULT_HEADER_TIMEOUT: u64 = 10;
 pub const DEFAULT_IDLE_TIMEOUT: u64 = 60;
 /// The longest `drain_delay`, in seconds.
 pub const MAX_DRAIN_DELAY: u64 = 300;
+/// The default largest number of concurrent HTTP/2 streams per connection.
+pub const DEFAULT_HTTP2_MAX_STREAMS: u32 = 100;
+/// HTTP/2 streams a client may reset before the server accepts them, at
+/// once (the "rapid reset" attack, CVE-2023-44487); past it, GOAWAY.
+pub const HTTP2_MAX_PENDING_RESETS: usize = 20;
+/// HTTP/2 streams the server may reset for a client's protocol errors on
+/// one connection (CVE-2024-27316-style floods); past it, GOAWAY.
+pub const HTTP2_MAX_LOCAL_RESETS: usize = 1024;
+/// The default largest number of open Thrift connections.
+pub const DEFAULT_THRIFT_MAX_CONNECTIONS: usize = 1024;
 /// Refusals (503 answers past `max_connections`) in progress at once.
 pub const MAX_REFUSING: usize = 64;
 
@@ -39,6 +49,19 @@ pub struct NetFlags {
     /// closed (over TLS: closed) [default: 10000].
     #[arg(long, env = "SNOWMINT_MAX_CONNECTIONS", value_name = "N")]
     pub max_connections: Option<usize>,
+    /// Open connections from one client IP address at most; past it a new
+    /// one is refused as past --max-connections [default: no limit: behind
+    /// a proxy every client has its address].
+    #[arg(long, env = "SNOWMINT_MAX_CONNECTIONS_PER_IP", value_name = "N")]
+    pub max_connections_per_ip: Option<usize>,
+    /// Concurrent HTTP/2 streams (requests, gRPC calls) per connection
+    /// [default: 100].
+    #[arg(long, env = "SNOWMINT_HTTP2_MAX_STREAMS", value_name = "N")]
+    pub http2_max_streams: Option<u32>,
+    /// Open --thrift connections at most; more are closed as soon as
+    /// accepted [default: 1024].
+    #[arg(long, env = "SNOWMINT_THRIFT_MAX_CONNECTIONS", value_name = "N")]
+    pub thrift_max_connections: Option<usize>,
     /// The largest request line plus headers, in bytes (8192 at least); a
     /// larger request gets 431 [default: 16384].
     #[arg(long, env = "SNOWMINT_MAX_HEADER_BYTES", value_name = "BYTES")]
@@ -58,11 +81,17 @@ pub struct NetFlags {
     #[arg(long, env = "SNOWMINT_DRAIN_DELAY", value_name = "SECONDS")]
     pub drain_delay: Option<u64>,
     /// Requests a second per bearer token (bursts of as many); past it 429
-    /// with Retry-After. Needs --token-file [default: no limit].
+    /// with Retry-After (gRPC: RESOURCE_EXHAUSTED). Needs --token-file
+    /// [default: no limit].
     #[arg(long, env = "SNOWMINT_RATE_LIMIT", value_name = "N")]
     pub rate_limit: Option<u32>,
+    /// IDs a second per bearer token (bursts of as many; a larger count is
+    /// refused); past it 429 (gRPC: RESOURCE_EXHAUSTED). Needs --token-file
+    /// [default: no limit].
+    #[arg(long, env = "SNOWMINT_RATE_LIMIT_IDS", value_name = "N")]
+    pub rate_limit_ids: Option<u32>,
     /// Answer plain HTTP/1.1 Leaf ID requests and /healthz without the
-    /// general HTTP stack: the same answers, faster (off with --rate-limit)
+    /// general HTTP stack: the same answers, faster (off with --rate-limit or --rate-limit-ids)
     /// [default: true].
     #[arg(long, env = "SNOWMINT_FAST_PATH", value_name = "BOOL", action = clap::ArgAction::Set)]
     pub fast_path: Option<bool>,
@@ -76,11 +105,15 @@ impl NetFlags {
             tls_key: self.tls_key.or(file.tls_key),
             tls_client_ca: self.tls_client_ca.or(file.tls_client_ca),
             max_connections: self.max_connections.or(file.max_connections),
+            thrift_max_connections: self.thrift_max_connections.or(file.thrift_max_connections),
+            max_connections_per_ip: self.max_connections_per_ip.or(file.max_connections_per_ip),
+            http2_max_streams: self.http2_max_streams.or(file.http2_max_streams),
             max_header_bytes: self.max_header_bytes.or(file.max_header_bytes),
             header_timeout: self.header_timeout.or(file.header_timeout),
             idle_timeout: self.idle_timeout.or(file.idle_timeout),
             drain_delay: self.drain_delay.or(file.drain_delay),
             rate_limit: self.rate_limit.or(file.rate_limit),
+            rate_limit_ids: self.rate_limit_ids.or(file.rate_limit_ids),
             fast_path: self.fast_path.or(file.fast_path),
         }
     }
@@ -91,6 +124,12 @@ impl NetFlags {
 pub struct Limits {
     /// Open connections at most.
     pub max_connections: usize,
+    /// Open Thrift connections at most.
+    pub thrift_max_connections: usize,
+    /// Open connections from one IP address at most.
+    pub max_connections_per_ip: Option<usize>,
+    /// Concurrent HTTP/2 streams per connection.
+    pub http2_max_streams: u32,
     /// The largest request line plus headers.
     pub max_header_bytes: usize,
     /// For the first request, and for a request's headers.
@@ -112,8 +151,8 @@ pub struct Net {
     pub limits: Limits,
     /// How long to serve after the signal before closing the listener.
     pub drain_delay: Duration,
-    /// Requests a second per bearer token.
-    pub rate_limit: Option<u32>,
+    /// Requests and IDs a second per bearer token.
+    pub rates: crate::limit::Rates,
     /// The HTTP/1.1 fast path (`fast.rs`) serves its routes.
     pub fast_path: bool,
 }
@@ -143,6 +182,24 @@ impl Net {
                 "max_connections",
                 f.max_connections,
                 DEFAULT_MAX_CONNECTIONS,
+                1,
+                1_000_000,
+            )?,
+            max_connections_per_ip: match f.max_connections_per_ip {
+                Some(n) => Some(within("max_connections_per_ip", Some(n), 1, 1, 1_000_000)?),
+                None => None,
+            },
+            http2_max_streams: within(
+                "http2_max_streams",
+                f.http2_max_streams,
+                DEFAULT_HTTP2_MAX_STREAMS,
+                1,
+                10_000,
+            )?,
+            thrift_max_connections: within(
+                "thrift_max_connections",
+                f.thrift_max_connections,
+                DEFAULT_THRIFT_MAX_CONNECTIONS,
                 1,
                 1_000_000,
             )?,
@@ -195,9 +252,16 @@ impl Net {
         if let Some(n) = f.rate_limit {
             within("rate_limit", Some(n), 1, 1, 1_000_000)?;
         }
+        if let Some(n) = f.rate_limit_ids {
+            within("rate_limit_ids", Some(n), 1, 1, 100_000_000)?;
+        }
+        let limited = f.rate_limit.is_some() || f.rate_limit_ids.is_some();
         Ok(Net {
-            rate_limit: f.rate_limit,
-            fast_path: f.fast_path.unwrap_or(true) && f.rate_limit.is_none(),
+            rates: crate::limit::Rates {
+                requests: f.rate_limit,
+                ids: f.rate_limit_ids,
+            },
+            fast_path: f.fast_path.unwrap_or(true) && !limited,
             tls,
             certs,
             client_certs: f.tls_client_ca.is_some(),

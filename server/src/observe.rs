@@ -11,58 +11,38 @@ use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
 use axum::http::header::{self, HeaderMap};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use subtle::ConstantTimeEq;
 
+use crate::access::{Entry, Issued, Peer};
 use crate::app::{ApiError, AppState, ROUTES};
+use crate::auth::{Caller, Scope};
 use crate::metrics::ReqLabel;
 
 impl AppState {
-    /// Ok when no token is configured or `authorization: Bearer TOKEN` names
-    /// one (HTTP headers and gRPC metadata alike).
-    pub fn authenticate(&self, headers: &HeaderMap) -> Result<(), ApiError> {
-        if self.bearer_ok(headers.get(header::AUTHORIZATION).map(|v| v.as_bytes())) {
-            return Ok(());
-        }
-        Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "unauthorized",
-            "a valid bearer token is required",
-        ))
-    }
-
-    /// True when no token is configured or `value`, the first
-    /// `authorization` header's, is `Bearer TOKEN` naming one (also read by
-    /// the HTTP/1.1 fast path, from its raw bytes).
-    pub(crate) fn bearer_ok(&self, value: Option<&[u8]>) -> bool {
-        let tokens = self.tokens.get();
-        if tokens.is_empty() {
-            return true;
-        }
-        // Text as `HeaderValue::to_str` takes it: visible ASCII and tabs.
-        let given = value
-            .filter(|v| v.iter().all(|&b| b == b'\t' || (32..127).contains(&b)))
-            .and_then(|v| std::str::from_utf8(v).ok())
-            .and_then(|v| {
-                v.strip_prefix("Bearer ")
-                    .or_else(|| v.strip_prefix("bearer "))
-            });
-        given.is_some_and(|t| token_ok(&tokens, t.trim().as_bytes()))
+    /// Checks `authorization: Bearer TOKEN` (HTTP headers and gRPC metadata
+    /// alike) for a token with `scope` (None: any token), then counts the
+    /// request against the token's rate. Ok when no token is configured.
+    pub fn authenticate(
+        &self,
+        headers: &HeaderMap,
+        scope: Option<Scope>,
+    ) -> Result<Caller, ApiError> {
+        let value = headers.get(header::AUTHORIZATION).map(|v| v.as_bytes());
+        let caller = self.tokens.check(value, scope).map_err(ApiError::denied)?;
+        self.rates.admit_request(&caller)?;
+        Ok(caller)
     }
 }
 
-/// True when `given` is one of `tokens`. The SHA-256 digests of both are
-/// compared, every token in constant time: neither the time nor an early
-/// return depends on a token's length or on where it differs.
-fn token_ok(tokens: &[Vec<u8>], given: &[u8]) -> bool {
-    use sha2::{Digest, Sha256};
-    let given = Sha256::digest(given);
-    let mut ok = subtle::Choice::from(0);
-    for t in tokens {
-        ok |= Sha256::digest(t).as_slice().ct_eq(given.as_slice());
+/// The scope a route of [`ROUTES`] needs (None: any valid token; the
+/// probes need none at all and are not checked).
+fn route_scope(index: Option<usize>) -> Option<Scope> {
+    match ROUTES[index?] {
+        "/v1/ids" | "/api/snowflake/get/{key}" | "/api/segment/get/{key}" => Some(Scope::Ids),
+        "/v1/decode/{id}" | "/v1/generators" | "/decodeSnowflakeId" => Some(Scope::Decode),
+        "/metrics" => Some(Scope::Metrics),
+        _ => None,
     }
-    ok.into()
 }
 
 /// The layer around every route: authentication (all but the probes), then
@@ -111,10 +91,22 @@ where
             None => (None, "unmatched".into()),
         };
         let probe = route == "/healthz" || route == "/readyz";
+        // For the access log: read before the request moves on.
+        let logged = s.access_log.map(|log| {
+            let peer = req.extensions().get::<Peer>().map(|p| p.0);
+            (log, req.method().clone(), peer)
+        });
+        let mut req = req;
         let denied = if probe {
             None
         } else {
-            s.authenticate(req.headers()).err()
+            match s.authenticate(req.headers(), route_scope(index)) {
+                Ok(caller) => {
+                    req.extensions_mut().insert(caller);
+                    None
+                }
+                Err(e) => Some(e),
+            }
         };
         let answer = denied.is_none().then(|| self.inner.call(req));
         Box::pin(async move {
@@ -125,17 +117,36 @@ where
                 },
                 (None, denied) => denied.map(IntoResponse::into_response).unwrap_or_default(),
             };
-            match (index, response.status().as_u16()) {
+            if response.status() == axum::http::StatusCode::TOO_MANY_REQUESTS {
+                s.metrics.rate_limited.inc();
+            }
+            let status = response.status().as_u16();
+            match (index, status) {
                 (Some(i), 200) => s.metrics.count_ok(i, ROUTES[i]),
                 (_, status) => {
                     let label = ReqLabel {
-                        route: route.into_owned(),
+                        route: route.to_string(),
                         status,
                     };
                     s.metrics.requests.get_or_create(&label).inc();
                 }
             }
-            s.metrics.latency.observe(start.elapsed().as_secs_f64());
+            let took = start.elapsed();
+            match index {
+                Some(i) => s.metrics.observe_latency(i, ROUTES[i], took.as_secs_f64()),
+                None => s.metrics.observe_latency_of(&route, took.as_secs_f64()),
+            }
+            if let Some((log, method, peer)) = logged {
+                log.access(Entry {
+                    route: &route,
+                    method: method.as_str(),
+                    status,
+                    code: None,
+                    ids: response.extensions().get::<Issued>().map_or(0, |n| n.0),
+                    took,
+                    peer,
+                });
+            }
             Ok(response)
         })
     }

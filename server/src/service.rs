@@ -16,7 +16,6 @@ use crate::app::{self, AppState, Gen};
 use crate::config::{self, Config, Flags};
 use crate::listen::{self, ConnMetrics};
 use crate::log::Log;
-use crate::metrics;
 use crate::net::Net;
 
 /// How long in-flight requests may take to finish after SIGTERM/SIGINT.
@@ -40,11 +39,11 @@ pub fn run(flags: Flags) -> ExitCode {
         Err(code) => return code,
     };
     let state = Arc::new(AppState {
-        gens,
-        max_count: config.max_count,
-        tokens: app::Tokens::new(config.tokens),
-        metrics: metrics::Metrics::new(),
-        shutting_down: Default::default(),
+        tokens: app::Tokens::new(&config.tokens),
+        rates: config.net.rates,
+        idle_timeout: config.net.limits.idle_timeout,
+        access_log: config.access_log.then_some(log),
+        ..AppState::new(gens, config.max_count)
     });
     // Claims lost leases again, off the runtime (the SQL stores' clients
     // drive a runtime of their own).
@@ -203,6 +202,7 @@ async fn serve(
             ("auth", (!state.tokens.is_empty()).into()),
             ("tls", net.tls.is_some().into()),
             ("client_certs", net.client_certs.into()),
+            ("access_log", state.access_log.is_some().into()),
         ],
     );
     tokio::spawn(watch_leases(state.clone(), log));
@@ -233,21 +233,12 @@ async fn serve(
         open: state.metrics.connections.clone(),
         refused: state.metrics.connections_refused.clone(),
     };
-    let mut router = app::router(state.clone());
-    let mut rate_limit = None;
-    if let Some(n) = net.rate_limit {
-        let tokens = state.tokens.get();
-        let (r, handle) =
-            crate::limit::layer(router, &tokens, n, state.metrics.rate_limited.clone());
-        router = r;
-        rate_limit = Some(handle);
-    }
+    let router = app::router(state.clone());
     if let Ok(hangup) = hangup {
         let reload = Reload {
             state: state.clone(),
             token_file,
             certs: net.certs.clone(),
-            rate_limit,
             log,
         };
         tokio::spawn(reload.on_each(hangup));
@@ -278,7 +269,6 @@ struct Reload {
     state: Arc<AppState>,
     token_file: Option<PathBuf>,
     certs: Option<Arc<crate::tls::Certs>>,
-    rate_limit: Option<crate::limit::RateLimit>,
     log: Log,
 }
 
@@ -297,13 +287,10 @@ impl Reload {
     fn reload(&self) {
         let log = self.log;
         if let Some(path) = &self.token_file {
-            match config::read_tokens(path) {
+            match crate::auth::read_tokens(path) {
                 Ok(tokens) => {
-                    if let Some(r) = &self.rate_limit {
-                        r.reload(&tokens);
-                    }
                     let n = tokens.len();
-                    self.state.tokens.set(tokens);
+                    self.state.tokens.set(&tokens);
                     log.event(
                         "info",
                         "reloaded",

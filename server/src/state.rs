@@ -28,6 +28,9 @@ pub struct Gen {
     reclaim: Option<(Layout, Value, Value)>,
     /// Leases claimed again after one was lost.
     pub(crate) reclaims: AtomicU64,
+    /// The renewals and store timeouts of the leases it held before the
+    /// current one (changed with it, under its lock).
+    retired: (AtomicU64, AtomicU64),
 }
 
 impl Gen {
@@ -38,6 +41,7 @@ impl Gen {
             current: RwLock::new(Arc::new(gen)),
             reclaim: None,
             reclaims: AtomicU64::new(0),
+            retired: (AtomicU64::new(0), AtomicU64::new(0)),
         }
     }
 
@@ -72,34 +76,21 @@ impl Gen {
     /// Makes `new` the current generator; returns the one it replaces.
     pub(crate) fn replace(&self, new: AnyGenerator) -> Arc<AnyGenerator> {
         let mut cur = self.current.write().unwrap_or_else(|e| e.into_inner());
+        if let Some(old) = cur.lease() {
+            self.retired.0.fetch_add(old.renewals, Ordering::Relaxed);
+            self.retired.1.fetch_add(old.timeouts, Ordering::Relaxed);
+        }
         std::mem::replace(&mut *cur, Arc::new(new))
     }
-}
 
-/// The accepted bearer tokens (empty: none needed), which SIGHUP replaces
-/// with the token file's new content.
-#[derive(Debug, Default)]
-pub struct Tokens(RwLock<Arc<Vec<Vec<u8>>>>);
-
-impl Tokens {
-    /// These tokens.
-    pub fn new(tokens: Vec<Vec<u8>>) -> Tokens {
-        Tokens(RwLock::new(Arc::new(tokens)))
-    }
-
-    /// The tokens now.
-    pub fn get(&self) -> Arc<Vec<Vec<u8>>> {
-        Arc::clone(&self.0.read().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    /// True when no token is needed.
-    pub fn is_empty(&self) -> bool {
-        self.get().is_empty()
-    }
-
-    /// Replaces the tokens.
-    pub(crate) fn set(&self, tokens: Vec<Vec<u8>>) {
-        *self.0.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(tokens);
+    /// The current lease, and the renewals and store timeouts of every
+    /// lease this generator has held (None: no lease).
+    pub fn lease_counts(&self) -> Option<(snowmint_lease::LeaseInfo, u64, u64)> {
+        let cur = self.current.read().unwrap_or_else(|e| e.into_inner());
+        let info = cur.lease()?;
+        let renewals = self.retired.0.load(Ordering::Relaxed) + info.renewals;
+        let timeouts = self.retired.1.load(Ordering::Relaxed) + info.timeouts;
+        Some((info, renewals, timeouts))
     }
 }
 
@@ -111,11 +102,20 @@ pub struct AppState {
     /// The largest `count`.
     pub max_count: u64,
     /// Accepted bearer tokens (empty: none needed).
-    pub tokens: Tokens,
+    pub tokens: crate::auth::Tokens,
+    /// The per-token rates (`--rate-limit`, `--rate-limit-ids`).
+    pub rates: crate::limit::Rates,
     /// The metrics.
     pub metrics: Metrics,
     /// Set on SIGTERM/SIGINT: `/readyz` answers 503 from then on.
     pub shutting_down: AtomicBool,
+    /// `--idle-timeout`: a gRPC health Watch stream ends after it (a
+    /// stream in progress would keep its connection open past it).
+    pub idle_timeout: Duration,
+    /// Health Watch streams open now, at most [`crate::grpc::MAX_WATCHES`].
+    pub watches: Arc<tokio::sync::Semaphore>,
+    /// Where the access log goes (`--access-log`; None: off).
+    pub access_log: Option<crate::log::Log>,
 }
 
 /// Milliseconds since the Unix epoch by the clock the generators issue by:
@@ -132,6 +132,22 @@ pub fn now_ms() -> u64 {
 }
 
 impl AppState {
+    /// `gens` with `max_count`, no token, no rate limit, fresh metrics, a
+    /// 60 s idle timeout (set the public fields for others).
+    pub fn new(gens: Vec<Gen>, max_count: u64) -> AppState {
+        AppState {
+            gens,
+            max_count,
+            tokens: Default::default(),
+            rates: Default::default(),
+            metrics: Metrics::new(),
+            shutting_down: Default::default(),
+            idle_timeout: Duration::from_secs(crate::net::DEFAULT_IDLE_TIMEOUT),
+            watches: Arc::new(tokio::sync::Semaphore::new(crate::grpc::MAX_WATCHES)),
+            access_log: None,
+        }
+    }
+
     /// The generator named `name`, or the only one when `name` is absent.
     pub fn pick(&self, name: Option<&str>) -> Result<&Gen, ApiError> {
         match name {
@@ -219,16 +235,20 @@ impl AppState {
         self.metrics.count_ids(index, self.gens.len(), &g.name, n);
     }
 
-    /// Why the server cannot issue now (empty: ready).
-    pub fn not_ready(&self) -> Vec<String> {
+    /// Why the server cannot issue now (empty: ready); without `detail`,
+    /// what is wrong but not the store's error text.
+    pub fn not_ready(&self, detail: bool) -> Vec<String> {
         let mut reasons = Vec::new();
         if self.shutting_down.load(Ordering::SeqCst) {
             reasons.push("shutting down".to_string());
         }
         let now = now_ms();
         for g in &self.gens {
-            if let Some(why) = generator_not_ready(g, now) {
-                reasons.push(format!("{}: {why}", g.name));
+            if let Some((what, cause)) = generator_not_ready(g, now) {
+                reasons.push(match detail {
+                    true => format!("{}: {what}: {cause}", g.name),
+                    false => format!("{}: {what}", g.name),
+                });
             }
         }
         reasons
@@ -240,14 +260,16 @@ impl AppState {
     }
 
     /// `count` IDs of the generator named (or the only one), `count` checked
-    /// against the maximum: `GET /v1/ids` and gRPC's `NextIds`.
+    /// against the maximum and `caller`'s ID rate: `GET /v1/ids` and gRPC's `NextIds`.
     pub async fn next_ids(
         &self,
         generator: Option<&str>,
         count: Option<u64>,
+        caller: Option<&crate::auth::Caller>,
     ) -> Result<(&Gen, Vec<u64>), ApiError> {
         let g = self.pick(generator)?;
         let count = check_count(count.unwrap_or(1), self.max_count)?;
+        self.rates.admit_ids(caller, count as u64)?;
         Ok((g, self.issue(g, count).await?))
     }
 
@@ -304,17 +326,17 @@ pub fn lease_state(info: &snowmint_lease::LeaseInfo, now: u64) -> &'static str {
     }
 }
 
-/// Why `g` cannot issue at `now` (None: it can).
-fn generator_not_ready(g: &Gen, now: u64) -> Option<String> {
+/// Why `g` cannot issue at `now` (None: it can): what, and its cause.
+fn generator_not_ready(g: &Gen, now: u64) -> Option<(&'static str, String)> {
     let info = g.gen().lease()?;
     if let Some(lost) = &info.lost {
-        Some(format!("slot lost: {lost}"))
+        Some(("slot lost", lost.clone()))
     } else if info.reserved_end_ms.is_none_or(|end| end <= now) {
         let cause = info
             .last_error
             .as_deref()
             .unwrap_or("no confirmed reservation ahead");
-        Some(format!("reservation ended: {cause}"))
+        Some(("reservation ended", cause.to_string()))
     } else {
         None
     }

@@ -12,13 +12,13 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use common::{lease_arg, temp_dir, Server};
+use common::{lease_arg, secret_file, temp_dir, Server};
 
 /// A server with a token and two generators (or only `orders`: then every
 /// Leaf key is served by it), the fast path on or off.
 fn server(dir: &std::path::Path, fast: bool, two: bool) -> Server {
     let tokens = dir.join("tokens");
-    std::fs::write(&tokens, "t0ken-one\nt0ken-two\n").unwrap();
+    secret_file(&tokens, "t0ken-one\nt0ken-two\n");
     let side = format!("{}-{}", if fast { "fast" } else { "router" }, two);
     let file = dir.join(format!("{side}.toml"));
     let mut text = format!(

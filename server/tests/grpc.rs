@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{temp_dir, Server};
+use common::{secret_file, temp_dir, Server};
 use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
@@ -111,7 +111,7 @@ async fn health(ch: &Channel, service: &str) -> Result<ServingStatus, Code> {
 async fn errors_map_to_grpc_codes_with_the_stable_code() {
     let dir = temp_dir("codes");
     let tokens = dir.join("tokens");
-    std::fs::write(&tokens, format!("{TOKEN}\n")).unwrap();
+    secret_file(&tokens, &format!("{TOKEN}\n"));
     let s = Server::start(&[
         "--preset",
         "twitter",
@@ -400,4 +400,142 @@ async fn health_and_unavailable_follow_the_lease_and_shutdown() {
     let took = start.elapsed();
     assert!(ok, "exit 0");
     assert!(took < Duration::from_secs(3), "the shutdown took {took:?}");
+}
+
+/// A call with `token` as its bearer token.
+fn as_token<T>(msg: T, token: &str) -> Request<T> {
+    let mut req = Request::new(msg);
+    req.metadata_mut().insert(
+        "authorization",
+        MetadataValue::try_from(format!("Bearer {token}")).unwrap(),
+    );
+    req
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limits_and_scopes_answer_grpc_codes() {
+    let dir = temp_dir("grpc-rate");
+    let tokens = dir.join("tokens");
+    secret_file(
+        &tokens,
+        &format!("{TOKEN}\nmetrics-only-token metrics\nids-bravo-token ids\n"),
+    );
+    let s = Server::start(&[
+        "--node",
+        "datacenter=1",
+        "--node",
+        "worker=2",
+        "--token-file",
+        tokens.to_str().unwrap(),
+        "--rate-limit",
+        "2",
+        "--rate-limit-ids",
+        "10",
+    ]);
+    let ch = channel(&s).await;
+    let mut ids = IdsClient::new(ch.clone());
+    // The request rate: a burst of 2 (refilled in half a second each, slow
+    // next to these calls), then RESOURCE_EXHAUSTED with the stable code.
+    for _ in 0..2 {
+        let r = ids.next_ids(as_token(next("", None), TOKEN)).await;
+        assert!(r.is_ok(), "{r:?}");
+    }
+    let st = ids
+        .next_ids(as_token(next("", None), TOKEN))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal(&st),
+        (Code::ResourceExhausted, "rate_limited".into())
+    );
+    // The ID rate: 10 a second; more at once never passes.
+    let st = ids
+        .next_ids(as_token(next("", Some(11)), "ids-bravo-token"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refusal(&st),
+        (Code::ResourceExhausted, "rate_limited".into())
+    );
+    // A token without the `ids` scope mints nothing, nor decodes.
+    let st = ids
+        .next_ids(as_token(next("", None), "metrics-only-token"))
+        .await
+        .unwrap_err();
+    assert_eq!(refusal(&st), (Code::PermissionDenied, "forbidden".into()));
+    let st = ids
+        .decode(as_token(decode(1, "", ""), "ids-bravo-token"))
+        .await
+        .unwrap_err();
+    assert_eq!(refusal(&st), (Code::PermissionDenied, "forbidden".into()));
+    // Counted as gRPC calls, and as rate-limited ones.
+    let m = s.get_with(
+        "/metrics",
+        &[("Authorization", "Bearer metrics-only-token")],
+    );
+    assert_eq!(m.status, 200, "{}", m.body);
+    for line in [
+        "snowmint_grpc_requests_total{route=\"/snowmint.v1.Ids/NextIds\",code=\"ResourceExhausted\"} 2",
+        "snowmint_grpc_requests_total{route=\"/snowmint.v1.Ids/NextIds\",code=\"PermissionDenied\"} 1",
+        "snowmint_http_rate_limited_total 2",
+    ] {
+        assert!(m.body.contains(line), "{line} in {}", m.body);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_watches_are_bounded_in_number_and_time() {
+    const MAX_WATCHES: usize = 64;
+    let s = Server::start(&[
+        "--node",
+        "datacenter=1",
+        "--node",
+        "worker=2",
+        "--idle-timeout",
+        "2",
+    ]);
+    let ch = channel(&s).await;
+    let watch = || async {
+        HealthClient::new(ch.clone())
+            .watch(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await
+    };
+    let started = Instant::now();
+    let mut open = Vec::new();
+    for _ in 0..MAX_WATCHES {
+        let mut w = watch().await.unwrap().into_inner();
+        assert_eq!(watched(&mut w).await.unwrap(), ServingStatus::Serving);
+        open.push(w);
+    }
+    let st = watch().await.unwrap_err();
+    assert_eq!(
+        refusal(&st),
+        (Code::ResourceExhausted, "too_many_watches".into())
+    );
+    // Each ends after --idle-timeout (2 s), UNAVAILABLE: a client watches again.
+    for w in &mut open {
+        let end = watched(w).await.unwrap_err();
+        assert_eq!(end.code(), Code::Unavailable, "{end:?}");
+    }
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(8),
+        "{took:?}"
+    );
+    drop(open);
+    // Their slots are free again.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match watch().await {
+            Ok(w) => {
+                let mut w = w.into_inner();
+                assert_eq!(watched(&mut w).await.unwrap(), ServingStatus::Serving);
+                break;
+            }
+            Err(st) => assert!(Instant::now() < deadline, "{st:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -5,7 +5,7 @@
 //! the server (before and after) or of the holders repeats.
 //!
 //! On the network stores only (a directory lease is held while its process
-//! lives, paused or not): `#[ignore]`d, run by `scripts/test-server` with
+//! lives, paused or not): `#[ignore]`d, run by `cargo xtask test server` with
 //! `--ignored` and the stores it names in `SNOWMINT_TEST_<STORE>_URL`.
 
 mod common;
@@ -194,4 +194,44 @@ fn a_lost_lease_is_claimed_again_on_etcd() {
 #[ignore = "needs the store servers: ./scripts/test server"]
 fn a_lost_lease_is_claimed_again_on_zookeeper() {
     lost_lease_is_reclaimed("zookeeper");
+}
+
+/// `/readyz` without a valid token says what is wrong but not the store's
+/// error text (it may name hosts, users, databases); with one, the cause too.
+#[test]
+#[ignore = "needs the store servers: ./scripts/test server"]
+fn readyz_shows_the_store_error_only_with_a_token() {
+    let (proxy, url) = common::proxy::Proxy::for_url(&store_url("redis", "readyz"));
+    let dir = temp_dir("readyz-token");
+    let tokens = dir.join("tokens");
+    secret_file(&tokens, "readyz-token-1\n");
+    let s = Server::start(&[
+        "--layout",
+        TWO_SLOTS,
+        "--node",
+        "datacenter=3",
+        "--lease",
+        &url,
+        "--token-file",
+        tokens.to_str().unwrap(),
+    ]);
+    until_ready_is(&s, 200, Duration::from_secs(10));
+    proxy.cut();
+    let public = until_ready_is(&s, 503, Duration::from_secs(10));
+    assert_eq!(
+        public.json()["reasons"],
+        serde_json::json!(["default: reservation ended"]),
+        "{}",
+        public.body
+    );
+    let full = s.get_with("/readyz", &[("Authorization", "Bearer readyz-token-1")]);
+    let reason = full.json()["reasons"][0].as_str().unwrap().to_string();
+    assert!(
+        full.status == 503 && reason.starts_with("default: reservation ended: "),
+        "{}",
+        full.body
+    );
+    let wrong = s.get_with("/readyz", &[("Authorization", "Bearer readyz-token-")]);
+    assert_eq!(wrong.json()["reasons"], public.json()["reasons"]);
+    proxy.restore();
 }

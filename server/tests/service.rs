@@ -274,7 +274,7 @@ fn secrets_reach_no_log_error_or_help() {
 fn bearer_tokens() {
     let dir = temp_dir("tokens");
     let tokens = dir.join("tokens");
-    std::fs::write(&tokens, "# ops\nalpha-token-1\n\nbravo-token-2\n").unwrap();
+    secret_file(&tokens, "# ops\nalpha-token-1\n\nbravo-token-2\n");
     let mut s = Server::start(&[
         "--node",
         "datacenter=1",

@@ -179,6 +179,21 @@ fn methods_unknown_methods_and_bad_agents() {
         Answer::AppError(1, m) => assert!(m.contains("get_ids"), "{m}"),
         other => panic!("unknown method: {other:?}"),
     }
+    // Snowflake's rule takes any length; an agent is a metrics label, so
+    // 64 bytes at most (65 refused, the message cut to 64 characters).
+    let longest = format!("a{}", "b".repeat(63));
+    assert!(get_id(&mut s, &longest) > id);
+    let too_long = format!("a{}", "b".repeat(60 * 1024));
+    match call(&mut s, "get_id", 5, Some(&too_long.as_bytes()[..65])) {
+        Answer::AppError(0, m) => assert!(m.contains("longer than 64 bytes"), "{m}"),
+        other => panic!("a 65-byte agent: {other:?}"),
+    }
+    match call(&mut s, "get_id", 5, Some(too_long.as_bytes())) {
+        Answer::AppError(0, m) => {
+            assert!(m.contains("invalid_user_agent") && m.len() < 300, "{m}")
+        }
+        other => panic!("a 60 KiB agent: {other:?}"),
+    }
     for bad in [
         &b"1web"[..],
         b"",
@@ -401,9 +416,16 @@ fn idle_connections_are_closed_after_the_idle_timeout() {
 
 #[test]
 fn the_connection_cap_holds_and_frees_slots() {
-    // The default cap, 1024 connections; each held one is served.
-    const CAP: usize = 1024;
-    let server = start(&["--preset", "leaf", "--node", "worker=1"]);
+    // The cap (--thrift-max-connections; 1024 by default); each held one is served.
+    const CAP: usize = 16;
+    let server = start(&[
+        "--preset",
+        "leaf",
+        "--node",
+        "worker=1",
+        "--thrift-max-connections",
+        "16",
+    ]);
     let mut held: Vec<TcpStream> = (0..CAP)
         .map(|i| {
             let mut s = connect(&server);

@@ -401,9 +401,18 @@ pub fn is_call(kind: u8) -> bool {
     kind == CALL
 }
 
-/// The user agent rule of Snowflake's original server:
-/// `[a-zA-Z][a-zA-Z\-0-9]*`, the whole string.
+/// The longest user agent accepted. Snowflake's rule puts no bound on the
+/// length, but an agent is a metrics label: with [`MAX_AGENT_LEN`] bytes and
+/// at most `max_agents` of them named, the labels stay within 64 KiB.
+pub const MAX_AGENT_LEN: usize = 64;
+
+/// The user agent rule of Snowflake's original server,
+/// `[a-zA-Z][a-zA-Z\-0-9]*` (the whole string), and at most
+/// [`MAX_AGENT_LEN`] bytes.
 pub fn valid_agent(agent: &[u8]) -> bool {
+    if agent.len() > MAX_AGENT_LEN {
+        return false;
+    }
     match agent.split_first() {
         Some((first, rest)) => {
             first.is_ascii_alphabetic()

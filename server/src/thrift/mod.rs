@@ -49,7 +49,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_frame: codec::DEFAULT_MAX_FRAME,
-            max_connections: 1024,
+            max_connections: crate::net::DEFAULT_THRIFT_MAX_CONNECTIONS,
             idle_timeout: Duration::from_secs(60),
             io_timeout: Duration::from_secs(10),
             max_agents: 1000,
@@ -59,11 +59,13 @@ impl Default for Limits {
 
 impl Limits {
     /// The defaults, with the HTTP listener's idle timeout between calls and
-    /// its header timeout for the rest of a frame and an answer's write.
+    /// its header timeout for the rest of a frame and an answer's write, and
+    /// `--thrift-max-connections`.
     pub fn with_timeouts(net: &crate::net::Limits) -> Limits {
         Limits {
             idle_timeout: net.idle_timeout,
             io_timeout: net.header_timeout,
+            max_connections: net.thrift_max_connections,
             ..Limits::default()
         }
     }
@@ -122,7 +124,8 @@ impl Service {
                             seqid,
                             AppErrorKind::Unknown,
                             &format!(
-                                "InvalidUserAgentError: the user agent {given:?} does not match [a-zA-Z][a-zA-Z\\-0-9]* [{INVALID_USER_AGENT}]"
+                                "InvalidUserAgentError: the user agent {given:?} does not match [a-zA-Z][a-zA-Z\\-0-9]* or is longer than {} bytes [{INVALID_USER_AGENT}]",
+                                codec::MAX_AGENT_LEN
                             ),
                         );
                     }

@@ -1,6 +1,6 @@
 // A Java client of the HTTP API with java.net.http (JDK 11+, no dependencies):
 // 50 IDs from Leaf's route, as a Leaf client calls it, printed one a line.
-// scripts/test-server compiles and runs it with BASE (http://HOST:PORT) and
+// `cargo xtask test server` compiles and runs it with BASE (http://HOST:PORT) and
 // TOKEN in the environment.
 import java.net.URI;
 import java.net.http.HttpClient;

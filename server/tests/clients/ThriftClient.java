@@ -1,7 +1,7 @@
 // A Java client of the Thrift service, with the stubs `thrift --gen java
 // server/thrift/Snowflake.thrift` writes (Debian's thrift-compiler 0.17.0) and
 // Debian's libthrift-java 0.16.0, over TFramedTransport + TBinaryProtocol (the
-// defaults of Twitter's clients). scripts/test-server-thrift compiles and runs it:
+// defaults of Twitter's clients). `cargo xtask test server` compiles and runs it:
 //
 //   java ThriftClient HOST PORT DATACENTER N
 //

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 /// The lease fault tests' proxy (std only), shared rather than copied.
-#[path = "../../../lease/tests/common/proxy.rs"]
+#[path = "../../../lease/test-support/src/proxy.rs"]
 pub mod proxy;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_snowmint-server");
@@ -354,4 +354,12 @@ pub fn run(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
     let text =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     (out.status.code(), text)
+}
+
+/// Writes a file only its owner can read (mode 0600), as the server
+/// requires of a token file.
+pub fn secret_file(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
 }
