@@ -12,7 +12,7 @@
 # same version as the pinned crate, built from tools/wasm-bindgen's lock file:
 # `cargo install --path tools/wasm-bindgen --locked`), and `npm install` in this folder
 # (npm's binaryen for wasm-opt: Debian's binaryen 108 silently breaks the
-# module; terser). scripts/test-wasm installs all of them.
+# module; terser). cargo xtask test wasm installs all of them.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
@@ -25,6 +25,10 @@ check=0
 # (lto, one codegen unit) stays; only the optimisation level is overridden,
 # here, for this build (OPT_LEVEL=z to compare).
 export CARGO_PROFILE_RELEASE_OPT_LEVEL="${OPT_LEVEL:-s}"
+# Always as it ships, whoever calls: the release check builds the wheels and
+# addons without fat LTO (CARGO_PROFILE_RELEASE_LTO, _CODEGEN_UNITS), and the
+# module built here is compared byte for byte with the committed www/pkg/.
+unset CARGO_PROFILE_RELEASE_LTO CARGO_PROFILE_RELEASE_CODEGEN_UNITS
 # Panic messages name source files; the registry's folder (a path of this
 # machine, 0.2 KB gzipped) is shortened to `crates`.
 registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
@@ -34,7 +38,7 @@ registry="${CARGO_HOME:-$HOME/.cargo}/registry/src"
 # `layout.decode(bigint)` stayed at 0.6x of sapphire's deconstruct.
 # INLINE=50 to compare.
 export RUSTFLAGS="--remap-path-prefix=$registry=crates -Cllvm-args=-inline-threshold=${INLINE:-25}"
-# rustc itself, not the test command's clippy wrapper (scripts/lib.sh): the
+# rustc itself, not the test command's clippy wrapper (bench/lib.sh): the
 # module is compared byte for byte with the committed one (--check).
 export RUSTC_WORKSPACE_WRAPPER=''
 cargo build --quiet -p snowmint-wasm --target wasm32-unknown-unknown --release

@@ -2,7 +2,7 @@
 # The C benchmark, one command:  bash bench/c/run.sh [REPEATS] [CALLS]
 # Builds libsnowmint.a (release), compiles bench.c (-O2) against it, runs it,
 # and keeps the output in bench/out/c.md.
-source "$(dirname "$0")/../../scripts/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 export CARGO_TARGET_DIR="$ROOT/target/c"
 cargo build --quiet --release -p snowmint-c

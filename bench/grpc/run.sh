@@ -7,7 +7,7 @@
 # test command's `ci` profile.
 #
 #   bash bench/grpc/run.sh            # GRPC_BENCH_SECONDS=5 by default
-source "$(dirname "$0")/../../scripts/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 cd "$ROOT"
 
 SECONDS_EACH=${GRPC_BENCH_SECONDS:-5}

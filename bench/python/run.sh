@@ -5,7 +5,7 @@
 #
 # Builds the wheel, installs it with pinned peers into .cache/py-bench-venv,
 # runs bench/python/bench.py and writes the table to bench/out/python.md.
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$ROOT"
 
 export CARGO_TARGET_DIR="$ROOT/target/python"

@@ -5,8 +5,8 @@
 # profile and file-lease-only features; installs Debian's wrk if missing.
 #
 #   bash bench/thrift/run.sh [SECONDS=5]
-# shellcheck source=../../scripts/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib.sh"
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 cd "$ROOT" || exit 1
 SECS=${1:-5}
 

@@ -3,7 +3,7 @@
  * SNOWMINT_STATUS_NULL_ARGUMENT (or 0/false/NULL for accessors), bad
  * arguments give their status, outputs are untouched on error, buffers that
  * are too small are refused, and the version macros agree with the library.
- * scripts/test-c checks that every function the header declares is named here.
+ * cargo xtask test c checks that every function the header declares is named here.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>

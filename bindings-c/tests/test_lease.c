@@ -101,7 +101,7 @@ int main(void) {
   CHECK_CODE(snowmint_generator_new(twitter, dc1, 1, &bad, &again), "invalid_option", "bad scheme");
   CHECK(strstr(message(), "lease") != NULL, "message: %s", message());
   /* Every network store is built in: a port where nothing listens is
-     lease_unavailable naming the store (real servers: scripts/test-interop). */
+     lease_unavailable naming the store (real servers: cargo xtask test interop). */
   const char *network[] = {"postgres://postgres@127.0.0.1:1/test?timeout_ms=2000",
                            "mysql://root@127.0.0.1:1/test?timeout_ms=2000",
                            "redis://127.0.0.1:1?timeout_ms=2000", "etcd://127.0.0.1:1?timeout_ms=2000",

@@ -10,7 +10,7 @@ import { test } from 'node:test'
 
 import { consumerDir } from './pkg-native.mjs'
 
-const needConsumer = { skip: consumerDir ? false : 'SNOWMINT_CONSUMER_DIR is not set (scripts/test-node sets it)' }
+const needConsumer = { skip: consumerDir ? false : 'SNOWMINT_CONSUMER_DIR is not set (cargo xtask test node sets it)' }
 
 // What only one package has (api-common.js), by export and by class member.
 const ONLY = {

@@ -191,7 +191,7 @@ test('bad lease options are invalid_option', () => {
 })
 
 test('every network store is built in: a port where nothing listens is lease_unavailable naming it', () => {
-  // The stores against real servers: scripts/test-interop.
+  // The stores against real servers: cargo xtask test interop.
   for (const url of ['postgres://postgres@127.0.0.1:1/test', 'mysql://root@127.0.0.1:1/test', 'redis://127.0.0.1:1', 'etcd://127.0.0.1:1', 'zookeeper://127.0.0.1:1']) {
     assert.throws(
       () => leased(`${url}?timeout_ms=2000`),

@@ -1,7 +1,7 @@
 // The entry point's choice of core (index.js): the native addon from the
 // per-platform package, else the WebAssembly fallback (snowmint-wasm), else an
 // error that names the platform and what was tried. Each case runs in a child
-// process of its own, against the packed packages that scripts/test-node
+// process of its own, against the packed packages that cargo xtask test node
 // installed:
 //   SNOWMINT_CONSUMER_DIR           snowmint + snowmint-linux-x64-gnu + snowmint-wasm
 //   SNOWMINT_FALLBACK_CONSUMER_DIR  snowmint + snowmint-wasm (no platform package)
@@ -15,7 +15,7 @@ import { test } from 'node:test'
 const nativeDir = process.env.SNOWMINT_CONSUMER_DIR
 const fallbackDir = process.env.SNOWMINT_FALLBACK_CONSUMER_DIR
 const needBoth = {
-  skip: nativeDir && fallbackDir ? false : 'SNOWMINT_CONSUMER_DIR and SNOWMINT_FALLBACK_CONSUMER_DIR are not set (scripts/test-node sets them)',
+  skip: nativeDir && fallbackDir ? false : 'SNOWMINT_CONSUMER_DIR and SNOWMINT_FALLBACK_CONSUMER_DIR are not set (cargo xtask test node sets them)',
 }
 
 function node(cwd, code, env = {}, type = 'commonjs') {

@@ -12,7 +12,7 @@ import { consumerDir } from './pkg-native.mjs'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const here = path.dirname(fileURLToPath(import.meta.url))
-const needConsumer = { skip: consumerDir ? false : 'SNOWMINT_CONSUMER_DIR is not set (scripts/test-node sets it)' }
+const needConsumer = { skip: consumerDir ? false : 'SNOWMINT_CONSUMER_DIR is not set (cargo xtask test node sets it)' }
 
 function run(file) {
   return execFileSync(process.execPath, [file], { cwd: consumerDir, encoding: 'utf8' })

@@ -13,5 +13,5 @@ export const pkgEntryUrl = pathToFileURL(
   createRequire(path.join(process.cwd(), 'noop.js')).resolve(pkgSpec),
 ).href
 
-/** The consumer project the packed package is installed into (scripts/test-node). */
+/** The consumer project the packed package is installed into (cargo xtask test node). */
 export const consumerDir = process.env.SNOWMINT_CONSUMER_DIR

@@ -1,6 +1,6 @@
 """Shared helpers: where the repository's vectors and README are.
 
-scripts/test-python sets SNOWMINT_ROOT (and SNOWMINT_VECTORS); run from a
+cargo xtask test python sets SNOWMINT_ROOT (and SNOWMINT_VECTORS); run from a
 checkout, the paths fall back to the repository around this file. The tests
 import the installed `snowmint`, never the source tree.
 """

@@ -287,7 +287,7 @@ def test_version_is_the_workspace_version():
 
 
 def test_runs_from_the_installed_package():
-    # scripts/test-python runs pytest against the installed wheel, not the source tree.
+    # cargo xtask test python runs pytest against the installed wheel, not the source tree.
     assert "site-packages" in Path(snowmint.__file__).parts
 
 

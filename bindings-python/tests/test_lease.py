@@ -180,7 +180,7 @@ def test_bad_lease_options(tmp_path, url):
 def test_network_stores_are_built_in():
     """The wheel carries every network store: a URL of each is tried, and a
     port where nothing listens is lease_unavailable naming the store, at once
-    (the stores against real servers: scripts/test-interop)."""
+    (the stores against real servers: cargo xtask test interop)."""
     for url in ("postgres://postgres@127.0.0.1:1/test", "mysql://root@127.0.0.1:1/test",
                 "redis://127.0.0.1:1", "etcd://127.0.0.1:1", "zookeeper://127.0.0.1:1"):
         with raises_code("lease_unavailable") as info:

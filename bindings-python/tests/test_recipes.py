@@ -1,5 +1,5 @@
 """The Django and SQLAlchemy recipes of docs/recipes/python-orms.md, run as
-written against the real PostgreSQL server of scripts/test-python
+written against the real PostgreSQL server of cargo xtask test python
 (SNOWMINT_TEST_POSTGRES_URL, a database of the run's own; each test makes and
 drops its own database in it).
 
@@ -26,6 +26,8 @@ from conftest import ROOT
 ROWS = 100_000
 PROCESSES = 2
 BATCH = 5000
+# How long a writer may take (its share takes seconds).
+WRITER_TIMEOUT_S = 240
 RECIPE = ROOT / "docs" / "recipes" / "python-orms.md"
 
 
@@ -52,7 +54,7 @@ def database():
 
     base = os.environ.get("SNOWMINT_TEST_POSTGRES_URL")
     if not base:
-        pytest.fail("SNOWMINT_TEST_POSTGRES_URL is not set (scripts/test-python sets it)")
+        pytest.fail("SNOWMINT_TEST_POSTGRES_URL is not set (cargo xtask test python sets it)")
     name = f"snowmint_recipe_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
@@ -83,24 +85,40 @@ def run_writers(tmp_path, env, script):
         )
         for i in range(PROCESSES)
     ]
-    workers = []
-    for p in procs:
-        out, err = p.communicate(timeout=300)
-        assert p.returncode == 0, f"writer failed:\n{out}\n{err}"
-        workers.append(int(out.split()[-1]))
+    # Every writer is waited for before any is judged, and a writer that
+    # fails or hangs is reported with the others' output: one that died
+    # before the barrier leaves the rest waiting there until it times out.
+    results = []
+    for i, p in enumerate(procs):
+        try:
+            out, err = p.communicate(timeout=WRITER_TIMEOUT_S + 30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            out += f"\n(p{i} killed after {WRITER_TIMEOUT_S + 30} s)"
+        results.append((p.returncode, out, err))
+    report = "\n".join(f"--- p{i} (exit {rc}):\n{out}\n{err}" for i, (rc, out, err) in enumerate(results))
+    assert all(rc == 0 for rc, _, _ in results), f"a writer failed:\n{report}"
+    workers = [int(out.split()[-1]) for _, out, _ in results]
     # The file lease gave each process its own worker value.
     assert len(set(workers)) == PROCESSES, workers
 
 
 # The start of every writer: its name and share, and a barrier so that the
 # processes insert at the same time. It prints the worker value its lease got.
-WRITER_START = """
-    import os, sys, time
+WRITER_START = f"""
+    import faulthandler, os, sys, time
+    # A writer still running after WRITER_TIMEOUT_S prints every thread's stack
+    # and exits: the test reports where it hung.
+    faulthandler.dump_traceback_later({WRITER_TIMEOUT_S}, exit=True)
     name, count, processes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     from myapp.ids import generator
     worker = generator().nodes["worker"]
     open(os.path.join("ready", name), "w").close()
+    deadline = time.monotonic() + 60
     while len(os.listdir("ready")) < processes:
+        if time.monotonic() > deadline:
+            sys.exit(f"{{name}}: the other writers were not ready within 60 s")
         time.sleep(0.01)
 """
 

@@ -143,7 +143,7 @@ fn list_json(l: &Listing, out: &mut impl Write) -> Result<(), Failure> {
             "now_ms": l.now_ms,
             "text": s.text,
         });
-        // Redis only: the marker and its fence (why claims may be fenced).
+        // Redis and SQL: the marker and its fence (why claims may be fenced).
         let v = match &s.marker {
             Some(m) => {
                 let mut v = v;
@@ -215,7 +215,7 @@ fn list_text(l: &Listing, out: &mut impl Write) -> Result<(), Failure> {
     Ok(())
 }
 
-/// A Redis space's marker line: its state, and the fence claims apply.
+/// A Redis or SQL space's marker line: its state, and the fence claims apply.
 fn marker_text(m: &Marker, now_ms: u64) -> String {
     let state = match m.state {
         MarkerState::Present => "present (names this server)".to_string(),

@@ -1,5 +1,5 @@
 //! `snowmint lease init|list|release` on the stores across machines, against
-//! real servers (`SNOWMINT_TEST_<STORE>_URL`, set by `scripts/test-stores`;
+//! real servers (`SNOWMINT_TEST_<STORE>_URL`, set by `cargo xtask test stores`;
 //! a missing variable or a server that does not answer fails). Built only
 //! with the `store-tests` feature and a store's feature
 //! (`cargo test -p snowmint-cli --no-default-features --features redis,store-tests`).
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 fn url(var: &str, tag: &str) -> String {
     let server = std::env::var(var)
-        .unwrap_or_else(|_| panic!("{var} must name a server; scripts/test-stores sets it"));
+        .unwrap_or_else(|_| panic!("{var} must name a server; cargo xtask test stores sets it"));
     format!(
         "{server}?namespace={}&ttl_ms=3000&renew_ms=200&window_ms=1500&timeout_ms=3000",
         unique_ns(tag)
@@ -201,7 +201,7 @@ impl FreshRedis {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
-            .expect("redis-server must be installed (scripts/stores/redis.sh installs it)");
+            .expect("redis-server must be installed (the stores part installs it)");
         let r = FreshRedis { child, port, dir };
         let deadline = Instant::now() + Duration::from_secs(10);
         while !r.answers() {

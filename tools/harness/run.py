@@ -6,6 +6,7 @@ import json
 import os
 import random
 import signal
+import subprocess
 import time
 
 import check
@@ -25,6 +26,8 @@ STEP_HOLD_S = 6  # a network store's stepped holder: restarts keep the step this
 CLI_CLOCK_STEPS = 2
 # How long a due holder-clock-step waits for a holder with a slot.
 DEFER_S = 20
+# How long a holder-clock-step lasts at most while its holder has not issued.
+STEP_CLAIM_S = 15
 
 
 def end_input(p):
@@ -54,9 +57,10 @@ def _on_signal(signum, frame):
     raise Interrupted(f"signal {signum}")
 
 
-def make_schedule(seed, seconds, store_kinds, client_kinds, required=()):
+def make_schedule(seed, seconds, store_kinds, client_kinds, required=(), first=1):
     """Faults at seeded times: each starts, lasts a few seconds, and ends
-    (healed, restarted, continued) before the next one starts."""
+    (healed, restarted, continued) before the next one starts. The required
+    kinds take the events from index ``first`` on (see below)."""
     rng = random.Random(seed)
     events, t = [], 6.0
     kinds = list(store_kinds) + list(client_kinds)
@@ -73,10 +77,15 @@ def make_schedule(seed, seconds, store_kinds, client_kinds, required=()):
     n = len(events)
     for j, kind in enumerate(required):
         have = sum(e["kind"] == kind for e in events)
-        spots = [i for i in dict.fromkeys((1 + j, n // 2 + 1 + j, *range(n)))
+        spots = [i for i in dict.fromkeys((first + j, n // 2 + first + j, *range(n)))
                  if i < n and events[i]["kind"] not in required]
         for i in spots[:max(0, 2 - have)]:
             events[i]["kind"] = kind
+    # With ``first`` 0, the first required kind is the first fault (its
+    # kind swapped with the first event's).
+    k = next((i for i, e in enumerate(events) if required and e["kind"] == required[0]), None)
+    if first == 0 and k:
+        events[0]["kind"], events[k]["kind"] = events[k]["kind"], events[0]["kind"]
     return events
 
 
@@ -94,6 +103,7 @@ class Run:
         self.stepped = {}  # holder -> until when its restarts keep the clock step
         self.step_window = (None, 0.0)  # (stepped holder, until): the others' restarts wait
         self.clock_steps = 0
+        self.hold = None  # (stepped holder, until): the fault lasts until it issues
         self.held = set()  # servers kept down by a failover until the promotion
 
     def note(self, text):
@@ -104,8 +114,12 @@ class Run:
     # Clients ---------------------------------------------------------------
 
     def opts(self):
+        # A store may need longer calls than 1 s (ZooKeeper: stores.py).
+        timeout = getattr(self.store, "timeout_ms", 1000)
+        skew = getattr(self.store, "max_skew_ms", None)
         return (f"namespace={self.cfg['namespace']}&ttl_ms=3000&renew_ms=1000"
-                f"&window_ms=2000&timeout_ms=1000")
+                f"&window_ms=2000&timeout_ms={timeout}"
+                + (f"&max_skew_ms={skew}" if skew else ""))
 
     def start_holder(self, name, host, step=False):
         """A CLI holder (cli*), or the Python holder (py*): pyholder.py on the
@@ -159,7 +173,24 @@ class Run:
         of a slotless holder)."""
         if kind != "holder-clock-step" or late >= DEFER_S:
             return True
+        # And for a store that can say so, while it answers: a step during
+        # an election leaves the restart nothing to claim from
+        # (20261129-001116-zookeeper-control-1: two leader kills in a row,
+        # every stepped claim refused or unanswered until the run ended).
+        answering = getattr(self.store, "answering", None)
+        if answering and not answering():
+            return False
         return bool(self.step_candidates()[1])
+
+    def holding(self):
+        """Whether the fault in force is a clock step whose holder has not
+        issued yet (within STEP_CLAIM_S): it lasts until then."""
+        if self.hold:
+            name, until = self.hold
+            if time.monotonic() < until and not self.has_slot(name):
+                return True
+            self.hold = None
+        return False
 
     def kill_slotless(self, keep):
         """SIGKILL of every running holder but ``keep`` that has issued
@@ -169,6 +200,27 @@ class Run:
         for name, (p, _) in self.holders.items():
             if name != keep and p.alive() and not self.has_slot(name):
                 p.kill()
+
+    def pause_slotless_servers(self):
+        """SIGSTOP of every running server whose /readyz is not 200 (one
+        waiting for a slot, which its background claims would take before
+        the stepped restart: servers claim a lost or missing lease again
+        on their own). Returns the undo: SIGCONT of those."""
+        paused = []
+        for name, (p, host) in self.servers.items():
+            port = SERVER_PORT + int(name[-1])
+            url = f"http://{self.net.hosts[host]}:{port}/readyz"
+            r = subprocess.run(self.net.wrap(host, ["curl", "-s", "-o", "/dev/null", "-m", "1",
+                                                    "-w", "%{http_code}", url]),
+                               capture_output=True, text=True, check=False)
+            if p.alive() and r.stdout.strip() != "200":
+                p.signal(signal.SIGSTOP)
+                paused.append(p)
+
+        def undo():
+            for p in paused:
+                p.signal(signal.SIGCONT)
+        return paused, undo
 
     def clock_step_s(self):
         """How far back a holder-clock-step restarts a CLI holder: 20 s, or
@@ -181,7 +233,11 @@ class Run:
         argv = [self.cfg["server"], "--layout", check.Layout.DESCRIPTOR,
                 "--node", f"datacenter={check.Layout.DATACENTER}",
                 "--listen", f"{self.net.hosts[host]}:{port}",
-                "--token-file", self.token_file]
+                "--token-file", self.token_file,
+                # Plain HTTP with tokens on a non-loopback address: the
+                # addresses are the run's own network namespaces on this
+                # machine, so nothing crosses a real network.
+                "--insecure"]
         env = {"SNOWMINT_LEASE": self.store.url(self.opts())}
         p = Proc(f"{name}.{k}", self.net.wrap(host, argv),
                  os.path.join(self.dir, f"{name}.log"), env=env)
@@ -271,19 +327,26 @@ class Run:
                 # its slot and exits, and the stepped restart takes the slot
                 # at once (its whole step before the predecessor's last IDs).
                 # The others are a SIGKILL, whose slot frees only when its
-                # claim expires (on a network store, within the 4.5 s step
+                # claim expires (on a network store, within the 8 s step
                 # or not: 20261126-135151-zookeeper-control-105 had two such
                 # steps and no duplicate).
                 how = "SIGKILL"
+                undo = None
                 graceful = self.clock_steps <= CLI_CLOCK_STEPS or self.clock_steps % 2 == 1
                 if name.startswith("cli") and graceful:
                     how = "input ended: slot released"
                     self.kill_slotless(name)
+                    paused, undo = self.pause_slotless_servers()
+                    if paused:
+                        how += f", {len(paused)} server(s) without a slot paused"
                     end_input(p)
                 else:
                     p.kill()
                 self.start_holder(name, host, step=True)
                 self.step_window = (name, time.monotonic() + STEP_HOLD_S)
+                # The next fault waits until the stepped holder issues (its
+                # claim is what the step tests), STEP_CLAIM_S at most.
+                self.hold = (name, time.monotonic() + STEP_CLAIM_S)
                 text = f"{kind} {name} ({how}, restarted {self.clock_step_s()} s back)"
                 if hasattr(self.store, "clock_step_s"):
                     # A network store: the killed holder's slot frees only
@@ -291,7 +354,7 @@ class Run:
                     # restarts (all slots held: it exits) keep the step for
                     # STEP_HOLD_S, whatever the fault's length.
                     self.stepped[name] = time.monotonic() + STEP_HOLD_S
-                return text, None
+                return text, undo
             p.kill()
             return f"{kind} {name} (SIGKILL)", None
         if kind in ("server-kill", "server-stop"):
@@ -349,13 +412,15 @@ class Run:
                     self.supervise() or self.net.reachable(h, h, port)), 60)
             # The fifth holder of four slots, started once the servers have
             # theirs: it has none until one is freed (a kill, a lost lease).
-            self.start_holder("py1", hh[0])
+            fifth = "py1" if cfg.get("python_holder", True) else "cli3"
+            self.start_holder(fifth, hh[0])
             self.load = Proc("load", self.net.wrap(load_host, [
                 "python3", os.path.join(os.path.dirname(__file__), "load.py"),
                 "--out", os.path.join(self.dir, f"load-{load_host}.jsonl"),
                 "--seconds", str(cfg["seconds"] + 2), "--count", str(cfg["burst"]), "--token-file", self.token_file]
                 + servers), os.path.join(self.dir, "load.log"))
-            self.note(f"clients up: CLI holders on {', '.join(hh)}, Python holder (binding) "
+            fifth_what = "Python holder (binding)" if fifth == "py1" else "a third CLI holder"
+            self.note(f"clients up: CLI holders on {', '.join(hh)}, {fifth_what} "
                       f"on {hh[0]}, servers on {', '.join(sh_)}, load from {load_host}")
             self.loop()
         finally:
@@ -377,7 +442,7 @@ class Run:
         active = None  # (end time, undo)
         while time.monotonic() < end:
             now = time.monotonic() - start
-            if active and now >= active[0]:
+            if active and now >= active[0] and not self.holding():
                 if active[1]:
                     active[1]()
                 self.note(f"healed: {active[2]}")

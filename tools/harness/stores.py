@@ -81,8 +81,9 @@ def store_clock_step(store, rng, hosts=None):
     def undo():
         for path in paths:
             set_clock(path, 0)
-    how = "within" if abs(s) <= MAX_SKEW_S else "beyond"
-    return (f"store-clock-step {','.join(hosts)} {s:+d} s ({how} max_skew_ms {MAX_SKEW_S} s; "
+    skew_s = getattr(store, "max_skew_ms", MAX_SKEW_S * 1000) // 1000
+    how = "within" if abs(s) <= skew_s else "beyond"
+    return (f"store-clock-step {','.join(hosts)} {s:+d} s ({how} max_skew_ms {skew_s} s; "
             "back to +0 when the fault ends)"), undo
 
 
@@ -306,12 +307,12 @@ class Redis(PrimaryReplica):
         self.net, self.work = net, work
         self.primary, self.replica = hosts[0], hosts[1]
         self.procs, self.clocks = {}, {}
-        # Each member runs under clockshift.so (scripts/stores/clockshift.c:
+        # Each member runs under clockshift.so (tools/clockshift/clockshift.c:
         # redis-server does not start under libfaketime), its clock offset in
         # a file of its own (store-clock-step rewrites the primary's).
         self.clockshift = os.path.join(work, "clockshift.so")
         subprocess.run(["gcc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o",
-                        self.clockshift, os.path.join(ROOT, "scripts/stores/clockshift.c")],
+                        self.clockshift, os.path.join(ROOT, "tools/clockshift/clockshift.c")],
                        check=True, timeout=60)
         for h in (self.primary, self.replica):
             self.start(h)
@@ -403,14 +404,23 @@ class ZooKeeper(QuorumFaults):
     client_port = ZK_PROXY
     fault_kinds = ("kill-member", "kill-leader", "partition-member", "partition-leader",
                    "drop-replies-member", "store-clock-step", "store-delay")
-    # A network store's claim refuses a clock further than max_skew_ms (5 s)
-    # from the store's, so a CLI holder's clock step (the successor fence's
-    # fault) stays within it: 4.5 s back, more than the 2-3 s a killed
-    # holder's slot takes to expire (ttl_ms 3000, renew_ms 1000) plus the
-    # second or so its restarts take to find the slot free (with 4 s, half
-    # of the stepped claims of run 20261126-030826-zookeeper-real-1 started
-    # after the predecessor's last ID).
-    clock_step_s = 4.5
+    # A network store's claim refuses a clock further than max_skew_ms from
+    # the store's, measured at the middle of a call. The successor fence's
+    # control needs the stepped restart's first IDs to fall among its
+    # predecessor's last ones: the step must exceed the restart plus its
+    # claim, which on a loaded machine take seconds (with 3.5 s, the claim
+    # of 20261129-010138-zookeeper-control-1 came after the overlap). So
+    # ZooKeeper's runs take max_skew_ms 10 s and an 8 s step. The controls'
+    # steps end the holder's input, which releases its slot at once; a
+    # SIGKILLed holder's slot takes 2-3 s to expire (ttl_ms 3000).
+    max_skew_ms = 10_000
+    clock_step_s = 8
+    # A claim is several round trips (a session, the clock write, the fence
+    # and slot reads, the multi-op), each a write fsynced by a quorum of three
+    # JVMs on one machine: within 1 s only on a quiet one (with a build
+    # beside it, every claim missed 1 s for the first 40 s of
+    # 20261129-001116-zookeeper-control-1). 2 s is still under the TTL.
+    timeout_ms = 2000
 
     def __init__(self, net, work, hosts):
         self.net, self.work, self.hosts = net, work, hosts
@@ -479,6 +489,11 @@ admin.enableServer=false
     def _quorum(self):
         modes = [self.mode(h) for h in self.hosts]
         return modes.count("leader") == 1 and modes.count("follower") == len(self.hosts) - 1
+
+    def answering(self):
+        """Every member serves (a leader and its followers): the moment for
+        a holder-clock-step (run.Run.ready_for)."""
+        return self._quorum()
 
     def leader(self):
         for h in self.hosts:
@@ -635,6 +650,10 @@ class Postgres(PrimaryReplica):
                                         check=False).stdout.split(), 5)
 
     def url(self, opts):
+        # The servers run with fsync=off (throwaway data, a simulated
+        # network; a killed server keeps what the OS has): the store refuses
+        # that unless the URL names it.
+        opts = f"{opts}&sql_allow_unsafe=fsync" if opts else "sql_allow_unsafe=fsync"
         return f"postgres://postgres@{self.net.hosts[self.primary]}:{PG_PROXY}/postgres?{opts}"
 
     def inject(self, kind, rng):

@@ -1,4 +1,4 @@
-// ESLint over the repository's hand-written JavaScript (scripts/test-lint).
+// ESLint over the repository's hand-written JavaScript (cargo xtask test lint).
 // Generated files are left out: napi-rs's loader (bindings-node/binding.js)
 // and the built packages (bindings-wasm/pkg-*, the decoder page's copy in
 // www/pkg). TypeScript files are type-checked by the consumer tests instead.

@@ -15,20 +15,41 @@
 //! Each part is a child process in a group of its own (`proc`), stopped with
 //! the runner: a failed part, Ctrl-C or SIGTERM stops what it started.
 
+mod cargo_json;
+mod harness;
+mod part_c;
+mod part_core;
+mod part_fuzz;
+mod part_interop;
 mod part_js;
 mod part_lease;
+mod part_lint;
+mod part_node;
+mod part_python;
+mod part_release_c;
+mod part_release_lint;
+mod part_release_node;
+mod part_release_python;
+mod part_release_rust;
+mod part_server;
+mod part_stores;
+mod part_wasm;
 mod parts;
+mod prefetch;
 mod proc;
 mod run;
 mod step;
+mod stores;
 mod times;
+mod tools;
+mod venv;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str =
     "usage: cargo xtask test [PART...] | release-check [PART...] | harness [ARGS...] \
-| stores up STORE... | times [--write]";
+| stores up STORE... | times [--write] | build-wheels [all|x86_64|others]";
 
 fn main() -> ExitCode {
     let root = root();
@@ -53,9 +74,19 @@ fn main() -> ExitCode {
             }
         },
         "times" => times::command(&root, rest),
+        "build-wheels" => part_release_python::build_wheels_command(&root, rest),
         // A part written in Rust, as the test runner starts it (a child in a
         // process group of its own, like the parts still in shell).
         "run-part" => match rest {
+            [name, parts @ ..] if name == "prefetch" => {
+                match prefetch::run(&step::Part::new(&root), parts) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        eprintln!("prefetch: {e}");
+                        1
+                    }
+                }
+            }
             [name] => run::part_in_process(&root, name),
             _ => {
                 eprintln!("usage: cargo xtask run-part PART");

@@ -31,7 +31,7 @@ use std::process::Command;
 use crate::step::Part;
 
 /// `@arethetypeswrong/cli`, `publint` and TypeScript (the node part's
-/// version: `TYPESCRIPT_VERSION` in scripts/lib.sh).
+/// version: `TYPESCRIPT_VERSION` in xtask/src/venv.rs).
 const LINTERS: [&str; 3] = [
     "@arethetypeswrong/cli@0.18.5",
     "publint@0.3.25",

@@ -44,56 +44,67 @@ pub const PREFETCH_BESIDE: [&str; 2] = ["lint", "core"];
 /// The release check's parts, in order: everything about artifacts for other
 /// platforms, which the test command (the behaviour on this host) leaves out.
 ///
-/// - `shell`: shellcheck over every shell script (scripts/check-shell)
-/// - `workflows`: actionlint over .github/workflows (scripts/check-workflows)
+/// - `shell`: shellcheck over every shell script (xtask/src/part_release_lint.rs)
+/// - `workflows`: actionlint over .github/workflows (xtask/src/part_release_lint.rs)
 /// - `deny`: licences, bans and sources of every locked crate (cargo-deny, deny.toml)
-/// - `msrv`: each crate with its declared rust-version (scripts/check-msrv)
+/// - `msrv`: each crate with its declared rust-version
 /// - `platforms`: `cargo check` of what the release workflow builds for Windows
-///   (MSVC) and macOS (x86_64, arm64) (scripts/check-platforms)
+///   (MSVC, x86_64) and macOS (arm64) (every target of the workflow with
+///   `SNOWMINT_PLATFORMS="TRIPLE..."`)
 /// - `crate`: the packaged crate `snowmint`, its own tests from the .crate alone
-/// - `cli`: `cargo install --path cli` with the release profile
-/// - `c`: the release C library, its suite natively and under valgrind, the
-///   aarch64 library's suite under qemu (scripts/release-c)
+///   (these four: xtask/src/part_release_rust.rs)
+/// - `c`: the release C library (the release profile as it ships: fat LTO,
+///   one codegen unit), its suite natively and under valgrind, the aarch64
+///   library's suite under qemu (xtask/src/part_release_c.rs)
 /// - `python`: the four Linux wheels with auditwheel and abi3audit, the suite
 ///   on the x86_64 wheel and on the aarch64 one under qemu, the sdist
 /// - `node`: the four Linux addons (zig), their ABI, the six npm packages
 ///   installed as users would, the suite on x64 and on arm64 under qemu
 ///
+/// The wheels and addons are built with the release profile less its fat LTO
+/// and single codegen unit ([`FAST_RELEASE`]): eight builds of the lease
+/// stack for four targets are most of a new machine's CI time, and what the
+/// suites check does not depend on LTO. `SNOWMINT_RELEASE_LTO=1` builds them
+/// as they ship; the C library always is. (`cargo install --path cli` is the
+/// test command's, with the `ci` profile.)
+///
 /// `harness` (the fault harness's short schedule, two stores at a time; needs
 /// root; docs/HARNESS.md) runs only when named: CI runs it after the rest
 /// when its time allows (.ci/run).
-pub const RELEASE_PARTS: [&str; 10] = [
+pub const RELEASE_PARTS: [&str; 9] = [
     "shell",
     "workflows",
     "deny",
     "msrv",
     "platforms",
     "crate",
-    "cli",
     "c",
     "python",
     "node",
 ];
 
-/// The lease stores `stores up` can start (scripts/stores/NAME.sh).
+/// The release parts whose builds take [`FAST_RELEASE`] (unless
+/// `SNOWMINT_RELEASE_LTO=1`).
+pub const FAST_RELEASE_PARTS: [&str; 2] = ["python", "node"];
+
+/// Cargo's overrides of the release profile for [`FAST_RELEASE_PARTS`]: no
+/// fat LTO, 16 codegen units (optimisation level, panic strategy and the rest
+/// as they ship).
+pub const FAST_RELEASE: [(&str, &str); 2] = [
+    ("CARGO_PROFILE_RELEASE_LTO", "false"),
+    ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
+];
+
+/// The lease stores `stores up` and the stores part can start
+/// (xtask/src/stores/NAME.rs).
 pub const STORES: [&str; 5] = ["postgres", "mysql", "redis", "etcd", "zookeeper"];
 
-/// The parts written in Rust (xtask/src/part_NAME.rs); the others are still
-/// their script, `scripts/test-NAME`.
-pub const IN_RUST: [&str; 2] = ["lease", "js"];
+/// A release-check part's name: one of [`RELEASE_PARTS`] or `harness`
+/// (each runs as `cargo xtask run-part release-NAME`).
+pub fn is_release_part(name: &str) -> bool {
+    name == "harness" || RELEASE_PARTS.contains(&name)
+}
 
 pub fn test_part(name: &str) -> Option<&'static TestPart> {
     TEST_PARTS.iter().find(|p| p.name == name)
-}
-
-/// The script of a release-check part, and its arguments.
-pub fn release_script(name: &str) -> Option<(String, &'static [&'static str])> {
-    match name {
-        "python" | "node" | "c" | "cli" | "crate" => Some((format!("scripts/release-{name}"), &[])),
-        "platforms" | "msrv" | "deny" | "shell" | "workflows" => {
-            Some((format!("scripts/check-{name}"), &[]))
-        }
-        "harness" => Some(("scripts/harness".to_string(), &["--short", "--jobs", "2"])),
-        _ => None,
-    }
 }

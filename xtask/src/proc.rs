@@ -98,6 +98,30 @@ impl Group {
         }
     }
 
+    /// The leader's pid (the group's id).
+    pub fn pid(&self) -> libc::pid_t {
+        self.pid
+    }
+
+    /// The leader's end if it has exited since the last call (reaped);
+    /// `None` while it runs, and after its end has been returned once.
+    pub fn poll(&mut self) -> Option<Finished> {
+        self.try_wait()
+    }
+
+    /// SIGKILL to the whole group at once (a test process has no cleanup
+    /// to wait for), then the leader reaped.
+    pub fn kill_now(&mut self) {
+        // SAFETY: signalling a process group we created; no memory involved.
+        unsafe {
+            libc::kill(-self.pid, libc::SIGKILL);
+        }
+        let until = Instant::now() + Duration::from_secs(5);
+        while !self.done && self.try_wait().is_none() && Instant::now() < until {
+            sleep(Duration::from_millis(20));
+        }
+    }
+
     /// The leader's end if it has exited (reaped, with its CPU time).
     fn try_wait(&mut self) -> Option<Finished> {
         if self.done {

@@ -17,35 +17,34 @@ fn signalled(sig: i32) -> u8 {
     u8::try_from(128 + sig).unwrap_or(1)
 }
 
-/// A part's script as a child: `bash SCRIPT ARGS...` in the workspace root.
-fn script(root: &Path, path: &str, args: &[&str]) -> Command {
-    let mut cmd = Command::new("bash");
-    cmd.arg(path).args(args).current_dir(root);
-    cmd
+/// The test parts' names, for messages.
+fn test_part_names() -> String {
+    let names: Vec<&str> = TEST_PARTS.iter().map(|p| p.name).collect();
+    names.join(" ")
 }
 
-/// A test part as a child: `scripts/test-NAME`, or for a part written in
-/// Rust (`parts::IN_RUST`) this program again, `run-part NAME`.
+/// A test part as a child: this program again, `run-part NAME`.
 fn part_command(root: &Path, name: &str) -> Command {
-    if parts::IN_RUST.contains(&name) {
-        let mut cmd = match std::env::current_exe() {
-            Ok(exe) => Command::new(exe),
-            Err(_) => {
-                let mut c = Command::new("cargo");
-                c.arg("xtask");
-                c
-            }
-        };
-        cmd.args(["run-part", name]).current_dir(root);
-        cmd
-    } else {
-        script(root, &format!("scripts/test-{name}"), &[])
-    }
+    in_rust(root, name)
+}
+
+/// This program again as a child: `run-part PART`.
+fn in_rust(root: &Path, part: &str) -> Command {
+    let mut cmd = match std::env::current_exe() {
+        Ok(exe) => Command::new(exe),
+        Err(_) => {
+            let mut c = Command::new("cargo");
+            c.arg("xtask");
+            c
+        }
+    };
+    cmd.args(["run-part", part]).current_dir(root);
+    cmd
 }
 
 /// `cargo xtask test [PART...]`: the parts run one after another; the first
 /// failure ends the run. Beside the first parts, which only compile and run
-/// tests without timing checks (`PREFETCH_BESIDE`), `scripts/prefetch` runs
+/// tests without timing checks (`PREFETCH_BESIDE`), the prefetch runs
 /// under `nice -n 19`: it downloads and installs what the later parts would
 /// install themselves, so that on a fresh machine the network, apt and the
 /// tools' compiles use what the core's build leaves idle. The run waits for
@@ -163,7 +162,12 @@ pub fn test(root: &Path, names: &[String]) -> u8 {
 fn start_prefetch(root: &Path, work: &Path, later: &[&str]) -> std::io::Result<Group> {
     let log = File::create(work.join("prefetch.log"))?;
     let mut cmd = Command::new("nice");
-    cmd.args(["-n", "19", "bash", "scripts/prefetch"])
+    cmd.args(["-n", "19"]);
+    match std::env::current_exe() {
+        Ok(exe) => cmd.arg(exe),
+        Err(_) => cmd.args(["cargo", "xtask"]),
+    };
+    cmd.args(["run-part", "prefetch"])
         .args(later)
         .current_dir(root)
         .stdin(Stdio::null())
@@ -206,8 +210,9 @@ pub fn release_check(root: &Path, names: &[String]) -> u8 {
     } else {
         names.to_vec()
     };
+    let in_rust_part = parts::is_release_part;
     for name in &selected {
-        if parts::release_script(name).is_none() {
+        if !in_rust_part(name) {
             eprintln!(
                 "release-check: unknown part '{name}' (parts: {} harness)",
                 RELEASE_PARTS.join(" ")
@@ -218,20 +223,28 @@ pub fn release_check(root: &Path, names: &[String]) -> u8 {
     let start = Instant::now();
     let mut failed = Vec::new();
     for name in &selected {
-        let Some((path, args)) = parts::release_script(name) else {
+        if !in_rust_part(name) {
             continue;
-        };
+        }
+        let (mut cmd, what) = (
+            in_rust(root, &format!("release-{name}")),
+            format!("the part {name}"),
+        );
         println!("\n######## release: {name} ########");
-        let mut cmd = script(root, &path, args);
         if std::env::var_os("RUSTC_WORKSPACE_WRAPPER").is_none() {
             // Plain rustc: the release check builds what ships, not lints.
             cmd.env("RUSTC_WORKSPACE_WRAPPER", "");
+        }
+        let ship_profile = std::env::var("SNOWMINT_RELEASE_LTO").is_ok_and(|v| v == "1");
+        if !ship_profile && parts::FAST_RELEASE_PARTS.contains(&name.as_str()) {
+            println!("(the release profile without fat LTO, 16 codegen units: SNOWMINT_RELEASE_LTO=1 builds as it ships)");
+            cmd.envs(parts::FAST_RELEASE);
         }
         let finished = match Group::spawn(&mut cmd).map(Group::wait) {
             Ok(Ok(f)) => f,
             Ok(Err(sig)) => return signalled(sig),
             Err(e) => {
-                eprintln!("release-check: cannot start {path}: {e}");
+                eprintln!("release-check: cannot start {what}: {e}");
                 failed.push(name.clone());
                 continue;
             }
@@ -267,23 +280,15 @@ pub fn release_check(root: &Path, names: &[String]) -> u8 {
     u8::from(!failed.is_empty())
 }
 
-/// `cargo xtask harness ARGS...`: the fault harness (scripts/harness, which
-/// drives tools/harness/), stopped with the runner.
+/// `cargo xtask harness ARGS...`: the fault harness (xtask/src/harness.rs).
 pub fn harness(root: &Path, args: &[String]) -> u8 {
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    match Group::spawn(&mut script(root, "scripts/harness", &args)).map(Group::wait) {
-        Ok(Ok(f)) => u8::try_from(f.status.code().unwrap_or(1)).unwrap_or(1),
-        Ok(Err(sig)) => signalled(sig),
-        Err(e) => {
-            eprintln!("xtask harness: cannot start scripts/harness: {e}");
-            1
-        }
-    }
+    crate::harness::run(root, args)
 }
 
-/// `cargo xtask stores up STORE...`: the stores as the stores part starts
+/// `cargo xtask stores up STORE...`: the stores as the other parts start
 /// them (the shared server where one answers, with a database or namespace
-/// of this run's own, else a throwaway one: scripts/stores/NAME.sh), their
+/// of this run's own, else a throwaway one: xtask/src/stores/), Redis
+/// vouched for by `snowmint lease init` and its fence waited out, their
 /// `SNOWMINT_TEST_*` variables printed as `export` lines, until Ctrl-C or
 /// the end of standard input; then everything started is stopped.
 pub fn stores_up(root: &Path, names: &[String]) -> u8 {
@@ -296,29 +301,44 @@ pub fn stores_up(root: &Path, names: &[String]) -> u8 {
             return 2;
         }
     }
-    // use_stores' EXIT trap stops the servers; TERM and INT exit through it.
-    const UP: &str = r##"source scripts/lib.sh
-trap 'exit 143' TERM INT HUP
-STORES_EXTRA=0 use_stores "$@"
-stores_fence_wait
-echo
-env | grep '^SNOWMINT_TEST_' | sort | sed 's/^/export /'
-echo "# the stores are up: copy the lines above into another shell, then cargo test ...;"
-echo "# Ctrl-C (or the end of standard input) stops them"
-cat >/dev/null"##;
-    let mut cmd = Command::new("bash");
-    cmd.args(["-c", UP, "stores-up"])
-        .args(names)
-        .current_dir(root);
-    match Group::spawn(&mut cmd).map(Group::wait) {
-        Ok(Ok(f)) => u8::try_from(f.status.code().unwrap_or(1)).unwrap_or(1),
-        // Ctrl-C is the normal way out: the group has stopped its servers.
-        Ok(Err(_)) => 0,
+    let part = crate::step::Part::new(root);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let stores = match crate::stores::Stores::up(&part, &names) {
+        Ok(s) => s,
         Err(e) => {
-            eprintln!("xtask stores up: cannot start bash: {e}");
-            1
+            eprintln!("xtask stores up: {e}");
+            return 1;
+        }
+    };
+    println!();
+    let mut lines: Vec<String> = stores
+        .env
+        .iter()
+        .map(|(k, v)| format!("export {k}={}", crate::stores::shell_word(v)))
+        .collect();
+    lines.sort();
+    for l in &lines {
+        println!("{l}");
+    }
+    println!("# the stores are up: copy the lines above into another shell, then cargo test ...;");
+    println!("# Ctrl-C (or the end of standard input) stops them");
+    // Standard input is read on a thread of its own; the signal is polled
+    // here (a read is not interrupted by the runner's handler).
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        let _ = tx.send(());
+    });
+    while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+        rx.recv_timeout(Duration::from_millis(100))
+    {
+        if crate::proc::stopped_by().is_some() {
+            break;
         }
     }
+    println!("# stopping the stores");
+    drop(stores);
+    0
 }
 
 /// `cargo xtask run-part NAME`: a part written in Rust, in this process.
@@ -326,11 +346,31 @@ pub fn part_in_process(root: &Path, name: &str) -> u8 {
     let part = crate::step::Part::new(root);
     let result = match name {
         "lease" => crate::part_lease::run(&part),
+        "stores" => crate::part_stores::run(&part),
+        "server" => crate::part_server::run(&part),
         "js" => crate::part_js::run(&part),
+        "lint" => crate::part_lint::run(&part),
+        "c" => crate::part_c::run(&part),
+        "python" => crate::part_python::run(&part),
+        "wasm" => crate::part_wasm::run(&part),
+        "interop" => crate::part_interop::run(&part),
+        "fuzz" => crate::part_fuzz::run(&part),
+        "core" => crate::part_core::run(&part),
+        "node" => crate::part_node::run(&part),
+        "release-shell" => crate::part_release_lint::shell(&part),
+        "release-workflows" => crate::part_release_lint::workflows(&part),
+        "release-deny" => crate::part_release_rust::deny(&part),
+        "release-msrv" => crate::part_release_rust::msrv(&part),
+        "release-platforms" => crate::part_release_rust::platforms(&part),
+        "release-crate" => crate::part_release_rust::packaged_crate(&part),
+        "release-c" => crate::part_release_c::run(&part),
+        "release-python" => crate::part_release_python::run(&part),
+        "release-node" => crate::part_release_node::run(&part),
+        "release-harness" => crate::harness::release_part(&part),
         _ => {
             eprintln!(
-                "xtask run-part: '{name}' is not a part written in Rust ({})",
-                parts::IN_RUST.join(" ")
+                "xtask run-part: no part '{name}' (test parts: {}; release: release-NAME)",
+                test_part_names()
             );
             return 2;
         }

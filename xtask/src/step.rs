@@ -1,7 +1,8 @@
 //! What a part written in Rust needs: the build environment every part uses
-//! (as `scripts/lib.sh` sets it for the parts still in shell), its step
+//! (as `bench/lib.sh` sets it for the benchmarks' scripts), its step
 //! headings, and commands run as steps.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -15,7 +16,7 @@ pub struct Part {
 }
 
 impl Part {
-    /// Sets the environment of `scripts/lib.sh`: one shared build directory
+    /// Sets the environment of `bench/lib.sh`: one shared build directory
     /// per machine (`~/.cache/snowmint/build`, `SNOWMINT_BUILD_DIR` moves it,
     /// `target` keeps the checkout's `target/`; an explicit
     /// `CARGO_BUILD_BUILD_DIR` wins), clippy as the workspace's compiler
@@ -34,16 +35,17 @@ impl Part {
                 Ok(dir) if !dir.is_empty() => std::env::set_var("CARGO_BUILD_BUILD_DIR", dir),
                 _ => std::env::set_var("CARGO_BUILD_BUILD_DIR", cache.join("snowmint/build")),
             }
+            if std::env::var_os("SNOWMINT_BUILD_DIR_CHECKED").is_none() {
+                if let Some(dir) = std::env::var_os("CARGO_BUILD_BUILD_DIR") {
+                    empty_if_over_limit(Path::new(&dir));
+                }
+            }
+            std::env::set_var("SNOWMINT_BUILD_DIR_CHECKED", "1");
         }
         if std::env::var_os("RUSTC_WORKSPACE_WRAPPER").is_none() {
             std::env::set_var("RUSTC_WORKSPACE_WRAPPER", root.join("scripts/lint-rustc"));
         }
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let mut dirs = vec![home.join(".cargo/bin")];
-        dirs.extend(std::env::split_paths(&path));
-        if let Ok(joined) = std::env::join_paths(dirs) {
-            std::env::set_var("PATH", joined);
-        }
+        prepend_path(&home.join(".cargo/bin"));
         std::env::set_var("CARGO_TERM_COLOR", "never");
         Part {
             root: root.to_path_buf(),
@@ -99,6 +101,156 @@ impl Part {
             Ok(text)
         } else {
             Err(format!("{what}: failed ({})", out.status))
+        }
+    }
+}
+
+impl Part {
+    /// `program` as a command in the workspace root (the caller adds its
+    /// arguments, folder and environment), for [`Part::check`] and
+    /// [`Part::capture`].
+    pub fn cmd(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(&self.root);
+        cmd
+    }
+
+    /// Runs `cmd` (output inherited) without a heading of its own: one more
+    /// command of the step whose heading [`Part::say`] printed. Its failure
+    /// is an error naming the command.
+    pub fn check(&self, cmd: &mut Command) -> Result<(), String> {
+        let status = cmd
+            .status()
+            .map_err(|e| format!("cannot run {}: {e}", show(cmd)))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("{} failed ({status})", show(cmd)))
+        }
+    }
+
+    /// Runs `cmd` and returns its standard output (not printed); standard
+    /// error goes to the part's. Its failure is an error naming the command.
+    pub fn output(&self, cmd: &mut Command) -> Result<String, String> {
+        let out = cmd
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", show(cmd)))?;
+        if out.status.success() {
+            Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        } else {
+            Err(format!("{} failed ({})", show(cmd), out.status))
+        }
+    }
+
+    /// A path inside the workspace, as the steps' messages print it.
+    pub fn rel<'a>(&self, path: &'a Path) -> std::borrow::Cow<'a, str> {
+        path.strip_prefix(&self.root)
+            .unwrap_or(path)
+            .to_string_lossy()
+    }
+}
+
+/// A command as a message names it: its program and arguments.
+pub fn show(cmd: &Command) -> String {
+    let mut words = vec![cmd.get_program().to_string_lossy().into_owned()];
+    words.extend(cmd.get_args().map(|a| a.to_string_lossy().into_owned()));
+    words.join(" ")
+}
+
+/// Puts `dir` first on this process's PATH (its children inherit it).
+pub fn prepend_path(dir: &Path) {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![dir.to_path_buf()];
+    dirs.extend(std::env::split_paths(&path).filter(|d| d != dir));
+    if let Ok(joined) = std::env::join_paths(dirs) {
+        std::env::set_var("PATH", joined);
+    }
+}
+
+/// Reads a file, the error naming it.
+pub fn read(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Removes a folder if it is there, the error naming it.
+pub fn remove_dir(path: &Path) -> Result<(), String> {
+    match std::fs::remove_dir_all(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("removing {}: {e}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Creates a folder and its parents, the error naming it.
+pub fn mkdir(path: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Copies a file, the error naming both.
+pub fn copy(from: &Path, to: &Path) -> Result<(), String> {
+    std::fs::copy(from, to)
+        .map(drop)
+        .map_err(|e| format!("copying {} to {}: {e}", from.display(), to.display()))
+}
+
+/// Fails unless the two files have the same bytes (`cmp`).
+pub fn same_file(a: &Path, b: &Path) -> Result<(), String> {
+    let (x, y) = (std::fs::read(a), std::fs::read(b));
+    match (x, y) {
+        (Ok(x), Ok(y)) if x == y => Ok(()),
+        (Ok(_), Ok(_)) => Err(format!("{} and {} differ", a.display(), b.display())),
+        (Err(e), _) => Err(format!("{}: {e}", a.display())),
+        (_, Err(e)) => Err(format!("{}: {e}", b.display())),
+    }
+}
+
+/// The files of `dir` whose names end with `suffix`, sorted (a shell glob).
+pub fn glob(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>, String> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(suffix))
+        })
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// Units of checkouts since removed stay behind in the shared build
+/// directory: past 30 GiB it is emptied, and so is the fuzz part's beside it
+/// (`DIR-fuzz`); the next build fills them (as bench/lib.sh does).
+fn empty_if_over_limit(dir: &Path) {
+    let mut fuzz = dir.as_os_str().to_owned();
+    fuzz.push("-fuzz");
+    for d in [dir.to_path_buf(), PathBuf::from(fuzz)] {
+        if !d.is_dir() {
+            continue;
+        }
+        let mib = Command::new("du")
+            .arg("-sm")
+            .arg(&d)
+            .stderr(Stdio::null())
+            .output()
+            .ok()
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+            })
+            .unwrap_or(0);
+        if mib > 30 * 1024 {
+            eprintln!(
+                "the shared build directory {} is over 30 GiB: emptied",
+                d.display()
+            );
+            let _ = std::fs::remove_dir_all(&d);
         }
     }
 }

@@ -1,5 +1,5 @@
 //! More interleavings loom explores on the real `Generator` under a lease's
-//! bound (see `loom.rs` for the setup and the command; scripts/test-core runs
+//! bound (see `loom.rs` for the setup and the command; cargo xtask test core runs
 //! both files):
 //!
 //! 1. `next_ids` (one compare-and-swap per run of a time unit) while another

@@ -1,0 +1,190 @@
+//! `cargo xtask harness ARGS...` (`./scripts/harness`): the multi-host fault
+//! harness (docs/HARNESS.md, tools/harness/). Hosts as network namespaces on
+//! one bridge, store clusters on three of them, CLI holders and
+//! snowmint-server instances on the others, a seeded schedule of partitions,
+//! one-way loss, kills, pauses and clock steps, then a checker over every
+//! ID. Each store's real configuration must pass; each control run (a build
+//! or a configuration with a protection removed) must be caught issuing
+//! duplicates.
+//!
+//! ```text
+//! ./scripts/harness --short                 # about a minute per run
+//! ./scripts/harness --short --jobs 2        # two stores at a time (the release check's part)
+//! ./scripts/harness --minutes 30 --store etcd
+//! ./scripts/harness --replay target/harness/RUN/schedule.json
+//! ./scripts/harness --cleanup               # namespaces/links left by a killed run
+//! ./scripts/harness --table target/harness  # the results table of runs (no root, no builds)
+//! ```
+//!
+//! Results: target/harness/<run>/result.json and record.txt. Runs need root,
+//! iproute2, nftables, etcd, redis-server, libfaketime, PostgreSQL 15,
+//! MariaDB and ZooKeeper (installed with apt-get when missing). Before a run
+//! this builds the CLI and the server (the test command's `ci` profile, into
+//! target/ci), the control builds (target/harness/bin/CONTROL: the same
+//! build with one protection removed, a Cargo feature of snowmint-lease, in
+//! a target folder of its own so that target/ci never holds an unsafe
+//! binary), and the Python binding's wheel for the Python holder
+//! (target/harness/wheel, installed into target/harness/venv).
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::proc::Group;
+use crate::step::{copy, glob, mkdir, remove_dir, Part};
+use crate::tools::{apt, executable, which};
+use crate::venv::build_venv;
+
+/// The control builds: each removes one protection.
+const CONTROLS: [&str; 3] = ["no-successor-fence", "no-redis-fence", "no-sql-fence"];
+
+/// Runs the harness with `args`; its exit code (a signal: 128 + it).
+pub fn run(root: &Path, args: &[String]) -> u8 {
+    let main = root.join("tools/harness/main.py");
+    let has = |flag: &str| {
+        args.iter()
+            .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
+    };
+    // The results table reads result.json files only: no root, no builds.
+    if !has("--table") {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("harness: needs root (network namespaces and nftables)");
+            return 2;
+        }
+        if !has("--cleanup") {
+            let p = Part::new(root);
+            if let Err(e) = prepare(&p) {
+                eprintln!("harness: {e}");
+                return 1;
+            }
+            p.say(&format!("harness {}", args.join(" ")));
+        }
+    }
+    // In a process group of its own: a SIGTERM reaches Python's handler,
+    // which stops every process and removes every namespace before exiting.
+    let mut cmd = Command::new("python3");
+    cmd.arg(main).args(args).current_dir(root);
+    match Group::spawn(&mut cmd).map(Group::wait) {
+        Ok(Ok(f)) => u8::try_from(f.status.code().unwrap_or(1)).unwrap_or(1),
+        Ok(Err(sig)) => 128u8.saturating_add(u8::try_from(sig).unwrap_or(0)),
+        Err(e) => {
+            eprintln!("harness: cannot start python3: {e}");
+            1
+        }
+    }
+}
+
+/// The release check's `harness` part: the short schedule, two stores at a
+/// time (`--short --jobs 2`).
+pub fn release_part(p: &Part) -> Result<(), String> {
+    let args = ["--short", "--jobs", "2"].map(String::from);
+    match run(&p.root, &args) {
+        0 => Ok(()),
+        code => Err(format!("the harness exited {code}")),
+    }
+}
+
+/// The Debian packages, the builds and the Python holder's venv.
+fn prepare(p: &Part) -> Result<(), String> {
+    let mut missing = Vec::new();
+    for (present, package) in [
+        (which("nft").is_some(), "nftables"),
+        (which("etcd").is_some(), "etcd-server"),
+        (which("redis-server").is_some(), "redis-server"),
+        (
+            Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1").exists(),
+            "libfaketime",
+        ),
+        // ZooKeeper 3.8 (Debian's package, on its JDK): the members run
+        // QuorumPeerMain.
+        (
+            Path::new("/usr/share/java/zookeeper.jar").exists() && which("java").is_some(),
+            "zookeeper",
+        ),
+        (
+            executable(Path::new("/usr/lib/postgresql/15/bin/postgres")),
+            "postgresql-15",
+        ),
+        (which("mariadbd").is_some(), "mariadb-server"),
+    ] {
+        if !present {
+            missing.push(package);
+        }
+    }
+    apt(p, &missing)?;
+
+    p.say("build: CLI and server (--profile ci)");
+    let build = |extra: &[&str]| -> Result<(), String> {
+        p.check(
+            p.cmd("nice")
+                .args(["cargo", "build", "--quiet", "--profile", "ci"])
+                .args(["-p", "snowmint-cli", "-p", "snowmint-server"])
+                .args(extra),
+        )
+    };
+    build(&[])?;
+    for control in CONTROLS {
+        p.say(&format!(
+            "control build: CLI and server, {control} (target/harness/bin/{control})"
+        ));
+        let feature = format!("snowmint-lease/harness-control-{control}");
+        build(&[
+            "--target-dir",
+            "target/harness/control",
+            "--features",
+            &feature,
+        ])?;
+        let bin = p.root.join("target/harness/bin").join(control);
+        mkdir(&bin)?;
+        for exe in ["snowmint", "snowmint-server"] {
+            copy(
+                &p.root.join("target/harness/control/ci").join(exe),
+                &bin.join(exe),
+            )?;
+        }
+    }
+
+    // The Python holder (tools/harness/pyholder.py) runs on the binding: a
+    // wheel for this host, built as the python test part builds its own, in
+    // a venv of the harness's own. The normal build in every run, controls
+    // too (the controls remove a protection from the CLI's and the server's
+    // builds).
+    p.say("build: the Python binding (maturin build --profile ci), into target/harness/venv");
+    let venv = build_venv(p)?;
+    let wheels = p.root.join("target/harness/wheel");
+    remove_dir(&wheels)?;
+    p.check(
+        p.cmd("nice")
+            .arg(venv.join("bin/maturin"))
+            .args(["build", "--quiet", "--profile", "ci"])
+            .args(["-m", "bindings-python/Cargo.toml", "--out"])
+            .arg(&wheels),
+    )?;
+    let harness_venv = p.root.join("target/harness/venv");
+    if !executable(&harness_venv.join("bin/python")) {
+        p.check(
+            Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&harness_venv),
+        )?;
+    }
+    let wheel = glob(&wheels, ".whl")?
+        .into_iter()
+        .find(|w| {
+            let n = w.file_name().unwrap_or_default().to_string_lossy();
+            n.starts_with("snowmint-") && n.contains("-cp39-abi3-")
+        })
+        .ok_or("maturin wrote no snowmint-*-cp39-abi3-*.whl into target/harness/wheel")?;
+    p.check(
+        Command::new(harness_venv.join("bin/python"))
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(["--force-reinstall", "--no-deps"])
+            .arg(wheel),
+    )
+}
