@@ -24,9 +24,20 @@ const scratch = new Float64Array(8)
 // monomorphic.
 const byJson = new Map()
 
+// On Bun an N-API call costs about 100 ns, twice the WebAssembly module's
+// whole decode in the same runtime (bench/RESULTS.md, "JavaScript runtimes"):
+// there `decode` goes through the snowmint-wasm package (a dependency: the
+// same Rust core, loaded on the first decode). Its Parts objects come from
+// the same parts.js and its errors carry the same codes.
+const wasmDecode = process.versions.bun !== undefined
+
 // The decoder of a Layout object.
 function decoderFor(layout) {
   return cached(byJson, layout.toJson(), () => {
+    if (wasmDecode) {
+      const wasmLayout = require('snowmint-wasm').Layout.parse(layout.toJson())
+      return (id) => wasmLayout.decode(id)
+    }
     const { Parts } = shapeOf(layout)
     const native = binding.__decoder(layout, scratch)
     return (id) => new Parts(native(id), scratch)
