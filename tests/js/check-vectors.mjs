@@ -10,12 +10,13 @@
 // what to load (default `snowmint`, resolved from this file's folder: copy
 // the three files of tests/js it needs beside the consumer's node_modules).
 // Prints the failed checks, then one line:
-//   result: RUNTIME VERSION | ENTRY SPEC | backend B | vectors P/T passed
+//   result: RUNTIME VERSION | ENTRY SPEC | backend B | vectors P/T passed | workers ...
 // and exits non-zero when a check failed or the backend is not the expected one.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import process from 'node:process'
+import { Worker } from 'node:worker_threads'
 
 import { vectorCases } from './vector-cases.mjs'
 
@@ -62,7 +63,57 @@ for (const c of cases) {
   }
 }
 const backend = pkg.__backend
-const summary = `result: ${runtime()} | ${o.entry} ${o.spec} | backend ${backend} | vectors ${passed}/${cases.length} passed`
+
+// Worker threads (the addon only): four workers and this thread make
+// generators of one layout and node value and issue at once; the core's
+// process-wide registry gives them one state, so no ID repeats. The
+// WebAssembly fallback shares state only within a thread (docs/NODE.md),
+// so it is not checked here.
+async function workerCheck() {
+  if (backend !== 'native') return 'workers: not shared by the fallback'
+  const WORKERS = 4
+  const [rounds, batch] = [20, 1000]
+  const layout = '{"epoch_ms":1600000000000,"fields":[["timestamp",41],["shard",10],["sequence",12]]}'
+  const nodes = { shard: 5 }
+  const results = await Promise.all(
+    Array.from({ length: WORKERS }, () => new Promise((resolve, reject) => {
+      const w = new Worker(new URL('./check-worker.mjs', import.meta.url), {
+        workerData: { entry: o.entry, spec: o.spec, layout, nodes, rounds, batch },
+      })
+      w.once('message', (m) => {
+        resolve(m)
+        w.terminate()
+      })
+      w.once('error', reject)
+    })),
+  )
+  const all = new Set()
+  for (const { backend: b, ids } of results) {
+    if (b !== backend) throw new Error(`a worker loaded the ${b} backend, this thread ${backend}`)
+    if (ids.length !== rounds * (batch + 1)) throw new Error(`a worker returned ${ids.length} IDs`)
+    for (let i = 1; i < ids.length; i++) {
+      if (!(ids[i] > ids[i - 1])) throw new Error(`a worker's IDs do not increase at ${i}`)
+    }
+    for (const id of ids) all.add(id)
+  }
+  const total = WORKERS * rounds * (batch + 1)
+  if (all.size !== total) throw new Error(`${total - all.size} duplicate IDs across ${WORKERS} workers`)
+  const next = new pkg.Generator(layout, nodes).nextId()
+  if (results.some(({ ids }) => !(next > ids[ids.length - 1]))) {
+    throw new Error("the main thread's generator does not continue the workers' state")
+  }
+  return `workers ${WORKERS}x${rounds * (batch + 1)} unique`
+}
+
+let workers
+try {
+  workers = await workerCheck()
+} catch (e) {
+  workers = 'workers FAILED'
+  console.log(`FAILED worker threads: ${e && e.message}`)
+  process.exitCode = 1
+}
+const summary = `result: ${runtime()} | ${o.entry} ${o.spec} | backend ${backend} | vectors ${passed}/${cases.length} passed | ${workers}`
 console.log(summary)
 if (passed !== cases.length || cases.length === 0) process.exitCode = 1
 if (o.expectBackend && backend !== o.expectBackend) {

@@ -16,8 +16,10 @@
 //!    CommonJS and the ESM entry point, with the native addon and with the
 //!    WebAssembly fallback (`SNOWMINT_FORCE_WASM=1`), each required to report
 //!    the backend it was meant to load (an addon that stops loading on one
-//!    runtime fails, not falls back unseen). One summary line per run:
-//!    runtime, version, entry point, backend, vectors passed.
+//!    runtime fails, not falls back unseen); with the addon, four worker
+//!    threads and the main thread share one generator state and no ID
+//!    repeats (`tests/js/check-worker.mjs`). One summary line per run:
+//!    runtime, version, entry point, backend, vectors passed, workers.
 //!
 //! The linters and runtimes are npm packages at pinned versions, each
 //! installed once into `.cache/js-runtimes/NAME-VERSION/` (skipped when
@@ -574,7 +576,12 @@ fn bun_manifest(tarballs: &[PathBuf]) -> String {
 fn copy_checks(root: &Path, consumer: &Path) -> Result<(), String> {
     let dir = consumer.join("check");
     fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    for f in ["check-vectors.mjs", "vector-cases.mjs", "helpers.mjs"] {
+    for f in [
+        "check-vectors.mjs",
+        "check-worker.mjs",
+        "vector-cases.mjs",
+        "helpers.mjs",
+    ] {
         fs::copy(root.join("tests/js").join(f), dir.join(f))
             .map_err(|e| format!("tests/js/{f}: {e}"))?;
     }
