@@ -84,14 +84,7 @@ fn reset_hwm_repairs_a_poisoned_slot() {
     )
     .unwrap();
     let c = store
-        .claim(
-            &space,
-            &ClaimRequest {
-                prefer: None,
-                ttl_ms: 1000,
-                window_ms: TEN_YEARS_MS,
-            },
-        )
+        .claim(&space, &ClaimRequest::new(None, 1000, TEN_YEARS_MS))
         .unwrap();
     let slot = c.holder.slot.to_string();
     // now + window_ms + max_skew_ms (default 5,000) + a margin.

@@ -195,11 +195,7 @@ fn bench_store(url: &LeaseUrl, holders: usize) {
     let store = url.open_store().unwrap();
     let ns = url.settings.namespace.as_deref();
     let space = SlotSpace::new(layout, &[("datacenter", 3)], ns).unwrap();
-    let req = ClaimRequest {
-        prefer: None,
-        ttl_ms: 30_000,
-        window_ms: 20_000,
-    };
+    let req = ClaimRequest::new(None, 30_000, 20_000);
     let claims: Vec<f64> = (0..30)
         .map(|_| {
             let t = Instant::now();
@@ -234,11 +230,7 @@ fn many_holders(url: &LeaseUrl, holders: usize) {
     let layout = Layout::preset("leaf").unwrap();
     let ns = url.settings.namespace.as_deref();
     let space = Arc::new(SlotSpace::new(layout, &[], ns).unwrap());
-    let req = ClaimRequest {
-        prefer: None,
-        ttl_ms: 60_000,
-        window_ms: 20_000,
-    };
+    let req = ClaimRequest::new(None, 60_000, 20_000);
     let run = Duration::from_secs(3);
     let barrier = Arc::new(Barrier::new(holders + 1));
     let workers: Vec<_> = (0..holders)

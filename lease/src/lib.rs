@@ -72,8 +72,9 @@ pub use space::SlotSpace;
 #[cfg(any(feature = "postgres", feature = "mysql"))]
 pub use sql::SqlStore;
 pub use store::{
-    hwm_bound, is_space_key, Claim, ClaimRequest, Holder, InitFence, Marker, MarkerState, Renewal,
-    SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError, LIMIT_LATENCY_MS,
+    hwm_bound, is_space_key, Claim, ClaimRequest, Holder, InitFence, Marker, MarkerState,
+    RenewRequest, Renewal, SlotRecord, SlotRelease, SlotReleaseRequest, SlotState, SpaceRecord,
+    Store, StoreError, LIMIT_LATENCY_MS,
 };
 pub use url::{LeaseUrl, Settings, StoreUrl, BUILT_STORES};
 #[cfg(feature = "zookeeper")]

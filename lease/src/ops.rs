@@ -11,7 +11,7 @@ use snowmint::Iso8601;
 
 use crate::driver::{store_error, timed};
 use crate::error::LeaseError;
-use crate::store::{InitFence, Marker, SlotRecord, SlotRelease, Store};
+use crate::store::{InitFence, Marker, SlotRecord, SlotRelease, SlotReleaseRequest, Store};
 use crate::url::LeaseUrl;
 
 /// Why an operation failed: the store's error (`lease_unavailable`, or
@@ -317,7 +317,12 @@ fn release_with(
     let (s, k) = (Arc::clone(&store), key.clone());
     let n = chosen.slots.unwrap_or(0);
     let outcome = timed(url.settings.timeout_ms, move || {
-        s.release_slot(&k, slot, force, reset_hwm_ms)
+        s.release_slot(&SlotReleaseRequest {
+            space_key: &k,
+            slot,
+            force,
+            reset_hwm_ms,
+        })
     })
     .map_err(|e| store_error(&name, n, e))?;
     match outcome {

@@ -99,6 +99,16 @@ pub(crate) struct State {
 impl State {
     const HEADER: &'static str = "snowmint lease slot v1";
 
+    /// A free slot's state: no token, `hwm_ms` and the claim counter kept.
+    pub(crate) fn freed(hwm_ms: u64, counter: u64) -> State {
+        let token = String::new();
+        State {
+            hwm_ms,
+            counter,
+            token,
+        }
+    }
+
     pub(crate) fn to_text(&self) -> String {
         format!(
             "{}\nhwm_ms={}\ncounter={}\ntoken={}\n",

@@ -4,7 +4,37 @@
 
 use crate::space::SlotSpace;
 
-/// What a claim asks for.
+/// `Debug` for a store or its client: the type and the name messages use
+/// (its URL with any password redacted), nothing else: a connection or a
+/// pool has nothing useful to show, and a secret never does.
+#[cfg(any(
+    feature = "postgres",
+    feature = "mysql",
+    feature = "redis",
+    feature = "etcd",
+    feature = "zookeeper"
+))]
+macro_rules! debug_by_name {
+    ($ty:ident, $($name:ident).+) => {
+        impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    .field("name", &self.$($name).+)
+                    .finish_non_exhaustive()
+            }
+        }
+    };
+}
+#[cfg(any(
+    feature = "postgres",
+    feature = "mysql",
+    feature = "redis",
+    feature = "etcd",
+    feature = "zookeeper"
+))]
+pub(crate) use debug_by_name;
+
+/// What a claim asks for, and the bounds under which the store refuses it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClaimRequest {
     /// The slot this holder had before (a restart), tried first.
@@ -13,6 +43,77 @@ pub struct ClaimRequest {
     pub ttl_ms: u64,
     /// The first reservation: `hwm` becomes at least store time + `window_ms`.
     pub window_ms: u64,
+    /// Refused ([`StoreError::Refused`], nothing written) if store time +
+    /// `window_ms` is above it: the claimer's bound on how far its clock
+    /// justifies a reservation (see [`hwm_bound`]); `u64::MAX`: no bound.
+    /// Every store checks it in the same atomic step that reads its clock.
+    pub max_hwm_ms: u64,
+    /// Refused (nothing written) if the store's clock, read in the same
+    /// atomic step, is below it (0: no bound): the claimer's clock when it
+    /// sent the claim minus `max_skew_ms`. The skew check reads the clock in
+    /// an earlier call, maybe of another server (a name or address that
+    /// moved in between); a store whose fence relies on its clock (Redis)
+    /// checks this bound, the others need not.
+    pub min_store_ms: u64,
+}
+
+impl ClaimRequest {
+    /// A claim without bounds (`max_hwm_ms` `u64::MAX`, `min_store_ms` 0).
+    pub const fn new(prefer: Option<u64>, ttl_ms: u64, window_ms: u64) -> ClaimRequest {
+        ClaimRequest {
+            prefer,
+            ttl_ms,
+            window_ms,
+            max_hwm_ms: u64::MAX,
+            min_store_ms: 0,
+        }
+    }
+
+    /// The same claim, refused if store time + `window_ms` is above `max_hwm_ms`.
+    pub const fn within(self, max_hwm_ms: u64) -> ClaimRequest {
+        ClaimRequest { max_hwm_ms, ..self }
+    }
+}
+
+/// What a renewal asks for: extend `holder`'s claim by `ttl_ms`, raise `hwm`
+/// to store time + `window_ms`, unless that is above `max_hwm_ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RenewRequest<'a> {
+    /// Who holds the slot.
+    pub holder: &'a Holder,
+    /// How long the claim holds from now without another renewal.
+    pub ttl_ms: u64,
+    /// The new reservation: `hwm` becomes at least store time + `window_ms`.
+    pub window_ms: u64,
+    /// As [`ClaimRequest::max_hwm_ms`]; `u64::MAX`: no bound.
+    pub max_hwm_ms: u64,
+}
+
+impl<'a> RenewRequest<'a> {
+    /// `(holder, ttl_ms, window_ms, max_hwm_ms)`.
+    pub fn parts(&self) -> (&'a Holder, u64, u64, u64) {
+        (self.holder, self.ttl_ms, self.window_ms, self.max_hwm_ms)
+    }
+}
+
+/// An operator's release of a slot ([`Store::release_slot`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotReleaseRequest<'a> {
+    /// The space's key ([`SlotSpace::key`]).
+    pub space_key: &'a str,
+    /// The slot.
+    pub slot: u64,
+    /// Free it even if it is held and not expired.
+    pub force: bool,
+    /// The repair form: set `hwm` to exactly this value.
+    pub reset_hwm_ms: Option<u64>,
+}
+
+impl<'a> SlotReleaseRequest<'a> {
+    /// `(space_key, slot, force, reset_hwm_ms)`.
+    pub fn parts(&self) -> (&'a str, u64, bool, Option<u64>) {
+        (self.space_key, self.slot, self.force, self.reset_hwm_ms)
+    }
 }
 
 /// A claimed slot.
@@ -55,6 +156,17 @@ pub struct Holder {
     pub token: String,
     /// The slot's claim counter after this claim (incremented by every claim).
     pub counter: u64,
+}
+
+impl Holder {
+    /// The holder of `slot` with `token` after claim number `counter`.
+    pub fn new(slot: u64, token: String, counter: u64) -> Holder {
+        Holder {
+            slot,
+            token,
+            counter,
+        }
+    }
 }
 
 /// A confirmed renewal.
@@ -113,11 +225,9 @@ pub trait Store: Send + Sync {
     fn now_ms(&self) -> Result<u64, StoreError>;
 
     /// Atomically claims a free or expired slot of `space`: `req.prefer` if it
-    /// is free, else preferably one whose `hwm` is behind the store's clock.
-    /// [`claim_within`](Store::claim_within) without a bound.
-    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
-        self.claim_within(space, req, u64::MAX)
-    }
+    /// is free, else preferably one whose `hwm` is behind the store's clock;
+    /// refused, nothing written, outside `req`'s bounds.
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError>;
 
     /// Extends the claim by `ttl_ms` and raises `hwm` to exactly
     /// `max(hwm, store time + window_ms)`, if `holder` still holds the slot.
@@ -133,50 +243,20 @@ pub trait Store: Send + Sync {
         ttl_ms: u64,
         window_ms: u64,
     ) -> Result<Renewal, StoreError> {
-        self.renew_within(space, holder, ttl_ms, window_ms, u64::MAX)
-    }
-
-    /// The claim ([`claim`](Store::claim)), refused ([`StoreError::Refused`],
-    /// nothing written) if store time + `req.window_ms` is above
-    /// `max_hwm_ms`: the claimer's bound on how far its clock justifies a
-    /// reservation (see [`hwm_bound`]). A store checks it in the same atomic
-    /// step that reads its clock.
-    fn claim_within(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        max_hwm_ms: u64,
-    ) -> Result<Claim, StoreError>;
-
-    /// The claim ([`claim_within`](Store::claim_within)), also refused
-    /// ([`StoreError::Refused`], nothing written) if the store's clock, read
-    /// in the same atomic step, is below `min_store_ms` (0: no bound): the
-    /// claimer's clock when it sent the claim minus `max_skew_ms`. The skew
-    /// check reads the clock in an earlier call, maybe of another server (a
-    /// name or address that moved in between); a store whose fence relies
-    /// on its clock (Redis) checks this bound. The default ignores it.
-    fn claim_between(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        min_store_ms: u64,
-        max_hwm_ms: u64,
-    ) -> Result<Claim, StoreError> {
-        let _ = min_store_ms;
-        self.claim_within(space, req, max_hwm_ms)
+        let max_hwm_ms = u64::MAX;
+        let req = RenewRequest {
+            holder,
+            ttl_ms,
+            window_ms,
+            max_hwm_ms,
+        };
+        self.renew_within(space, &req)
     }
 
     /// The renewal ([`renew`](Store::renew)), refused
     /// ([`StoreError::Refused`], nothing written) if store time + `window_ms`
-    /// is above `max_hwm_ms`, as [`claim_within`](Store::claim_within).
-    fn renew_within(
-        &self,
-        space: &SlotSpace,
-        holder: &Holder,
-        ttl_ms: u64,
-        window_ms: u64,
-        max_hwm_ms: u64,
-    ) -> Result<Renewal, StoreError>;
+    /// is above `max_hwm_ms`, as [`ClaimRequest::max_hwm_ms`].
+    fn renew_within(&self, space: &SlotSpace, r: &RenewRequest<'_>) -> Result<Renewal, StoreError>;
 
     /// Sets `hwm` to `last_ms` (the start of the last time unit issued, or the
     /// claim's `prev_hwm_ms` if none was) and frees the slot, if `holder`
@@ -218,14 +298,8 @@ pub trait Store: Send + Sync {
     /// claimed has nothing to repair (`WasFree`, nothing written). Checking
     /// that no ID of the slot was issued above the new value is the caller's
     /// part (see [`crate::ops::release`] and docs/LEASES.md, "Operations").
-    fn release_slot(
-        &self,
-        space_key: &str,
-        slot: u64,
-        force: bool,
-        reset_hwm_ms: Option<u64>,
-    ) -> Result<SlotRelease, StoreError> {
-        let _ = (space_key, slot, force, reset_hwm_ms);
+    fn release_slot(&self, req: &SlotReleaseRequest<'_>) -> Result<SlotRelease, StoreError> {
+        let _ = req;
         Err(not_supported(&self.describe()))
     }
 }
@@ -311,6 +385,22 @@ impl ReleaseStep {
             _ => ReleaseStep::Write,
         }
     }
+
+    /// [`of`](Self::of) `record`: `Err` with what the release answers at
+    /// once (nothing to do, or refused with the record), or `Ok` with the
+    /// `hwm` to write with the token cleared and the counter kept (reset, or
+    /// the record's).
+    pub(crate) fn check(
+        record: &SlotRecord,
+        force: bool,
+        reset_hwm_ms: Option<u64>,
+    ) -> Result<u64, SlotRelease> {
+        match Self::of(record.state, force, reset_hwm_ms) {
+            ReleaseStep::Nothing => Err(SlotRelease::WasFree),
+            ReleaseStep::Refuse => Err(SlotRelease::Refused(record.clone())),
+            ReleaseStep::Write => Ok(reset_hwm_ms.unwrap_or(record.hwm_ms)),
+        }
+    }
 }
 
 /// A slot as the operations commands see it (`snowmint lease list`).
@@ -356,11 +446,11 @@ pub struct SlotRecord {
     pub hwm_ms: u64,
 }
 
+// etcd's records decide their state from its leases' expiry instead.
 #[cfg(any(
     feature = "postgres",
     feature = "mysql",
     feature = "redis",
-    feature = "etcd",
     feature = "zookeeper"
 ))]
 impl SlotRecord {
@@ -388,11 +478,11 @@ impl SlotRecord {
     }
 }
 
+// etcd's records decide their state from its leases' expiry instead.
 #[cfg(any(
     feature = "postgres",
     feature = "mysql",
     feature = "redis",
-    feature = "etcd",
     feature = "zookeeper"
 ))]
 impl SlotState {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use snowmint::{Layout, Options, SystemClock, Value};
 use snowmint_lease::{
     AnyGenerator, Claim, ClaimRequest, FileStore, Holder, LeaseInfo, LeaseUrl, LeasedGenerator,
-    Renewal, SlotSpace, SlotState, Store, StoreError,
+    RenewRequest, Renewal, SlotSpace, SlotState, Store, StoreError,
 };
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
@@ -54,26 +54,16 @@ impl Store for Shifty {
     }
     // The claimer's bound is not passed on: the shifted clock below is this
     // store's own, which the bound (from the holder's clock) knows nothing of.
-    fn claim_within(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        _max_hwm_ms: u64,
-    ) -> Result<Claim, StoreError> {
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        let req = &ClaimRequest::new(req.prefer, req.ttl_ms, req.window_ms);
         let delay = self.claim_delay_ms.load(Ordering::SeqCst);
         std::thread::sleep(Duration::from_millis(delay));
         let c = self.inner.claim(space, req)?;
         self.last_hwm_ms.store(c.hwm_ms, Ordering::SeqCst);
         Ok(c)
     }
-    fn renew_within(
-        &self,
-        space: &SlotSpace,
-        h: &Holder,
-        ttl: u64,
-        window: u64,
-        _max_hwm_ms: u64,
-    ) -> Result<Renewal, StoreError> {
+    fn renew_within(&self, space: &SlotSpace, r: &RenewRequest<'_>) -> Result<Renewal, StoreError> {
+        let (h, ttl, window, _) = r.parts();
         if self
             .hang
             .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))

@@ -175,7 +175,9 @@ impl Faulty {
     }
 }
 
-use snowmint_lease::{Claim, ClaimRequest, Holder, Renewal, SlotSpace, Store, StoreError};
+use snowmint_lease::{
+    Claim, ClaimRequest, Holder, RenewRequest, Renewal, SlotSpace, Store, StoreError,
+};
 
 impl Store for Faulty {
     fn describe(&self) -> String {
@@ -185,26 +187,14 @@ impl Store for Faulty {
         self.hang();
         self.inner.now_ms()
     }
-    fn claim_within(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        max_hwm_ms: u64,
-    ) -> Result<Claim, StoreError> {
-        self.inner.claim_within(space, req, max_hwm_ms)
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        self.inner.claim(space, req)
     }
-    fn renew_within(
-        &self,
-        space: &SlotSpace,
-        h: &Holder,
-        ttl: u64,
-        window: u64,
-        max_hwm_ms: u64,
-    ) -> Result<Renewal, StoreError> {
+    fn renew_within(&self, space: &SlotSpace, r: &RenewRequest<'_>) -> Result<Renewal, StoreError> {
         if self.fail.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(StoreError::Unreachable("writes refused".into()));
         }
-        self.inner.renew_within(space, h, ttl, window, max_hwm_ms)
+        self.inner.renew_within(space, r)
     }
     fn release(&self, space: &SlotSpace, h: &Holder, last_ms: u64) -> Result<(), StoreError> {
         if self.no_release.load(std::sync::atomic::Ordering::SeqCst) {

@@ -69,11 +69,7 @@ fn open_error(u: &str) -> snowmint_lease::LeaseError {
 }
 
 fn req() -> ClaimRequest {
-    ClaimRequest {
-        prefer: None,
-        ttl_ms: 30_000,
-        window_ms: 5000,
-    }
+    ClaimRequest::new(None, 30_000, 5000)
 }
 
 #[test]

@@ -133,11 +133,7 @@ fn autocommit_off_every_write_is_committed() {
     let ns = unique_ns("ac0");
     let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&ns)).unwrap();
     let key = space.key().to_string();
-    let req = |slot| ClaimRequest {
-        prefer: Some(slot),
-        ttl_ms: 3_000,
-        window_ms: 1_000,
-    };
+    let req = |slot| ClaimRequest::new(Some(slot), 3_000, 1_000);
 
     // A claims slot 3, never used: the INSERT path.
     let a = SqlStore::mysql(&holder_url, 5_000).unwrap();
@@ -261,11 +257,7 @@ fn unsafe_settings_refused_and_another_server_fenced() {
     );
     let space =
         SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&unique_ns("unsafe"))).unwrap();
-    let req = ClaimRequest {
-        prefer: Some(3),
-        ttl_ms: 60_000,
-        window_ms: 1_000,
-    };
+    let req = ClaimRequest::new(Some(3), 60_000, 1_000);
     let allowing = |names: &[&str]| {
         let settings = Settings {
             sql_allow_unsafe: names.iter().map(|n| n.to_string()).collect(),

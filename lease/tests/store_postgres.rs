@@ -113,11 +113,7 @@ fn synchronous_commit_off_is_refused() {
         Some(&unique_ns("synccommit")),
     )
     .unwrap();
-    let req = ClaimRequest {
-        prefer: None,
-        ttl_ms: 5_000,
-        window_ms: 1_000,
-    };
+    let req = ClaimRequest::new(None, 5_000, 1_000);
     let e = SqlStore::postgres(&url, 5000)
         .unwrap()
         .claim(&space, &req)
@@ -168,11 +164,7 @@ fn a_lease_table_in_two_schemas_is_refused() {
     }
     let _drop = DropSchemas(db.url.clone(), vec![a.clone(), b.clone()]);
     let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&ns)).unwrap();
-    let req = ClaimRequest {
-        prefer: None,
-        ttl_ms: 5_000,
-        window_ms: 1_000,
-    };
+    let req = ClaimRequest::new(None, 5_000, 1_000);
     let with_path = |path: &str| {
         let url = format!("{}?options=-c%20search_path%3D{path}", db.url);
         SqlStore::postgres(&url, 5000).unwrap()
@@ -212,11 +204,7 @@ fn restored_into_another_cluster_is_fenced() {
     });
     let ns = unique_ns("restore");
     let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(&ns)).unwrap();
-    let req = ClaimRequest {
-        prefer: Some(3),
-        ttl_ms: 60_000,
-        window_ms: 1_000,
-    };
+    let req = ClaimRequest::new(Some(3), 60_000, 1_000);
     let source = db.store();
     let a = source.claim(&space, &req).unwrap();
     assert_eq!(a.holder.slot, 3);

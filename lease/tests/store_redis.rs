@@ -159,11 +159,7 @@ fn local_ms() -> u64 {
 }
 
 fn req(ttl_ms: u64, window_ms: u64) -> ClaimRequest {
-    ClaimRequest {
-        prefer: None,
-        ttl_ms,
-        window_ms,
-    }
+    ClaimRequest::new(None, ttl_ms, window_ms)
 }
 
 #[test]

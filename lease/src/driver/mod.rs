@@ -20,7 +20,7 @@ use snowmint::{
 
 use crate::error::LeaseError;
 use crate::space::SlotSpace;
-use crate::store::{ClaimRequest, Holder, Store, StoreError};
+use crate::store::{ClaimRequest, Holder, RenewRequest, Store, StoreError};
 use crate::url::{LeaseUrl, Settings};
 use decide::Renewed;
 pub(crate) use worker::timed;
@@ -270,11 +270,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             .map_err(fail)?;
         let skew_ms = decide::claim_skew(&name, local_before, store_ms, clock.now_ms(), &settings)?;
 
-        let req = ClaimRequest {
-            prefer,
-            ttl_ms: settings.ttl_ms,
-            window_ms: settings.window_ms,
-        };
+        let req = ClaimRequest::new(prefer, settings.ttl_ms, settings.window_ms);
         let (st, sp) = (Arc::clone(&store), Arc::clone(&space));
         let (late_st, late_sp) = (Arc::clone(&store), Arc::clone(&space));
         // The store refuses to write store time + window above what this
@@ -284,12 +280,15 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         // the skew check read (a name or address that moved in between), and
         // the fence after a loss is counted from its clock.
         let sent_ms = clock.now_ms();
-        let max_hwm_ms = hwm_bound(sent_ms, &settings);
-        let min_store_ms = sent_ms.saturating_sub(settings.max_skew_ms).max(1);
+        let req = ClaimRequest {
+            max_hwm_ms: hwm_bound(sent_ms, &settings),
+            min_store_ms: sent_ms.saturating_sub(settings.max_skew_ms).max(1),
+            ..req
+        };
         let claim = worker
             .call(
                 timeout,
-                move || st.claim_between(&sp, &req, min_store_ms, max_hwm_ms),
+                move || st.claim(&sp, &req),
                 // A claim that answered after its deadline: release it again
                 // (keeping its hwm), so a slow store does not leak slots.
                 move |late| {
@@ -581,8 +580,13 @@ fn renew_loop<C: Clock>(lease: &Arc<Lease>, gen: &Generator<C>) {
             lease.settings.timeout_ms,
             move || {
                 let s = &l.settings;
-                l.store
-                    .renew_within(&l.space, &l.holder, s.ttl_ms, s.window_ms, max_hwm_ms)
+                let req = RenewRequest {
+                    holder: &l.holder,
+                    ttl_ms: s.ttl_ms,
+                    window_ms: s.window_ms,
+                    max_hwm_ms,
+                };
+                l.store.renew_within(&l.space, &req)
             },
             |_| {},
         );

@@ -45,6 +45,7 @@ use crate::store::{
     check_hwm_bound, check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep,
     Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
+use crate::store::{RenewRequest, SlotReleaseRequest};
 use crate::url::Settings;
 
 mod fence;
@@ -69,13 +70,7 @@ pub struct EtcdStore {
     skew_ms: u64,
 }
 
-impl std::fmt::Debug for EtcdStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EtcdStore")
-            .field("name", &self.client.name)
-            .finish_non_exhaustive()
-    }
-}
+crate::store::debug_by_name!(EtcdStore, client.name);
 
 /// One slot as read: its state (`None`: never used) and its holder key.
 #[derive(Clone, Debug, Default)]
@@ -100,13 +95,7 @@ impl EtcdStore {
     /// the first call connects.
     /// The other settings are the defaults ([`Settings`]).
     pub fn new(endpoint: &str, timeout_ms: u64) -> Result<EtcdStore, LeaseError> {
-        Self::with_settings(
-            endpoint,
-            &Settings {
-                timeout_ms,
-                ..Settings::default()
-            },
-        )
+        Self::with_settings(endpoint, &Settings::with_timeout(timeout_ms))
     }
 
     /// A store with the lease URL's settings: `timeout_ms`, and
@@ -290,11 +279,7 @@ impl EtcdStore {
         history::record_space(name, space.key(), &header, plan.fenced);
         history::record_holder(name, space.key(), &new.token, n, &header);
         Ok(Some(Claim {
-            holder: Holder {
-                slot: n,
-                token: new.token,
-                counter: new.counter,
-            },
+            holder: Holder::new(n, new.token, new.counter),
             prev_hwm_ms,
             hwm_ms: new.hwm_ms,
             expires_ms: Some(now.saturating_add(lease.1 as u64 * 1000)),
@@ -492,12 +477,8 @@ impl Store for EtcdStore {
 
     /// The bound is checked against the member's clock (its `Date` headers)
     /// before the transaction that would write the state.
-    fn claim_within(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        max_hwm_ms: u64,
-    ) -> Result<Claim, StoreError> {
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        let max_hwm_ms = req.max_hwm_ms;
         let mut lease = None;
         let result = (|| {
             for _ in 0..ROUNDS {
@@ -555,14 +536,8 @@ impl Store for EtcdStore {
         result
     }
 
-    fn renew_within(
-        &self,
-        space: &SlotSpace,
-        holder: &Holder,
-        _ttl_ms: u64,
-        window_ms: u64,
-        max_hwm_ms: u64,
-    ) -> Result<Renewal, StoreError> {
+    fn renew_within(&self, space: &SlotSpace, r: &RenewRequest<'_>) -> Result<Renewal, StoreError> {
+        let (holder, _, window_ms, max_hwm_ms) = r.parts();
         for _ in 0..ROUNDS {
             let (slot, lease, fence) = self.read_held(space, holder, window_ms)?;
             // Keep the etcd lease alive (its TTL is the one granted at claim).
@@ -674,13 +649,8 @@ impl Store for EtcdStore {
     /// One transaction, if the holder key and the state are as read: the
     /// state with the token cleared (`hwm` kept or reset, counter kept), the
     /// holder key deleted; then its etcd lease revoked.
-    fn release_slot(
-        &self,
-        space_key: &str,
-        slot: u64,
-        force: bool,
-        reset_hwm_ms: Option<u64>,
-    ) -> Result<SlotRelease, StoreError> {
+    fn release_slot(&self, req: &SlotReleaseRequest<'_>) -> Result<SlotRelease, StoreError> {
+        let (space_key, slot, force, reset_hwm_ms) = req.parts();
         check_space_key(space_key)?;
         let prefix = format!("{ROOT}{space_key}/slot/{slot}/");
         let (state_key, holder_key) = (format!("{prefix}state"), format!("{prefix}holder"));
@@ -691,16 +661,11 @@ impl Store for EtcdStore {
             }
             let now = self.now_ms()?;
             let record = self.slot_record(slot, &read, now)?;
-            match ReleaseStep::of(record.state, force, reset_hwm_ms) {
-                ReleaseStep::Nothing => return Ok(SlotRelease::WasFree),
-                ReleaseStep::Refuse => return Ok(SlotRelease::Refused(record)),
-                ReleaseStep::Write => {}
-            }
-            let state = State {
-                hwm_ms: reset_hwm_ms.unwrap_or(record.hwm_ms),
-                counter: record.counter,
-                token: String::new(),
+            let hwm_ms = match ReleaseStep::check(&record, force, reset_hwm_ms) {
+                Ok(hwm_ms) => hwm_ms,
+                Err(done) => return Ok(done),
             };
+            let state = State::freed(hwm_ms, record.counter);
             // The holder key as read: absent stays absent (a claim between
             // the read and this transaction fails it), present is deleted.
             let holder_as_read = match &read.holder {

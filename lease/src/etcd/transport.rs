@@ -38,13 +38,7 @@ pub(super) struct Client {
     clock: Mutex<Calibration>,
 }
 
-impl std::fmt::Debug for Client {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Client")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
+crate::store::debug_by_name!(Client, name);
 
 /// The offset of the etcd member's clock from the local one, from the HTTP
 /// `Date` headers of its answers. A header stamped during a call that ran

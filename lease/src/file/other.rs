@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::space::SlotSpace;
-use crate::store::{Claim, ClaimRequest, Holder, Renewal, Store, StoreError};
+use crate::store::{Claim, ClaimRequest, Holder, RenewRequest, Renewal, Store, StoreError};
 
 /// The embedded store, unavailable on this system: every call fails.
 #[derive(Debug)]
@@ -52,18 +52,11 @@ impl Store for FileStore {
         Err(self.unavailable())
     }
 
-    fn claim_within(&self, _: &SlotSpace, _: &ClaimRequest, _: u64) -> Result<Claim, StoreError> {
+    fn claim(&self, _: &SlotSpace, _: &ClaimRequest) -> Result<Claim, StoreError> {
         Err(self.unavailable())
     }
 
-    fn renew_within(
-        &self,
-        _: &SlotSpace,
-        _: &Holder,
-        _: u64,
-        _: u64,
-        _: u64,
-    ) -> Result<Renewal, StoreError> {
+    fn renew_within(&self, _: &SlotSpace, _: &RenewRequest<'_>) -> Result<Renewal, StoreError> {
         Err(self.unavailable())
     }
 
@@ -81,12 +74,9 @@ impl Store for FileStore {
 
     fn release_slot(
         &self,
-        space_key: &str,
-        _: u64,
-        _: bool,
-        _: Option<u64>,
+        req: &crate::store::SlotReleaseRequest<'_>,
     ) -> Result<crate::store::SlotRelease, StoreError> {
-        crate::store::check_space_key(space_key)?;
+        crate::store::check_space_key(req.space_key)?;
         Err(self.unavailable())
     }
 }
@@ -104,11 +94,7 @@ mod tests {
             None,
         )
         .unwrap();
-        let req = ClaimRequest {
-            prefer: None,
-            ttl_ms: 1000,
-            window_ms: 1000,
-        };
+        let req = ClaimRequest::new(None, 1000, 1000);
         let e = store.claim(&space, &req).unwrap_err();
         assert_eq!(
             e,
@@ -120,6 +106,12 @@ mod tests {
         );
         assert_eq!(store.now_ms().unwrap_err(), e);
         assert_eq!(store.init().unwrap_err(), e);
-        assert!(store.release_slot("../x", 0, false, None).is_err());
+        let req = crate::store::SlotReleaseRequest {
+            space_key: "../x",
+            slot: 0,
+            force: false,
+            reset_hwm_ms: None,
+        };
+        assert!(store.release_slot(&req).is_err());
     }
 }

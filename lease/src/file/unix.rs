@@ -17,6 +17,7 @@ use crate::store::{
     check_hwm_bound, check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep,
     Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
+use crate::store::{RenewRequest, SlotReleaseRequest};
 
 /// The embedded store (Unix): see the module documentation.
 #[derive(Debug)]
@@ -300,12 +301,8 @@ impl Store for FileStore {
     /// (the holder's generator clock is the wall time read once and advanced
     /// by the monotonic clock, so a step of the host clock after the holder
     /// started shows here).
-    fn claim_within(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        max_hwm_ms: u64,
-    ) -> Result<Claim, StoreError> {
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        let max_hwm_ms = req.max_hwm_ms;
         let sdir = self.open_space(space)?;
         guard::sweep_temporaries(&sdir);
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
@@ -345,11 +342,7 @@ impl Store for FileStore {
             .unwrap_or_else(|e| e.into_inner())
             .insert(new.token.clone(), file);
         Ok(Claim {
-            holder: Holder {
-                slot,
-                token: new.token,
-                counter: new.counter,
-            },
+            holder: Holder::new(slot, new.token, new.counter),
             prev_hwm_ms: old.hwm_ms,
             hwm_ms: new.hwm_ms,
             expires_ms: None,
@@ -357,14 +350,8 @@ impl Store for FileStore {
         })
     }
 
-    fn renew_within(
-        &self,
-        space: &SlotSpace,
-        holder: &Holder,
-        _ttl_ms: u64,
-        window_ms: u64,
-        max_hwm_ms: u64,
-    ) -> Result<Renewal, StoreError> {
+    fn renew_within(&self, space: &SlotSpace, r: &RenewRequest<'_>) -> Result<Renewal, StoreError> {
+        let (holder, _, window_ms, max_hwm_ms) = r.parts();
         let sdir = self.space_dir(space);
         let _writing = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         let _space = self.lock_space(&sdir)?;
@@ -461,13 +448,8 @@ impl Store for FileStore {
     /// clearing the token in its state file (`hwm` kept), under
     /// `space.lock`: the holder's next renewal finds its lock file gone and
     /// the slot lost, and the next claimer locks a new lock file.
-    fn release_slot(
-        &self,
-        space_key: &str,
-        slot: u64,
-        force: bool,
-        reset_hwm_ms: Option<u64>,
-    ) -> Result<SlotRelease, StoreError> {
+    fn release_slot(&self, req: &SlotReleaseRequest<'_>) -> Result<SlotRelease, StoreError> {
+        let (space_key, slot, force, reset_hwm_ms) = req.parts();
         check_space_key(space_key)?;
         let sdir = self.dir.join(space_key);
         if !sdir.join(format!("{slot}.state")).exists() {
@@ -477,22 +459,17 @@ impl Store for FileStore {
         // Claims take the space lock too: the slot stays as read until written.
         let _space = self.lock_space(&sdir)?;
         let record = Self::record(&sdir, slot)?;
-        match ReleaseStep::of(record.state, force, reset_hwm_ms) {
-            ReleaseStep::Nothing => return Ok(SlotRelease::WasFree),
-            ReleaseStep::Refuse => return Ok(SlotRelease::Refused(record)),
-            ReleaseStep::Write => {}
-        }
+        let hwm_ms = match ReleaseStep::check(&record, force, reset_hwm_ms) {
+            Ok(hwm_ms) => hwm_ms,
+            Err(done) => return Ok(done),
+        };
         let lock = sdir.join(format!("{slot}.lock"));
         match fs::remove_file(&lock) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(io_err("cannot remove", &lock, e)),
         }
-        let state = State {
-            hwm_ms: reset_hwm_ms.unwrap_or(record.hwm_ms),
-            counter: record.counter,
-            token: String::new(),
-        };
+        let state = State::freed(hwm_ms, record.counter);
         Self::write_state(&sdir, slot, &state)?;
         Ok(SlotRelease::Released(record))
     }

@@ -48,6 +48,7 @@ use crate::store::{
     check_space_key, is_space_key, Claim, ClaimRequest, Holder, InitFence, Marker, MarkerState,
     Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError, LIMIT_LATENCY_MS,
 };
+use crate::store::{RenewRequest, SlotReleaseRequest};
 use crate::url::Settings;
 use snowmint::FenceCause;
 
@@ -88,13 +89,7 @@ pub struct RedisStore {
     init: Script,
 }
 
-impl std::fmt::Debug for RedisStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RedisStore")
-            .field("url", &self.name)
-            .finish_non_exhaustive()
-    }
-}
+crate::store::debug_by_name!(RedisStore, name);
 
 impl RedisStore {
     /// A store at `url` whose every network step (connect, each read and
@@ -102,13 +97,7 @@ impl RedisStore {
     /// A URL the client refuses is `invalid_option`.
     /// The other settings are the defaults ([`Settings`]).
     pub fn new(url: &str, timeout_ms: u64) -> Result<RedisStore, LeaseError> {
-        Self::with_settings(
-            url,
-            &Settings {
-                timeout_ms,
-                ..Settings::default()
-            },
-        )
+        Self::with_settings(url, &Settings::with_timeout(timeout_ms))
     }
 
     /// A store at `url` with the lease URL's settings: `timeout_ms`,
@@ -403,27 +392,14 @@ impl Store for RedisStore {
         Ok(secs * 1000 + micros / 1000)
     }
 
-    fn claim_within(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        max_hwm_ms: u64,
-    ) -> Result<Claim, StoreError> {
-        self.claim_between(space, req, 0, max_hwm_ms)
-    }
-
-    /// Both bounds are checked in the claim's script against the server's
-    /// `TIME`, before the script writes anything: the lower one catches a
-    /// claim that reached another server than the skew check (a name or
-    /// address that moved between the two calls) whose clock is behind, on
-    /// which the fence after a loss would be counted too low.
-    fn claim_between(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        min_store_ms: u64,
-        max_hwm_ms: u64,
-    ) -> Result<Claim, StoreError> {
+    /// Both bounds (`max_hwm_ms`, `min_store_ms`) are checked in the claim's
+    /// script against the server's `TIME`, before the script writes
+    /// anything: the lower one catches a claim that reached another server
+    /// than the skew check (a name or address that moved between the two
+    /// calls) whose clock is behind, on which the fence after a loss would
+    /// be counted too low.
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        let (min_store_ms, max_hwm_ms) = (req.min_store_ms, req.max_hwm_ms);
         if space.slots() > MAX_SLOTS {
             return Err(StoreError::Refused(format!(
                 "the leased field '{}' has {} values; the Redis store serves at most {MAX_SLOTS} \
@@ -491,14 +467,8 @@ impl Store for RedisStore {
         }
     }
 
-    fn renew_within(
-        &self,
-        space: &SlotSpace,
-        holder: &Holder,
-        ttl_ms: u64,
-        window_ms: u64,
-        max_hwm_ms: u64,
-    ) -> Result<Renewal, StoreError> {
+    fn renew_within(&self, space: &SlotSpace, r: &RenewRequest<'_>) -> Result<Renewal, StoreError> {
+        let (holder, ttl_ms, window_ms, max_hwm_ms) = r.parts();
         let key = Self::slot_key(space, holder.slot);
         let reply: Vec<String> = self.with_conn(|c| {
             self.renew
@@ -648,13 +618,8 @@ impl Store for RedisStore {
     /// or set by `RESET_SLOT` when asked). The record's epoch is not
     /// checked: freeing a record from before a data loss lowers nothing (a
     /// claim counts its `hwm` as at least the fence).
-    fn release_slot(
-        &self,
-        space_key: &str,
-        slot: u64,
-        force: bool,
-        reset_hwm_ms: Option<u64>,
-    ) -> Result<SlotRelease, StoreError> {
+    fn release_slot(&self, req: &SlotReleaseRequest<'_>) -> Result<SlotRelease, StoreError> {
+        let (space_key, slot, force, reset_hwm_ms) = req.parts();
         check_space_key(space_key)?;
         let key = format!("snowmint:lease:{{{space_key}}}:slot:{slot}");
         let reply: Vec<String> = self.with_conn(|c| match reset_hwm_ms {

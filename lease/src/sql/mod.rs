@@ -51,6 +51,7 @@ use crate::space::SlotSpace;
 use crate::store::{
     Claim, ClaimRequest, Holder, Renewal, SlotRelease, SpaceRecord, Store, StoreError,
 };
+use crate::store::{RenewRequest, SlotReleaseRequest};
 use crate::url::{redact, Settings};
 use guard::Guard;
 use transport::{as_u64, Pool, Target};
@@ -62,11 +63,7 @@ pub struct SqlStore {
     guard: Guard,
 }
 
-impl std::fmt::Debug for SqlStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SqlStore").field("url", &self.name).finish()
-    }
-}
+crate::store::debug_by_name!(SqlStore, name);
 
 impl SqlStore {
     /// A PostgreSQL store (`postgres://user:password@host:5432/db`). No I/O.
@@ -140,24 +137,14 @@ impl Store for SqlStore {
 
     /// The bound is checked against the database's clock inside the
     /// transaction that reads it and writes the row.
-    fn claim_within(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        max_hwm_ms: u64,
-    ) -> Result<Claim, StoreError> {
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        let max_hwm_ms = req.max_hwm_ms;
         self.pool
             .call(|c, deadline| c.claim(&self.guard, space, req, max_hwm_ms, deadline))
     }
 
-    fn renew_within(
-        &self,
-        space: &SlotSpace,
-        holder: &Holder,
-        ttl_ms: u64,
-        window_ms: u64,
-        max_hwm_ms: u64,
-    ) -> Result<Renewal, StoreError> {
+    fn renew_within(&self, space: &SlotSpace, r: &RenewRequest<'_>) -> Result<Renewal, StoreError> {
+        let (holder, ttl_ms, window_ms, max_hwm_ms) = r.parts();
         self.pool
             .call(|c, _| c.renew(space.key(), holder, ttl_ms, window_ms, max_hwm_ms))
     }
@@ -181,13 +168,8 @@ impl Store for SqlStore {
         self.pool.call(|c, _| c.list())
     }
 
-    fn release_slot(
-        &self,
-        space_key: &str,
-        slot: u64,
-        force: bool,
-        reset_hwm_ms: Option<u64>,
-    ) -> Result<SlotRelease, StoreError> {
+    fn release_slot(&self, req: &SlotReleaseRequest<'_>) -> Result<SlotRelease, StoreError> {
+        let (space_key, slot, force, reset_hwm_ms) = req.parts();
         self.pool
             .call(|c, _| c.release_slot(space_key, slot, force, reset_hwm_ms))
     }

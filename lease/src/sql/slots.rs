@@ -509,17 +509,15 @@ impl Conn {
             whole(&r[3], "hwm_ms", &at, key)?,
             int(&r[4]),
         );
-        match ReleaseStep::of(record.state, force, reset_hwm_ms) {
-            ReleaseStep::Nothing => return Ok(SlotRelease::WasFree),
-            ReleaseStep::Refuse => return Ok(SlotRelease::Refused(record)),
-            ReleaseStep::Write => {}
-        }
-        let hwm = reset_hwm_ms.unwrap_or(record.hwm_ms);
+        let hwm_ms = match ReleaseStep::check(&record, force, reset_hwm_ms) {
+            Ok(hwm_ms) => hwm_ms,
+            Err(done) => return Ok(done),
+        };
         self.query(
             "UPDATE snowmint_lease_slot SET token = '', expires_ms = 0, hwm_ms = ? \
              WHERE space_key = ? AND slot = ?",
             &[
-                Val::I(as_i64(hwm)),
+                Val::I(as_i64(hwm_ms)),
                 Val::S(key.into()),
                 Val::I(as_i64(slot)),
             ],

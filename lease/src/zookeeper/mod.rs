@@ -47,6 +47,7 @@ use crate::store::{
     check_hwm_bound, check_space_key, is_space_key, Claim, ClaimRequest, Holder, ReleaseStep,
     Renewal, SlotRecord, SlotRelease, SlotState, SpaceRecord, Store, StoreError,
 };
+use crate::store::{RenewRequest, SlotReleaseRequest};
 use crate::url::Settings;
 
 mod client;
@@ -70,6 +71,18 @@ struct Record {
 
 impl Record {
     const HEADER: &'static str = "snowmint lease slot zookeeper v1";
+
+    /// A free slot's record: no token, no expiry, `hwm_ms` and the claim
+    /// counter kept.
+    fn freed(hwm_ms: u64, counter: u64) -> Record {
+        let (token, expires_ms) = (String::new(), 0);
+        Record {
+            hwm_ms,
+            counter,
+            token,
+            expires_ms,
+        }
+    }
 
     fn to_text(&self) -> String {
         format!(
@@ -111,13 +124,7 @@ pub struct ZookeeperStore {
     skew_ms: u64,
 }
 
-impl std::fmt::Debug for ZookeeperStore {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ZookeeperStore")
-            .field("name", &self.conn.name)
-            .finish_non_exhaustive()
-    }
-}
+crate::store::debug_by_name!(ZookeeperStore, conn.name);
 
 fn persistent() -> zk::CreateOptions<'static> {
     zk::CreateMode::Persistent.with_acls(zk::Acls::anyone_all())
@@ -132,13 +139,7 @@ impl ZookeeperStore {
     /// as [`crate::StoreUrl::Zookeeper`] holds it). No I/O here: the first
     /// call connects. The other settings are the defaults ([`Settings`]).
     pub fn new(url: &str, timeout_ms: u64) -> Result<ZookeeperStore, LeaseError> {
-        Self::with_settings(
-            url,
-            &Settings {
-                timeout_ms,
-                ..Settings::default()
-            },
-        )
+        Self::with_settings(url, &Settings::with_timeout(timeout_ms))
     }
 
     /// A store with the lease URL's settings: `timeout_ms`, and
@@ -458,12 +459,8 @@ impl Store for ZookeeperStore {
         self.touch().map(|(now, _)| now)
     }
 
-    fn claim_within(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        max_hwm_ms: u64,
-    ) -> Result<Claim, StoreError> {
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        let max_hwm_ms = req.max_hwm_ms;
         self.check_space(space)?;
         let name = &self.conn.name;
         for _ in 0..ROUNDS {
@@ -536,11 +533,7 @@ impl Store for ZookeeperStore {
                     history::record_space(name, space.key(), &confirmed, false);
                     history::record_holder(name, space.key(), &new.token, n, &confirmed);
                     return Ok(Claim {
-                        holder: Holder {
-                            slot: n,
-                            token: new.token,
-                            counter: new.counter,
-                        },
+                        holder: Holder::new(n, new.token, new.counter),
                         prev_hwm_ms,
                         hwm_ms: new.hwm_ms,
                         expires_ms: Some(new.expires_ms),
@@ -554,14 +547,8 @@ impl Store for ZookeeperStore {
         )))
     }
 
-    fn renew_within(
-        &self,
-        space: &SlotSpace,
-        holder: &Holder,
-        ttl_ms: u64,
-        window_ms: u64,
-        max_hwm_ms: u64,
-    ) -> Result<Renewal, StoreError> {
+    fn renew_within(&self, space: &SlotSpace, r: &RenewRequest<'_>) -> Result<Renewal, StoreError> {
+        let (holder, ttl_ms, window_ms, max_hwm_ms) = r.parts();
         for _ in 0..ROUNDS {
             let (now, zxid) = self.touch()?;
             check_hwm_bound(now, window_ms, max_hwm_ms)?;
@@ -655,13 +642,8 @@ impl Store for ZookeeperStore {
 
     /// One conditional write (the version read): the token cleared, `hwm`
     /// kept or reset, the counter kept.
-    fn release_slot(
-        &self,
-        space_key: &str,
-        slot: u64,
-        force: bool,
-        reset_hwm_ms: Option<u64>,
-    ) -> Result<SlotRelease, StoreError> {
+    fn release_slot(&self, req: &SlotReleaseRequest<'_>) -> Result<SlotRelease, StoreError> {
+        let (space_key, slot, force, reset_hwm_ms) = req.parts();
         check_space_key(space_key)?;
         for _ in 0..ROUNDS {
             let (now, _) = self.touch()?;
@@ -669,17 +651,11 @@ impl Store for ZookeeperStore {
                 return Ok(SlotRelease::WasFree);
             };
             let before = slot_record(slot, &record, now);
-            match ReleaseStep::of(before.state, force, reset_hwm_ms) {
-                ReleaseStep::Nothing => return Ok(SlotRelease::WasFree),
-                ReleaseStep::Refuse => return Ok(SlotRelease::Refused(before)),
-                ReleaseStep::Write => {}
-            }
-            let new = Record {
-                hwm_ms: reset_hwm_ms.unwrap_or(record.hwm_ms),
-                counter: record.counter,
-                token: String::new(),
-                expires_ms: 0,
+            let hwm_ms = match ReleaseStep::check(&before, force, reset_hwm_ms) {
+                Ok(hwm_ms) => hwm_ms,
+                Err(done) => return Ok(done),
             };
+            let new = Record::freed(hwm_ms, record.counter);
             if self.write_slot(space_key, slot, &new, Some(version))? {
                 return Ok(SlotRelease::Released(before));
             }

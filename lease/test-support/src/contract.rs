@@ -33,11 +33,7 @@ fn layout(bits: u32) -> Layout {
 }
 
 fn req(prefer: Option<u64>, ttl_ms: u64) -> ClaimRequest {
-    ClaimRequest {
-        prefer,
-        ttl_ms,
-        window_ms: 5000,
-    }
+    ClaimRequest::new(prefer, ttl_ms, 5000)
 }
 
 fn is_lost<T: std::fmt::Debug>(r: Result<T, StoreError>) -> bool {

@@ -40,11 +40,7 @@ impl Fillers {
         let claims = (0..32)
             .filter(|s| !keep.contains(s))
             .map(|slot| {
-                let req = ClaimRequest {
-                    prefer: Some(slot),
-                    ttl_ms: 60_000,
-                    window_ms: 1_000,
-                };
+                let req = ClaimRequest::new(Some(slot), 60_000, 1_000);
                 let c = store
                     .claim(&space, &req)
                     .unwrap_or_else(|e| panic!("filler claim: {e:?}"));
@@ -435,11 +431,7 @@ pub fn one_way_partition(base: &str, ns: &str, one_round_trip: bool) {
         .open_store()
         .unwrap();
     let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
-    let req = ClaimRequest {
-        prefer: Some(7),
-        ttl_ms: 5000,
-        window_ms: 1,
-    };
+    let req = ClaimRequest::new(Some(7), 5000, 1);
     let kept = loop {
         match store.claim(&space, &req) {
             Ok(c) => {

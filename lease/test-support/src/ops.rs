@@ -184,14 +184,10 @@ pub fn expired(url: &str, shows_expired: bool) {
     let c = store
         .claim(
             &space,
-            &ClaimRequest {
-                prefer: None,
-                // 3 s: the release below must come while the claim is held,
-                // and the operations tests of every store run at once beside
-                // other store suites (ZooKeeper's release once came 1 s late).
-                ttl_ms: 3000,
-                window_ms: 500,
-            },
+            // 3 s: the release below must come while the claim is held,
+            // and the operations tests of every store run at once beside
+            // other store suites (ZooKeeper's release once came 1 s late).
+            &ClaimRequest::new(None, 3000, 500),
         )
         .unwrap();
     let slot = c.holder.slot;
@@ -266,14 +262,7 @@ pub fn repair(url: &str, expires: bool) {
     let c = store
         .as_ref()
         .unwrap()
-        .claim(
-            &space,
-            &ClaimRequest {
-                prefer: None,
-                ttl_ms: 1000,
-                window_ms: TEN_YEARS_MS,
-            },
-        )
+        .claim(&space, &ClaimRequest::new(None, 1000, TEN_YEARS_MS))
         .unwrap();
     let (slot, poisoned) = (c.holder.slot, c.hwm_ms);
     assert!(poisoned > local_ms() + TEN_YEARS_MS - 600_000, "{c:?}");

@@ -118,11 +118,7 @@ pub fn restored_backup_fences_claims_and_fails_the_holder(
     ns: &str,
     pause: Duration,
 ) {
-    let req = |prefer: Option<u64>| ClaimRequest {
-        prefer,
-        ttl_ms: 60_000,
-        window_ms: 5000,
-    };
+    let req = |prefer: Option<u64>| ClaimRequest::new(prefer, 60_000, 5000);
     let s = LeaseUrl::parse(url).unwrap().open_store().unwrap();
     let space = SlotSpace::new(crate::twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
     let a = s.claim(&space, &req(None)).unwrap();

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use snowmint_lease::{ClaimRequest, LeaseUrl, SlotSpace, Store};
+use snowmint_lease::{ClaimRequest, LeaseUrl, RenewRequest, SlotSpace, Store};
 
 use crate::{errors, ids, record, temp_dir, time_of, twitter, value, Probe, Proxy};
 
@@ -222,11 +222,7 @@ pub fn crash(base: &str, ns: &str, ttl: bool, between: &dyn Fn()) {
     // is free (bounded), read in this process and put back by the release.
     let store = LeaseUrl::parse(&url).unwrap().open_store().unwrap();
     let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
-    let req = ClaimRequest {
-        prefer: Some(slot),
-        ttl_ms: 5000,
-        window_ms: 1,
-    };
+    let req = ClaimRequest::new(Some(slot), 5000, 1);
     let kept = loop {
         let c = store
             .claim(&space, &req)
@@ -567,8 +563,8 @@ pub fn cut_off_past_ttl(base: &str, ns: &str) {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Every store's far-future refusal ([`snowmint_lease::Store::claim_within`],
-/// `renew_within`): a claim or renewal whose store time + window is above the
+/// Every store's far-future refusal ([`snowmint_lease::ClaimRequest::max_hwm_ms`],
+/// [`snowmint_lease::RenewRequest::max_hwm_ms`]): a claim or renewal whose store time + window is above the
 /// caller's bound is refused (`Refused`, "hwm_too_far", naming the hwm, the
 /// store time and the bound) and writes nothing: the slot's record (counter,
 /// `hwm`) is as before. The bound is set a minute below the store's clock,
@@ -580,11 +576,7 @@ pub fn hwm_too_far_is_refused(base: &str, ns: &str) {
     let url = format!("{base}?namespace={ns}");
     let store = LeaseUrl::parse(&url).unwrap().open_store().unwrap();
     let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
-    let req = ClaimRequest {
-        prefer: Some(3),
-        ttl_ms: 10_000,
-        window_ms: 2000,
-    };
+    let req = ClaimRequest::new(Some(3), 10_000, 2000);
     let record = |slot: u64| record(&*store, &space, slot);
     let refused = |e: StoreError, store_ms: u64| {
         let StoreError::Refused(m) = e else {
@@ -610,7 +602,7 @@ pub fn hwm_too_far_is_refused(base: &str, ns: &str) {
     // A claim: refused, no record written.
     let store_ms = store.now_ms().unwrap();
     let e = store
-        .claim_within(&space, &req, store_ms - 60_000)
+        .claim(&space, &req.within(store_ms - 60_000))
         .expect_err("a claim above the bound");
     let m = refused(e, store_ms);
     assert!(
@@ -622,7 +614,10 @@ pub fn hwm_too_far_is_refused(base: &str, ns: &str) {
 
     // A claim under this host's bound works.
     let c = store
-        .claim_within(&space, &req, hwm_bound(now_ms(), 5000, 5000, req.window_ms))
+        .claim(
+            &space,
+            &req.within(hwm_bound(now_ms(), 5000, 5000, req.window_ms)),
+        )
         .unwrap();
     assert_eq!(c.holder.slot, 3);
     let before = record(3).unwrap();
@@ -630,8 +625,14 @@ pub fn hwm_too_far_is_refused(base: &str, ns: &str) {
 
     // A renewal: refused, the record unchanged; then one under the bound.
     let store_ms = store.now_ms().unwrap();
+    let renew = |max_hwm_ms| RenewRequest {
+        holder: &c.holder,
+        ttl_ms: 10_000,
+        window_ms: 3000,
+        max_hwm_ms,
+    };
     let e = store
-        .renew_within(&space, &c.holder, 10_000, 3000, store_ms)
+        .renew_within(&space, &renew(store_ms))
         .expect_err("a renewal above the bound");
     refused(e, store_ms);
     let after = record(3).unwrap();
@@ -641,13 +642,7 @@ pub fn hwm_too_far_is_refused(base: &str, ns: &str) {
         (before.hwm_ms, before.counter)
     );
     let r = store
-        .renew_within(
-            &space,
-            &c.holder,
-            10_000,
-            3000,
-            hwm_bound(now_ms(), 5000, 5000, 3000),
-        )
+        .renew_within(&space, &renew(hwm_bound(now_ms(), 5000, 5000, 3000)))
         .unwrap();
     assert!(r.hwm_ms >= before.hwm_ms);
     store.release(&space, &c.holder, c.prev_hwm_ms).unwrap();
@@ -669,11 +664,7 @@ pub fn paused_holder_is_replaced(
     grain_ms: u64,
 ) {
     let space = SlotSpace::new(twitter(), &[("datacenter", 1)], Some(ns)).unwrap();
-    let hold = ClaimRequest {
-        prefer: None,
-        ttl_ms: 60_000,
-        window_ms: 5000,
-    };
+    let hold = ClaimRequest::new(None, 60_000, 5000);
     // Every slot but one held by this process (long TTL).
     let fill: Vec<_> = (0..31).map(|_| s.claim(&space, &hold).unwrap()).collect();
     let args = [

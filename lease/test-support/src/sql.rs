@@ -148,11 +148,7 @@ pub fn calls_reuse_one_connection(db: &Db) {
                 scope.spawn(move || {
                     let store = db.store();
                     let space = SlotSpace::new(twitter(), &[("datacenter", 5)], Some(ns)).unwrap();
-                    let req = ClaimRequest {
-                        prefer: None,
-                        ttl_ms: 30_000,
-                        window_ms: 1_000,
-                    };
+                    let req = ClaimRequest::new(None, 30_000, 1_000);
                     let claim = store.claim(&space, &req).unwrap();
                     for _ in 0..200 {
                         store.renew(&space, &claim.holder, 30_000, 1_000).unwrap();
@@ -311,11 +307,7 @@ pub const BAD_HWM_CASES: [(&str, &str, &str); 3] = [
 /// claim starting from hwm 0.
 pub fn bad_hwm_is_refused(store: &SqlStore, shown: &str) {
     let space = bad_hwm_space();
-    let req = ClaimRequest {
-        prefer: None,
-        ttl_ms: 5_000,
-        window_ms: 1_000,
-    };
+    let req = ClaimRequest::new(None, 5_000, 1_000);
     for prefer in [None, Some(0)] {
         match store.claim(&space, &ClaimRequest { prefer, ..req }) {
             Err(StoreError::BadRecord(m)) => assert!(

@@ -333,11 +333,7 @@ impl World<'_> {
         } else {
             None
         };
-        let req = ClaimRequest {
-            prefer,
-            ttl_ms: s.ttl_ms,
-            window_ms: s.window_ms,
-        };
+        let req = ClaimRequest::new(prefer, s.ttl_ms, s.window_ms);
         let caller = Caller {
             max_window: self.max_window,
             max_skew: s.max_skew_ms,

@@ -5,7 +5,7 @@
 
 use super::loss::*;
 use super::*;
-use snowmint_lease::{Holder, LeaseUrl, Renewal, Settings};
+use snowmint_lease::{Claim, ClaimRequest, Holder, LeaseUrl, RenewRequest, Renewal, Settings};
 
 /// The data-loss tests' settings (`LOSS`: redis_max_window_ms 2,000,
 /// max_skew_ms 500) with `from` replaced by `to`.
@@ -194,15 +194,18 @@ fn a_claim_below_its_lower_bound_is_refused() {
     let s = loss_store(&server);
     let space = SlotSpace::new(three_bits(), &[("datacenter", 5)], Some("loss")).unwrap();
     let now = s.now_ms().unwrap();
-    let m = refused(s.claim_between(&space, &req(60_000, 1_000), now + 60_000, u64::MAX));
+    let low = |min_store_ms| ClaimRequest {
+        min_store_ms,
+        ..req(60_000, 1_000)
+    };
+    let m = refused(s.claim(&space, &low(now + 60_000)));
     assert!(m.contains("below this claim's lower bound"), "{m}");
     let keys: Vec<String> = redis::cmd("KEYS")
         .arg("snowmint:lease:*")
         .query(&mut server.conn().unwrap())
         .unwrap();
     assert!(keys.is_empty(), "written: {keys:?}");
-    s.claim_between(&space, &req(60_000, 1_000), now, u64::MAX)
-        .unwrap();
+    s.claim(&space, &low(now)).unwrap();
 }
 
 /// The system clock moved by a fixed offset.
@@ -229,32 +232,11 @@ impl Store for Moved {
     fn now_ms(&self) -> Result<u64, StoreError> {
         Ok(self.0.now_ms()? + 10_000)
     }
-    fn claim_within(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        max: u64,
-    ) -> Result<snowmint_lease::Claim, StoreError> {
-        self.0.claim_within(space, req, max)
+    fn claim(&self, space: &SlotSpace, req: &ClaimRequest) -> Result<Claim, StoreError> {
+        self.0.claim(space, req)
     }
-    fn claim_between(
-        &self,
-        space: &SlotSpace,
-        req: &ClaimRequest,
-        min: u64,
-        max: u64,
-    ) -> Result<snowmint_lease::Claim, StoreError> {
-        self.0.claim_between(space, req, min, max)
-    }
-    fn renew_within(
-        &self,
-        space: &SlotSpace,
-        h: &Holder,
-        ttl: u64,
-        window: u64,
-        max: u64,
-    ) -> Result<Renewal, StoreError> {
-        self.0.renew_within(space, h, ttl, window, max)
+    fn renew_within(&self, space: &SlotSpace, r: &RenewRequest<'_>) -> Result<Renewal, StoreError> {
+        self.0.renew_within(space, r)
     }
     fn release(&self, space: &SlotSpace, h: &Holder, last_ms: u64) -> Result<(), StoreError> {
         self.0.release(space, h, last_ms)

@@ -542,11 +542,7 @@ fn a_holder_brought_back_by_a_rollback_is_lost() {
     let mut server = Scratch::start("redis-rollback", &["--dbfilename", "dump.rdb"]);
     let s = loss_store(&server);
     let space = SlotSpace::new(three_bits(), &[("datacenter", 5)], Some("loss")).unwrap();
-    let at_zero = |ttl_ms| ClaimRequest {
-        prefer: Some(0),
-        ttl_ms,
-        window_ms: 1_000,
-    };
+    let at_zero = |ttl_ms| ClaimRequest::new(Some(0), ttl_ms, 1_000);
     let h1 = s.claim(&space, &at_zero(300)).unwrap();
     assert_eq!(h1.holder.slot, 0);
     server.cmd(&["SAVE"]);

@@ -41,11 +41,7 @@ fn the_claim_script_follows_the_slot_rule() {
     let ns = format!("rule{}", std::process::id());
     let space = SlotSpace::new(three_bits(), &[("datacenter", 9)], Some(&ns)).unwrap();
     let _cleanup = Cleanup(space.clone());
-    let req = |prefer| ClaimRequest {
-        prefer,
-        ttl_ms: 600_000,
-        window_ms: 50,
-    };
+    let req = |prefer| ClaimRequest::new(prefer, 600_000, 50);
     let first = s.claim(&space, &req(None)).unwrap();
     s.release(&space, &first.holder, first.hwm_ms).unwrap();
     std::thread::sleep(Duration::from_millis(300));
