@@ -17,7 +17,14 @@
 //!    WebAssembly fallback (`SNOWMINT_FORCE_WASM=1`), each required to report
 //!    the backend it was meant to load (an addon that stops loading on one
 //!    runtime fails, not falls back unseen). One summary line per run:
-//!    runtime, version, entry point, backend, vectors passed.
+//!    runtime, version, entry point, backend, vectors passed;
+//! 4. Cloudflare Workers: `workerd` serving a Worker that imports
+//!    `snowmint-wasm`'s web build (`bindings-wasm/pkg-web`, the wasm part's
+//!    build; the `.wasm` as a module binding), on 127.0.0.1
+//!    (`tests/js/workerd/run.mjs`): decode, `PureGenerator`, `nextId`, IDs
+//!    increasing across requests, and with `Date.now()` standing still within
+//!    a request (Cloudflare's clock) `nextIds(5000)` fails with
+//!    `clock_stalled` at once, `sequenceExhausted: 'borrow:2'` issues it.
 //!
 //! The linters and runtimes are npm packages at pinned versions, each
 //! installed once into `.cache/js-runtimes/NAME-VERSION/` (skipped when
@@ -39,6 +46,8 @@ const LINTERS: [&str; 3] = [
 ];
 const BUN: &str = "1.4.5";
 const DENO: &str = "2.9.6";
+/// Cloudflare Workers' runtime.
+const WORKERD: &str = "1.20261117.1";
 /// Node's lines besides the machine's own (20): 18, the oldest the packages
 /// declare (`engines`), and the maintained 22, 24 and 26.
 const NODES: [&str; 4] = ["18.20.8", "22.23.5", "24.22.3", "26.12.1"];
@@ -113,6 +122,12 @@ pub fn run(p: &Part) -> Result<(), String> {
         specs: vec![format!("deno@{DENO}")],
         bin: "node_modules/.bin/deno",
     };
+    let workerd = Tool {
+        label: format!("workerd {WORKERD}"),
+        dir: cache.join(format!("workerd-{WORKERD}")),
+        specs: vec![format!("workerd@{WORKERD}")],
+        bin: "node_modules/.bin/workerd",
+    };
     let mut nodes: Vec<Tool> = Vec::new();
     match node_package() {
         Some(pkg) => {
@@ -132,7 +147,7 @@ pub fn run(p: &Part) -> Result<(), String> {
             std::env::consts::ARCH
         )),
     }
-    let mut tools: Vec<&Tool> = vec![&linters, &bun, &deno];
+    let mut tools: Vec<&Tool> = vec![&linters, &bun, &deno, &workerd];
     tools.extend(nodes.iter());
     p.say(&format!(
         "js: the linters and runtimes from npm, pinned, into {} (each once)",
@@ -160,6 +175,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     }
     let have_bun = have(&bun)?;
     let have_deno = have(&deno)?;
+    let have_workerd = have(&workerd)?;
     let mut node_programs: Vec<PathBuf> = vec![PathBuf::from("node")];
     for n in &nodes {
         if have(n)? {
@@ -425,6 +441,32 @@ pub fn run(p: &Part) -> Result<(), String> {
         }
     }
 
+    // 4. Cloudflare Workers: the web build in workerd.
+    if have_workerd {
+        let pkg_web = root.join("bindings-wasm/pkg-web");
+        if !pkg_web.join("snowmint_wasm_bg.wasm").is_file() {
+            return Err(format!(
+                "{} is missing: run the wasm part first (./scripts/test wasm node js)",
+                pkg_web.display()
+            ));
+        }
+        let mut cmd = Command::new("node");
+        cmd.arg(root.join("tests/js/workerd/run.mjs"))
+            .arg("--workerd")
+            .arg(workerd.program())
+            .arg("--pkg")
+            .arg(&pkg_web)
+            .arg("--work")
+            .arg(cache.join("workerd-run"))
+            .current_dir(root);
+        let what = format!("js: snowmint-wasm in a Worker on {}", workerd.label);
+        match p.capture(&what, &mut cmd).map(|out| result_line(&out)) {
+            Ok(Some(l)) => results.push(l),
+            Ok(None) => failed.push(format!("{}: no result line", workerd.label)),
+            Err(e) => failed.push(format!("{}: {e}", workerd.label)),
+        }
+    }
+
     p.say("js: summary");
     for l in &results {
         println!("  {l}");
@@ -441,7 +483,7 @@ pub fn run(p: &Part) -> Result<(), String> {
         Err(format!(
             "{} of {} runs failed (above)",
             failed.len(),
-            runs.len()
+            runs.len() + usize::from(have_workerd)
         ))
     }
 }
