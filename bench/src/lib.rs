@@ -127,7 +127,7 @@ impl Clock for PreciseClock {
     fn now_ms(&self) -> u64 {
         SystemClock.precise_ms()
     }
-    fn wait_until(&self, ms: u64) {
+    fn wait_until(&self, ms: u64) -> bool {
         SystemClock.wait_until(ms)
     }
 }

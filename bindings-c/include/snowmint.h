@@ -121,6 +121,11 @@ typedef enum snowmint_status {
    */
   SNOWMINT_STATUS_LEASE_FENCED = 14,
   /**
+   * The clock did not advance while the generator waited for the next time
+   * unit (the sequence of this one is used up): a clock that stands still.
+   */
+  SNOWMINT_STATUS_CLOCK_STALLED = 15,
+  /**
    * A required pointer argument was NULL.
    */
   SNOWMINT_STATUS_NULL_ARGUMENT = 100,

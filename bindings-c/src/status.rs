@@ -52,6 +52,9 @@ pub enum snowmint_status {
     /// The lease's slot is fenced until a time the clock has not reached (the
     /// store may have forgotten, or a previous holder reserved it): wait.
     LeaseFenced = 14,
+    /// The clock did not advance while the generator waited for the next time
+    /// unit (the sequence of this one is used up): a clock that stands still.
+    ClockStalled = 15,
     /// A required pointer argument was NULL.
     NullArgument = 100,
     /// The caller's buffer cannot hold the output and its NUL.
@@ -87,6 +90,7 @@ pub(crate) const CORE: [S; Error::ALL_CODES.len()] = [
     S::LeaseUnavailable,
     S::LeaseExpired,
     S::LeaseFenced,
+    S::ClockStalled,
 ];
 const _: () = {
     let mut i = 0;
@@ -121,6 +125,7 @@ const CORE_MESSAGES: [&CStr; Error::ALL_CODES.len()] = [
     c"no lease could be had: the store is unreachable, every slot is held, or the clocks differ too much",
     c"the lease ran out: no ID may be issued past the reservation the store confirmed",
     c"the lease's slot is fenced: no ID before the fence ends (the store may have forgotten, or a previous holder reserved it); the clock is fine, wait",
+    c"the clock did not advance while the sequence of its time unit was used up: issue fewer IDs at once, or use sequence_exhausted borrow:N",
 ];
 
 /// The statuses of the C interface itself, with their codes and messages.

@@ -90,6 +90,10 @@ fn each_core_code_has_the_status_of_its_name() {
         Error::InvalidId(IdProblem::Empty),
         snowmint::Value::Bool(true).to_time_ms().unwrap_err(),
         Error::ProcessForked,
+        Error::ClockStalled {
+            now_ms: 1,
+            until_ms: 2,
+        },
     ];
     for e in errors {
         assert_eq!(code(snowmint_status::from(e) as c_int), e.code());
@@ -98,7 +102,7 @@ fn each_core_code_has_the_status_of_its_name() {
 
 #[test]
 fn unknown_values_have_no_code() {
-    for s in [-1, 15, 99, 106, c_int::MAX, c_int::MIN] {
+    for s in [-1, 16, 99, 106, c_int::MAX, c_int::MIN] {
         assert_eq!(code(s), "unknown_status");
     }
 }

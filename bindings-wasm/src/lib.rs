@@ -438,7 +438,9 @@ pub fn parse_id(s: JsValue, format: JsValue) -> Res<u64> {
 
 /// The clock of `Generator`: `Date.now()` (std's clock panics on this
 /// target). Waiting spins (the core's default): a synchronous call cannot
-/// sleep, and waits last at most a few time units.
+/// sleep, and waits last at most a few time units. A `Date.now()` that
+/// stands still (a Cloudflare Worker's, within a request) ends the wait
+/// after `snowmint::STALL_READS` equal readings: `clock_stalled`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct DateClock;
 
@@ -492,7 +494,10 @@ impl Generator {
         Ok(self.0.next_id()?.to_string_in(Format::Decimal))
     }
 
-    /// `n` IDs (1 to 2^32) as a `BigUint64Array`.
+    /// `n` IDs (1 to 2^32) as a `BigUint64Array`. Where `Date.now()` stands
+    /// still (Cloudflare Workers), more than a time unit's sequence throws
+    /// `clock_stalled` (the call's IDs are skipped, never reissued) unless
+    /// `sequenceExhausted: 'borrow:N'` covers them.
     #[wasm_bindgen(js_name = nextIds)]
     pub fn next_ids(&self, n: JsValue) -> Res<Vec<u64>> {
         let mut ids = zeroed(arg(&n)?.to_count()?)?;

@@ -93,6 +93,16 @@ pub enum Error {
         /// Why the slot is fenced.
         cause: FenceCause,
     },
+    /// The generator had to wait for the clock (the sequence of the time
+    /// unit is used up) and the clock did not advance at all: a clock that
+    /// stands still, such as `Date.now()` within a Cloudflare Worker's
+    /// request. See [`crate::STALL_READS`].
+    ClockStalled {
+        /// The reading the clock stands still at, Unix milliseconds.
+        now_ms: u64,
+        /// The time the generator waited for, Unix milliseconds.
+        until_ms: u64,
+    },
     /// A binding's argument is of the wrong type or not an acceptable number
     /// (see the conversion layer, `Value`). It has no code of its own: the
     /// code is the one of the argument's meaning ([`Arg`]), so that a bad
@@ -329,6 +339,7 @@ impl Error {
             Error::LeaseUnavailable(_) => 11,
             Error::LeaseExpired { .. } => 12,
             Error::LeaseFenced { .. } => 13,
+            Error::ClockStalled { .. } => 14,
             Error::InvalidArgument { arg, problem } => match arg {
                 Arg::Id | Arg::Format => 9,
                 Arg::Time => match problem {
@@ -372,7 +383,7 @@ impl Error {
     }
 
     /// Every code, in a fixed order. Bindings test that they map all of them.
-    pub const ALL_CODES: [&'static str; 14] = [
+    pub const ALL_CODES: [&'static str; 15] = [
         "invalid_layout",
         "unknown_preset",
         "unknown_field",
@@ -387,6 +398,7 @@ impl Error {
         "lease_unavailable",
         "lease_expired",
         "lease_fenced",
+        "clock_stalled",
     ];
 }
 
@@ -508,6 +520,13 @@ impl Error {
                     ],
                 )
             }
+            Error::ClockStalled { now_ms, until_ms } => (
+                "clock stalled: the clock has not advanced past {} ms while the sequence of that \
+                 time unit is used up (the next ID needs {} ms); in a runtime whose clock stands \
+                 still within a request (Cloudflare Workers), issue fewer IDs per request or use \
+                 sequence_exhausted 'borrow:N'",
+                [N(*now_ms), N(*until_ms), N(0)],
+            ),
             Error::InvalidArgument { arg, problem } => {
                 arg.write_what(w)?;
                 if let ArgProblem::Id(_) = problem {

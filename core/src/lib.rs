@@ -89,10 +89,10 @@ mod value;
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-pub use clock::Clock;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use clock::SystemClock;
+pub use clock::{Clock, STALL_READS};
 pub use error::{
     Arg, ArgProblem, Error, ErrorClass, FenceCause, IdProblem, LayoutProblem, LeaseEnd,
     LeaseProblem, OptionProblem, Result,

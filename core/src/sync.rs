@@ -494,20 +494,40 @@ impl<C: Clock> Generator<C> {
         }
     }
 
-    /// The next ID, waiting (sleeping) when a policy says to wait.
+    /// The next ID, waiting (sleeping) when a policy says to wait; fails
+    /// with `clock_stalled` if the clock does not advance while it waits
+    /// (see [`Clock::wait_until`]).
     #[inline]
     pub fn next_id(&self) -> Result<Id> {
         loop {
             match self.try_next_id()? {
                 Next::Id(id) => return Ok(id),
-                Next::RetryAt(at) => self.clock.wait_until(at),
+                Next::RetryAt(at) => self.wait(at)?,
             }
+        }
+    }
+
+    /// Waits for the clock to reach `at`: `clock_stalled` if it stands still.
+    fn wait(&self, at: u64) -> Result<()> {
+        if self.clock.wait_until(at) {
+            return Ok(());
+        }
+        Err(self.stalled(at))
+    }
+
+    #[cold]
+    fn stalled(&self, until_ms: u64) -> Error {
+        Error::ClockStalled {
+            now_ms: self.clock.now_ms(),
+            until_ms,
         }
     }
 
     /// Fills `out` with increasing IDs, claiming each time unit's run of
     /// sequence values with one compare-and-swap. Waits when a policy says to.
-    /// On error, IDs already claimed are skipped (never reissued).
+    /// On error (`clock_stalled` among them) the whole call fails: IDs
+    /// already claimed are skipped (never reissued), and the state stays
+    /// past them, so the next call continues above them.
     pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
         self.check_fork()?;
         let mut done = 0;
@@ -525,7 +545,7 @@ impl<C: Clock> Generator<C> {
             }
             match stop {
                 None => {}
-                Some(Ok(at)) => self.clock.wait_until(at),
+                Some(Ok(at)) => self.wait(at)?,
                 Some(Err(e)) => return Err(e),
             }
         }
@@ -578,9 +598,10 @@ impl Clock for ManualClock {
     fn now_ms(&self) -> u64 {
         self.now.load(Ordering::SeqCst)
     }
-    fn wait_until(&self, ms: u64) {
+    fn wait_until(&self, ms: u64) -> bool {
         // Nobody else moves a manual clock in the middle of a call: jump.
         self.now.fetch_max(ms, Ordering::SeqCst);
+        true
     }
 }
 
@@ -588,7 +609,7 @@ impl<C: Clock + ?Sized> Clock for &C {
     fn now_ms(&self) -> u64 {
         (**self).now_ms()
     }
-    fn wait_until(&self, ms: u64) {
+    fn wait_until(&self, ms: u64) -> bool {
         (**self).wait_until(ms)
     }
 }

@@ -146,6 +146,96 @@ fn manual_clock_drives_waits_and_errors() {
     assert_eq!(g.next_id().unwrap_err().code(), "time_before_epoch");
 }
 
+/// A clock that stands still like `Date.now()` within a Cloudflare Worker's
+/// request: waiting on it is the core's default (spinning) wait, and only the
+/// test moves it.
+struct FrozenClock(std::sync::atomic::AtomicU64);
+
+impl snowmint::Clock for FrozenClock {
+    fn now_ms(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The twitter layout (4096 IDs per ms) on a frozen clock, with node values
+/// no other test uses (generators of one layout and node values share state).
+fn frozen_twitter<'c>(
+    clock: &'c FrozenClock,
+    worker: u64,
+    exhausted: &str,
+) -> Generator<&'c FrozenClock> {
+    let l = Layout::preset("twitter").unwrap();
+    let n = l
+        .nodes_from_pairs([("datacenter", 29), ("worker", worker)])
+        .unwrap();
+    let mut opts = Options::from_policies(None, Some(exhausted), Some("zero")).unwrap();
+    opts.seed = 1;
+    Generator::with_clock(l, n, opts, clock).unwrap()
+}
+
+/// A frozen clock: once the time unit's sequence is used up, the generator
+/// fails with `clock_stalled` within a bounded number of readings instead of
+/// spinning forever; the IDs a failed batch claimed are skipped, never
+/// reissued. (With the bound removed from the default wait, this test never
+/// ends.)
+#[test]
+fn a_frozen_clock_fails_with_clock_stalled_not_a_hang() {
+    const T: u64 = 1_700_000_000_000;
+    let clock = FrozenClock(T.into());
+    let g = frozen_twitter(&clock, 30, "wait");
+    let first = g.next_id().unwrap().get();
+    let started = std::time::Instant::now();
+    let mut out = vec![0; 5000];
+    let err = g.next_ids(&mut out).unwrap_err();
+    // About 1 million readings of an atomic: milliseconds, even unoptimised.
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(err.code(), "clock_stalled");
+    assert_eq!(
+        err,
+        snowmint::Error::ClockStalled {
+            now_ms: T,
+            until_ms: T + 1
+        }
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("not advanced past {T} ms")),
+        "{text}"
+    );
+    assert!(text.contains("borrow:N") && text.ends_with("[clock_stalled]"));
+    // One at a time too, and the unit's IDs stay used up.
+    assert_eq!(g.next_id().unwrap_err().code(), "clock_stalled");
+    assert!(matches!(g.try_next_id(), Ok(snowmint::Next::RetryAt(at)) if at == T + 1));
+    // Once the clock moves, IDs continue in the next unit: the 4095 IDs the
+    // failed batch claimed were skipped, not handed out again.
+    clock.0.store(T + 1, std::sync::atomic::Ordering::SeqCst);
+    let next = g.next_id().unwrap().get();
+    let l = Layout::preset("twitter").unwrap();
+    assert_eq!(l.decompose(first).unwrap().timestamp_ms(), T);
+    assert_eq!(l.decompose(next).unwrap().timestamp_ms(), T + 1);
+    assert_eq!(l.decompose(next).unwrap().sequence(), 0);
+}
+
+/// `sequence_exhausted=borrow:N` is the documented way to issue more IDs in
+/// a frozen millisecond: N more units' worth, then `clock_stalled`.
+#[test]
+fn borrow_issues_more_ids_on_a_frozen_clock() {
+    const T: u64 = 1_700_000_000_000;
+    let clock = FrozenClock(T.into());
+    let g = frozen_twitter(&clock, 31, "borrow:2");
+    let mut out = vec![0; 5000];
+    g.next_ids(&mut out).unwrap();
+    let mut more = vec![0; 3 * 4096 - 5000];
+    g.next_ids(&mut more).unwrap();
+    out.extend(more);
+    check_unique(vec![out.clone()]);
+    let l = Layout::preset("twitter").unwrap();
+    let last = l.decompose(*out.last().unwrap()).unwrap();
+    assert_eq!(last.timestamp_ms(), T + 2);
+    // Three units (the clock's and two borrowed) are all there is.
+    assert_eq!(g.next_id().unwrap_err().code(), "clock_stalled");
+}
+
 #[test]
 fn refuses_a_future_epoch_and_an_expired_layout() {
     let future = Layout::from_json(

@@ -139,6 +139,7 @@ impl From<Error> for ApiError {
             | Error::LeaseExpired { .. }
             | Error::LeaseFenced { .. }
             | Error::ClockMovedBackwards { .. }
+            | Error::ClockStalled { .. }
             | Error::ProcessForked => StatusCode::SERVICE_UNAVAILABLE,
             _ => StatusCode::BAD_REQUEST,
         };

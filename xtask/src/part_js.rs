@@ -19,7 +19,19 @@
 //!    runtime fails, not falls back unseen); with the addon, four worker
 //!    threads and the main thread share one generator state and no ID
 //!    repeats (`tests/js/check-worker.mjs`). One summary line per run:
-//!    runtime, version, entry point, backend, vectors passed, workers.
+//!    runtime, version, entry point, backend, vectors passed, workers;
+//! 4. Cloudflare Workers: `workerd` serving a Worker that imports
+//!    `snowmint-wasm`'s web build (`bindings-wasm/pkg-web`, the wasm part's
+//!    build; the `.wasm` as a module binding), on 127.0.0.1
+//!    (`tests/js/workerd/run.mjs`): decode, `PureGenerator`, `nextId`, IDs
+//!    increasing across requests, and with `Date.now()` standing still within
+//!    a request (Cloudflare's clock) `nextIds(5000)` fails with
+//!    `clock_stalled` at once, `sequenceExhausted: 'borrow:2'` issues it;
+//! 5. bundlers: Vite, esbuild and webpack each build a page importing
+//!    `snowmint-wasm`'s web build, run in headless Chromium from 127.0.0.1,
+//!    and a server bundle importing `snowmint` (the addon's package and the
+//!    WebAssembly fallback external), run by Node with the addon loaded
+//!    (`tests/js/bundlers/run.mjs`).
 //!
 //! The linters and runtimes are npm packages at pinned versions, each
 //! installed once into `.cache/js-runtimes/NAME-VERSION/` (skipped when
@@ -41,6 +53,17 @@ const LINTERS: [&str; 3] = [
 ];
 const BUN: &str = "1.4.5";
 const DENO: &str = "2.9.6";
+/// Cloudflare Workers' runtime.
+const WORKERD: &str = "1.20261117.1";
+/// The bundlers, and playwright-core to drive Chromium (the wasm part's
+/// version).
+const BUNDLERS: [&str; 5] = [
+    "vite@8.4.0",
+    "esbuild@0.28.2",
+    "webpack@5.113.0",
+    "webpack-cli@7.3.1",
+    "playwright-core@1.65.1",
+];
 /// Node's lines besides the machine's own (20): 18, the oldest the packages
 /// declare (`engines`), and the maintained 22, 24 and 26.
 const NODES: [&str; 4] = ["18.20.8", "22.23.5", "24.22.3", "26.12.1"];
@@ -115,6 +138,21 @@ pub fn run(p: &Part) -> Result<(), String> {
         specs: vec![format!("deno@{DENO}")],
         bin: "node_modules/.bin/deno",
     };
+    let workerd = Tool {
+        label: format!("workerd {WORKERD}"),
+        dir: cache.join(format!("workerd-{WORKERD}")),
+        specs: vec![format!("workerd@{WORKERD}")],
+        bin: "node_modules/.bin/workerd",
+    };
+    let bundlers = Tool {
+        label: "bundlers".into(),
+        dir: cache.join(format!(
+            "bundlers-{}",
+            BUNDLERS.join("-").replace(['@', '/'], "")
+        )),
+        specs: BUNDLERS.iter().map(|s| s.to_string()).collect(),
+        bin: "node_modules/.bin/webpack",
+    };
     let mut nodes: Vec<Tool> = Vec::new();
     match node_package() {
         Some(pkg) => {
@@ -134,7 +172,7 @@ pub fn run(p: &Part) -> Result<(), String> {
             std::env::consts::ARCH
         )),
     }
-    let mut tools: Vec<&Tool> = vec![&linters, &bun, &deno];
+    let mut tools: Vec<&Tool> = vec![&linters, &bun, &deno, &workerd, &bundlers];
     tools.extend(nodes.iter());
     p.say(&format!(
         "js: the linters and runtimes from npm, pinned, into {} (each once)",
@@ -162,6 +200,8 @@ pub fn run(p: &Part) -> Result<(), String> {
     }
     let have_bun = have(&bun)?;
     let have_deno = have(&deno)?;
+    let have_workerd = have(&workerd)?;
+    let have_bundlers = have(&bundlers)?;
     let mut node_programs: Vec<PathBuf> = vec![PathBuf::from("node")];
     for n in &nodes {
         if have(n)? {
@@ -427,6 +467,68 @@ pub fn run(p: &Part) -> Result<(), String> {
         }
     }
 
+    // 4. Cloudflare Workers: the web build in workerd.
+    let pkg_web = root.join("bindings-wasm/pkg-web");
+    if (have_workerd || have_bundlers) && !pkg_web.join("snowmint_wasm_bg.wasm").is_file() {
+        return Err(format!(
+            "{} is missing: run the wasm part first (./scripts/test wasm node js)",
+            pkg_web.display()
+        ));
+    }
+    if have_workerd {
+        let mut cmd = Command::new("node");
+        cmd.arg(root.join("tests/js/workerd/run.mjs"))
+            .arg("--workerd")
+            .arg(workerd.program())
+            .arg("--pkg")
+            .arg(&pkg_web)
+            .arg("--work")
+            .arg(cache.join("workerd-run"))
+            .current_dir(root);
+        let what = format!("js: snowmint-wasm in a Worker on {}", workerd.label);
+        match p.capture(&what, &mut cmd).map(|out| result_line(&out)) {
+            Ok(Some(l)) => results.push(l),
+            Ok(None) => failed.push(format!("{}: no result line", workerd.label)),
+            Err(e) => failed.push(format!("{}: {e}", workerd.label)),
+        }
+    }
+
+    // 5. The bundlers: a page in Chromium, a server bundle in Node.
+    if have_bundlers {
+        if !crate::tools::executable(Path::new("/usr/bin/chromium")) {
+            crate::tools::apt(p, &["chromium"])?;
+        }
+        let mut cmd = Command::new("node");
+        cmd.arg(root.join("tests/js/bundlers/run.mjs"))
+            .arg("--tools")
+            .arg(&bundlers.dir)
+            .arg("--pkg-web")
+            .arg(&pkg_web)
+            .arg("--node-modules")
+            .arg(consumer.join("node_modules"))
+            .arg("--work")
+            .arg(cache.join("bundlers-run"))
+            .env_remove("SNOWMINT_FORCE_WASM")
+            .current_dir(root);
+        match p.capture(
+            "js: Vite, esbuild, webpack: a page in Chromium, a server bundle in Node",
+            &mut cmd,
+        ) {
+            Ok(out) => {
+                let lines: Vec<String> = out
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("result: ").map(str::to_string))
+                    .collect();
+                if lines.len() == 6 {
+                    results.extend(lines);
+                } else {
+                    failed.push(format!("bundlers: {} result lines, not 6", lines.len()));
+                }
+            }
+            Err(e) => failed.push(format!("bundlers: {e}")),
+        }
+    }
+
     p.say("js: summary");
     for l in &results {
         println!("  {l}");
@@ -443,7 +545,7 @@ pub fn run(p: &Part) -> Result<(), String> {
         Err(format!(
             "{} of {} runs failed (above)",
             failed.len(),
-            runs.len()
+            runs.len() + usize::from(have_workerd) + 6 * usize::from(have_bundlers)
         ))
     }
 }

@@ -108,6 +108,12 @@ class LeaseFencedError(SnowmintError):
 
     code: str
 
+class ClockStalledError(SnowmintError):
+    """code ``clock_stalled``: the generator had to wait for the next time unit and the clock
+    did not advance at all (a clock that stands still)."""
+
+    code: str
+
 # For an argument of the wrong type, each code's class has a subclass that is
 # also a TypeError (ErrorClass::Type in the core); it is the one raised then.
 class InvalidLayoutTypeError(InvalidLayoutError, TypeError): ...
@@ -124,6 +130,7 @@ class ProcessForkedTypeError(ProcessForkedError, TypeError): ...
 class LeaseUnavailableTypeError(LeaseUnavailableError, TypeError): ...
 class LeaseExpiredTypeError(LeaseExpiredError, TypeError): ...
 class LeaseFencedTypeError(LeaseFencedError, TypeError): ...
+class ClockStalledTypeError(ClockStalledError, TypeError): ...
 
 # The classes are pyo3 classes, which cannot be subclassed (@final).
 
@@ -416,6 +423,8 @@ def parse_id(s: str, format: Literal["decimal", "base32", "base62"]) -> int:
 __all__ = [
     "ClockMovedBackwardsError",
     "ClockMovedBackwardsTypeError",
+    "ClockStalledError",
+    "ClockStalledTypeError",
     "ERROR_CODES",
     "Field",
     "Generator",

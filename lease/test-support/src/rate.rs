@@ -145,7 +145,7 @@ impl snowmint::Clock for OffsetClock {
     fn now_ms(&self) -> u64 {
         SystemClock.now_ms().saturating_add_signed(self.0)
     }
-    fn wait_until(&self, ms: u64) {
+    fn wait_until(&self, ms: u64) -> bool {
         SystemClock.wait_until(ms.saturating_add_signed(-self.0))
     }
 }

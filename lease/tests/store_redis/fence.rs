@@ -215,7 +215,7 @@ impl snowmint::Clock for Ahead {
     fn now_ms(&self) -> u64 {
         SystemClock.now_ms() + self.0
     }
-    fn wait_until(&self, ms: u64) {
+    fn wait_until(&self, ms: u64) -> bool {
         SystemClock.wait_until(ms.saturating_sub(self.0))
     }
 }
