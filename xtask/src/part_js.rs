@@ -14,7 +14,8 @@
 //!    of the tarballs) and on Deno (`deno run` over npm's `node_modules`, and
 //!    the `npm:` specifier with the registry unreachable): each through the
 //!    CommonJS and the ESM entry point, with the native addon and with the
-//!    WebAssembly fallback (`SNOWMINT_FORCE_WASM=1`), each required to report
+//!    WebAssembly fallback (`SNOWMINT_FORCE_WASM=1`, and on Node's lines
+//!    also with the addon's package not installed), each required to report
 //!    the backend it was meant to load (an addon that stops loading on one
 //!    runtime fails, not falls back unseen); with the addon, four worker
 //!    threads and the main thread share one generator state and no ID
@@ -92,7 +93,8 @@ struct Run {
     env: Vec<(&'static str, String)>,
     forced_wasm: bool,
     /// The backend it must report: `native` (this host's addon package is
-    /// installed, and every runtime here loads it), `wasm` when forced.
+    /// installed, and every runtime here loads it), `wasm` when forced or
+    /// when the addon's package is not installed.
     expect: &'static str,
 }
 
@@ -333,6 +335,40 @@ pub fn run(p: &Part) -> Result<(), String> {
         false
     };
 
+    // A consumer without the addon: only `snowmint` and `snowmint-wasm`
+    // installed, as on a platform without a package of its own (npm skips
+    // an optional dependency it cannot install): the package must load its
+    // WebAssembly fallback by itself, without SNOWMINT_FORCE_WASM.
+    let bare = cache.join("consumer-no-addon");
+    fresh_dir(&bare)?;
+    write(
+        &bare.join("package.json"),
+        "{ \"name\": \"snowmint-js-consumer-no-addon\", \"private\": true, \"type\": \"commonjs\" }\n",
+    )?;
+    let addon_prefix = host_platform().map(|h| format!("snowmint-{h}-"));
+    let without_addon: Vec<&PathBuf> = tarballs
+        .iter()
+        .filter(|t| {
+            addon_prefix
+                .as_deref()
+                .is_none_or(|pre| !file_name(t).starts_with(pre))
+        })
+        .collect();
+    p.capture(
+        "js: npm install of the tarballs but this platform's addon into .cache/js-runtimes/consumer-no-addon",
+        Command::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+                "--omit=optional",
+            ])
+            .args(&without_addon)
+            .current_dir(&bare),
+    )?;
+    copy_checks(root, &bare)?;
+
     // 3. The vectors on every runtime.
     let vectors = root.join("vectors").display().to_string();
     let check = |entry: &str| -> Vec<String> {
@@ -393,6 +429,19 @@ pub fn run(p: &Part) -> Result<(), String> {
                     expect: expected,
                 });
             }
+        }
+    }
+    for entry in ["require", "import"] {
+        for node in &node_programs {
+            runs.push(Run {
+                label: format!("node ({}), no addon installed", node.display()),
+                program: node.clone(),
+                args: check(entry),
+                cwd: bare.clone(),
+                env: vec![],
+                forced_wasm: false,
+                expect: "wasm",
+            });
         }
     }
     if have_deno {
