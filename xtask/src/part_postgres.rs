@@ -46,7 +46,8 @@ fn cargo(p: &Part, target: &Path) -> Command {
     let mut cmd = p.cmd("cargo");
     cmd.current_dir(p.root.join("bindings-postgres"))
         .env("CARGO_TARGET_DIR", target)
-        .env("CARGO_BUILD_BUILD_DIR", target);
+        .env("CARGO_BUILD_BUILD_DIR", target)
+        .env("NO_COLOR", "1");
     cmd
 }
 
@@ -91,14 +92,16 @@ pub fn install(p: &Part, pg_config: &Path) -> Result<(), String> {
     let target = build_dir();
     let pgrx_home = target.join("pgrx-home");
     mkdir(&pgrx_home)?;
-    std::fs::write(
-        pgrx_home.join("config.toml"),
-        format!(
-            "[configs]\npg{major} = {:?}\n",
-            pg_config.display().to_string()
-        ),
-    )
-    .map_err(|e| format!("writing {}: {e}", pgrx_home.display()))?;
+    // Written only when it changes: pgrx-pg-sys's build script reruns (bindgen,
+    // then everything above it) whenever the file's time does.
+    let config = pgrx_home.join("config.toml");
+    let text = format!(
+        "[configs]\npg{major} = {:?}\n",
+        pg_config.display().to_string()
+    );
+    if std::fs::read_to_string(&config).ok().as_deref() != Some(text.as_str()) {
+        std::fs::write(&config, text).map_err(|e| format!("writing {}: {e}", config.display()))?;
+    }
     p.say(&format!(
         "cargo pgrx install --release --pg-config {} (PostgreSQL {major}, build in {})",
         pg_config.display(),
