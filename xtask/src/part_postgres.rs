@@ -185,7 +185,7 @@ impl Cluster {
     /// initdb in `dir` (emptied first; a server left running there by an
     /// interrupted run is stopped) and a server on a free port with the
     /// extension preloaded. Returns the cluster and its port.
-    fn start(p: &Part, bin: &Path, dir: &Path) -> Result<(Cluster, u16), String> {
+    fn start(p: &Part, bin: &Path, dir: &Path, preload: bool) -> Result<(Cluster, u16), String> {
         // SAFETY: geteuid cannot fail.
         let as_postgres = unsafe { libc::geteuid() } == 0;
         let cluster = Cluster {
@@ -220,8 +220,13 @@ impl Cluster {
                 .args(["-w", "-t", "30", "-o"])
                 .arg(format!(
                     "-k {} -p {port} -c listen_addresses=127.0.0.1 -c max_connections=100 \
-                     -c shared_preload_libraries=snowmint -c fsync=off",
-                    dir.display()
+                     -c fsync=off{}",
+                    dir.display(),
+                    if preload {
+                        " -c shared_preload_libraries=snowmint"
+                    } else {
+                        ""
+                    }
                 ))
                 .arg("start")
                 .stdout(std::process::Stdio::null())
@@ -288,15 +293,20 @@ pub fn run(p: &Part) -> Result<(), String> {
         "a throwaway cluster with shared_preload_libraries=snowmint ({})",
         dir.display()
     ));
-    let (cluster, port) = Cluster::start(p, &bin, &dir)?;
-    p.say(&format!("SQL tests on 127.0.0.1:{port}"));
+    let (cluster, port) = Cluster::start(p, &bin, &dir, true)?;
+    // And one without the preload: next_id must say what is missing.
+    let (bare, bare_port) = Cluster::start(p, &bin, &target.join("cluster-bare"), false)?;
+    p.say(&format!(
+        "SQL tests on 127.0.0.1:{port} (and 127.0.0.1:{bare_port}, not preloaded)"
+    ));
+    let conninfo = |port: u16| format!("host=127.0.0.1 port={port} user=postgres dbname=postgres");
     let result = p.check(
         Command::new(&sqltest)
-            .arg(format!(
-                "host=127.0.0.1 port={port} user=postgres dbname=postgres"
-            ))
-            .arg(p.root.join("vectors")),
+            .arg(conninfo(port))
+            .arg(p.root.join("vectors"))
+            .arg(conninfo(bare_port)),
     );
+    drop(bare);
     drop(cluster);
     result
 }

@@ -3,8 +3,9 @@
 //! a throwaway cluster and runs this): the shared vectors through SQL, 16
 //! connections minting at once, bad input, convert_sequence.
 //!
-//! Usage: `snowmint-pg-sqltest CONNINFO VECTORS_DIR` (CONNINFO as libpq reads
-//! it: `host=127.0.0.1 port=5999 user=postgres dbname=postgres`).
+//! Usage: `snowmint-pg-sqltest CONNINFO VECTORS_DIR [CONNINFO_NOT_PRELOADED]`
+//! (CONNINFO as libpq reads it: `host=127.0.0.1 port=5999 user=postgres
+//! dbname=postgres`; the third, a server without the preload).
 
 use std::collections::HashSet;
 use std::process::ExitCode;
@@ -683,10 +684,35 @@ fn convert(run: &mut Run, c: &mut Client) {
     );
 }
 
+/// A server without shared_preload_libraries = snowmint: the extension
+/// installs and reads IDs, and next_id says what is missing.
+fn not_preloaded(run: &mut Run, conninfo: &str) {
+    let mut c = connect(conninfo);
+    c.batch_execute(
+        "DROP EXTENSION IF EXISTS snowmint CASCADE; CREATE EXTENSION snowmint;
+         SELECT snowmint.create_generator('orders', 'twitter', '{\"datacenter\": 1, \"worker\": 1}');",
+    )
+    .unwrap();
+    let out: Out<String> = call(&mut c, "SELECT snowmint.format_id(42, 'base62')", &[]);
+    run.check(out == Out::Ok("0000000000g".into()), || {
+        format!("not preloaded: format_id {out:?}")
+    });
+    let out: Out<i64> = call(&mut c, "SELECT snowmint.next_id('orders')", &[]);
+    expect_error(
+        run,
+        &mut c,
+        "not preloaded",
+        out,
+        "not_preloaded",
+        Some("55000"),
+    );
+    println!("not preloaded: next_id refused with not_preloaded");
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let (Some(conninfo), Some(vectors_dir)) = (args.get(1), args.get(2)) else {
-        eprintln!("usage: snowmint-pg-sqltest CONNINFO VECTORS_DIR");
+        eprintln!("usage: snowmint-pg-sqltest CONNINFO VECTORS_DIR [CONNINFO_NOT_PRELOADED]");
         return ExitCode::from(2);
     };
     let mut run = Run {
@@ -701,6 +727,9 @@ fn main() -> ExitCode {
     bad_input(&mut run, &mut c);
     convert(&mut run, &mut c);
     concurrent(&mut run, conninfo);
+    if let Some(bare) = args.get(3) {
+        not_preloaded(&mut run, bare);
+    }
     if run.failures.is_empty() {
         println!("postgres: {} checks passed", run.checks);
         ExitCode::SUCCESS
