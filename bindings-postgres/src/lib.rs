@@ -463,7 +463,8 @@ fn wait_until(at: u64) {
 }
 
 /// The next ID of the generator `name` (usable as a column default).
-#[pg_extern(volatile, parallel_safe, strict)]
+/// Parallel restricted, like `nextval`: minted by the leader only.
+#[pg_extern(volatile, parallel_restricted, strict)]
 fn next_id(name: default!(&str, "'default'")) -> i64 {
     let g = generator(name);
     loop {
@@ -475,7 +476,7 @@ fn next_id(name: default!(&str, "'default'")) -> i64 {
 }
 
 /// `n` increasing IDs of the generator `name`.
-#[pg_extern(volatile, parallel_safe, strict)]
+#[pg_extern(volatile, parallel_restricted, strict)]
 fn next_ids(name: &str, n: i32) -> SetOfIterator<'static, i64> {
     let g = generator(name);
     let n = Value::from(i64::from(n)).to_count().or_raise();
@@ -523,26 +524,17 @@ fn create_generator(
         )
     }
     config_of(layout, nodes.as_ref(), options.as_ref());
-    let exists = Spi::get_one_with_args::<bool>(
-        "SELECT EXISTS (SELECT 1 FROM snowmint.generator_defs WHERE name = $1)",
-        &[name.into()],
+    // ON CONFLICT: a concurrent create of the same name is the same error.
+    let inserted = Spi::get_one_with_args::<String>(
+        "INSERT INTO snowmint.generator_defs (name, layout, nodes, options) \
+         VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING RETURNING name",
+        &[name.into(), layout.into(), nodes.into(), options.into()],
     );
-    if exists == Ok(Some(true)) {
+    if !matches!(inserted, Ok(Some(_))) {
         raise(
             PgSqlErrorCode::ERRCODE_DUPLICATE_OBJECT,
             format!("snowmint: a generator named '{name}' exists (drop_generator first)"),
             "duplicate_generator",
-        )
-    }
-    let inserted = Spi::run_with_args(
-        "INSERT INTO snowmint.generator_defs (name, layout, nodes, options) VALUES ($1, $2, $3, $4)",
-        &[name.into(), layout.into(), nodes.into(), options.into()],
-    );
-    if let Err(e) = inserted {
-        raise(
-            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-            format!("snowmint: could not store the generator: {e}"),
-            "internal",
         )
     }
     invalidate();

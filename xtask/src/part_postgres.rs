@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::proc::Group;
 use crate::step::{mkdir, remove_dir, Part};
 use crate::tools::{apt, cargo_tool, Source};
 
@@ -300,12 +301,20 @@ pub fn run(p: &Part) -> Result<(), String> {
         "SQL tests on 127.0.0.1:{port} (and 127.0.0.1:{bare_port}, not preloaded)"
     ));
     let conninfo = |port: u16| format!("host=127.0.0.1 port={port} user=postgres dbname=postgres");
-    let result = p.check(
+    // A group of its own, stopped with the runner; the clusters are stopped
+    // by their drops below on every way out.
+    let tests = Group::spawn(
         Command::new(&sqltest)
             .arg(conninfo(port))
             .arg(p.root.join("vectors"))
             .arg(conninfo(bare_port)),
-    );
+    )
+    .map_err(|e| format!("cannot run {}: {e}", sqltest.display()))?;
+    let result = match tests.wait() {
+        Ok(f) if f.success() => Ok(()),
+        Ok(f) => Err(format!("the SQL tests failed ({})", f.status)),
+        Err(sig) => Err(format!("stopped by signal {sig}")),
+    };
     drop(bare);
     drop(cluster);
     result
