@@ -608,6 +608,62 @@ fn bad_input(run: &mut Run, c: &mut Client) {
     });
 }
 
+/// Generation refusals (55000) and the shared slots' limit (54000).
+fn refusals(run: &mut Run, c: &mut Client) {
+    // resume_after far ahead of the clock with clock_backwards = fail: the
+    // shared state starts above it, and the clock reads as moved back.
+    let ahead: i64 = c
+        .query_one(
+            "SELECT snowmint.compose('2040-01-01', 0, '{\"datacenter\": 31, \"worker\": 31}')",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    let options = serde_json::json!({"resume_after": ahead.to_string(), "clock_backwards": "fail"});
+    c.execute(
+        "SELECT snowmint.create_generator('ahead', 'twitter', '{\"datacenter\": 31, \"worker\": 31}', $1)",
+        &[&options],
+    )
+    .unwrap();
+    let out: Out<i64> = call(c, "SELECT snowmint.next_id('ahead')", &[]);
+    expect_error(
+        run,
+        c,
+        "clock behind resume_after",
+        out,
+        "clock_moved_backwards",
+        Some("55000"),
+    );
+    // Every distinct node configuration takes a slot until the server stops:
+    // the 65th is refused, the others keep working.
+    let mut refused = None;
+    for worker in 0..70 {
+        let name = format!("slot{worker}");
+        c.execute(
+            "SELECT snowmint.create_generator($1, 'leaf', jsonb_build_object('worker', $2::int))",
+            &[&name, &worker],
+        )
+        .unwrap();
+        let out: Out<i64> = call(c, "SELECT snowmint.next_id($1)", &[&name]);
+        if let Out::Err { sqlstate, code } = out {
+            refused = Some((worker, sqlstate, code));
+            break;
+        }
+    }
+    run.check(
+        matches!(&refused, Some((_, s, k)) if s == "54000" && k == "slots_full"),
+        || format!("slots: {refused:?}"),
+    );
+    let out: Out<i64> = call(c, "SELECT snowmint.next_id('orders')", &[]);
+    run.check(matches!(out, Out::Ok(_)), || {
+        format!("after slots_full: {out:?}")
+    });
+    println!(
+        "slots: the generator after {:?} more was refused",
+        refused.map(|r| r.0)
+    );
+}
+
 fn convert(run: &mut Run, c: &mut Client) {
     c.batch_execute(
         "CREATE TABLE legacy_serial (id bigserial PRIMARY KEY, v text);
@@ -727,6 +783,8 @@ fn main() -> ExitCode {
     bad_input(&mut run, &mut c);
     convert(&mut run, &mut c);
     concurrent(&mut run, conninfo);
+    // Last on this server: it fills the shared slots.
+    refusals(&mut run, &mut c);
     if let Some(bare) = args.get(3) {
         not_preloaded(&mut run, bare);
     }
