@@ -305,6 +305,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     // by their drops below on every way out.
     let tests = Group::spawn(
         Command::new(&sqltest)
+            .env("SNOWMINT_PG_DUMP", bin.join("pg_dump"))
             .arg(conninfo(port))
             .arg(p.root.join("vectors"))
             .arg(conninfo(bare_port)),

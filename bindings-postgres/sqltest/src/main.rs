@@ -456,6 +456,32 @@ fn generators(run: &mut Run, c: &mut Client) {
     );
 }
 
+/// pg_dump carries the definitions (the extension's configuration table).
+fn dump(run: &mut Run, conninfo: &str) {
+    let Some(pg_dump) = std::env::var_os("SNOWMINT_PG_DUMP") else {
+        println!("pg_dump: SNOWMINT_PG_DUMP not set, not checked");
+        return;
+    };
+    let out = std::process::Command::new(pg_dump)
+        .args(["--data-only", "--dbname"])
+        .arg(conninfo)
+        .output()
+        .expect("running pg_dump");
+    let text = String::from_utf8_lossy(&out.stdout);
+    run.check(
+        out.status.success()
+            && text.contains("COPY snowmint.generator_defs")
+            && text.contains("orders\ttwitter\t{\"worker\": 1, \"datacenter\": 1}"),
+        || {
+            format!(
+                "pg_dump: {} {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )
+        },
+    );
+}
+
 fn bad_input(run: &mut Run, c: &mut Client) {
     let out: Out<i64> = call(c, "SELECT snowmint.next_id('nope')", &[]);
     expect_error(
@@ -780,6 +806,7 @@ fn main() -> ExitCode {
         .unwrap();
     vectors(&mut run, &mut c, vectors_dir);
     generators(&mut run, &mut c);
+    dump(&mut run, conninfo);
     bad_input(&mut run, &mut c);
     convert(&mut run, &mut c);
     concurrent(&mut run, conninfo);
