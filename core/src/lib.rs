@@ -64,6 +64,9 @@ extern crate alloc;
 
 mod clock;
 mod error;
+// Generation on a state word kept by the caller (shared memory).
+#[cfg(all(feature = "std", not(loom)))]
+mod external;
 mod generator;
 mod id;
 mod json;

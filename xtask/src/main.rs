@@ -10,6 +10,8 @@
 //!                                       SNOWMINT_TEST_* variables printed for `cargo test`
 //! cargo xtask times [--write]           the last full test run's times per part, and
 //!                                       CONTRIBUTING.md's table rewritten from them
+//! cargo xtask install-pg [--pg-config PATH]  the PostgreSQL extension built and installed
+//!                                       (scripts/install-pg)
 //! ```
 //!
 //! Each part is a child process in a group of its own (`proc`), stopped with
@@ -25,6 +27,7 @@ mod part_js;
 mod part_lease;
 mod part_lint;
 mod part_node;
+mod part_postgres;
 mod part_python;
 mod part_release_c;
 mod part_release_lint;
@@ -49,7 +52,8 @@ use std::process::ExitCode;
 
 const USAGE: &str =
     "usage: cargo xtask test [PART...] | release-check [PART...] | harness [ARGS...] \
-| stores up STORE... | times [--write] | build-wheels [all|x86_64|others]";
+| stores up STORE... | times [--write] | build-wheels [all|x86_64|others] \
+| install-pg [--pg-config PATH]";
 
 fn main() -> ExitCode {
     let root = root();
@@ -74,6 +78,7 @@ fn main() -> ExitCode {
             }
         },
         "times" => times::command(&root, rest),
+        "install-pg" => part_postgres::install_command(&root, rest),
         "build-wheels" => part_release_python::build_wheels_command(&root, rest),
         // A part written in Rust, as the test runner starts it (a child in a
         // process group of its own, like the parts still in shell).

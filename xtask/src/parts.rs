@@ -14,7 +14,7 @@ pub struct TestPart {
 }
 
 /// Every part of the test command, in the order they run.
-pub const TEST_PARTS: [TestPart; 12] = [
+pub const TEST_PARTS: [TestPart; 13] = [
     TestPart { name: "lint", what: "ESLint over the JavaScript, ruff over the Python", budget_s: 20 },
     TestPart {
         name: "core",
@@ -27,6 +27,11 @@ pub const TEST_PARTS: [TestPart; 12] = [
     TestPart { name: "python", what: "the Python package's suite, stubs, the wheel's contents", budget_s: 60 },
     TestPart { name: "node", what: "the Node package (addon and WebAssembly fallback), the shared JS suite", budget_s: 90 },
     TestPart { name: "c", what: "the C and C++ suite, the header's freshness, the installed prefix", budget_s: 40 },
+    TestPart {
+        name: "postgres",
+        what: "the PostgreSQL extension: cargo-pgrx install, then SQL on a throwaway cluster (vectors, 16 connections, bad input, convert_sequence)",
+        budget_s: 90,
+    },
     TestPart { name: "interop", what: "40 Python, Node and CLI processes leasing from each store; the README's store examples", budget_s: 40 },
     TestPart { name: "wasm", what: "the WebAssembly packages, the decoder page's committed module", budget_s: 60 },
     TestPart {

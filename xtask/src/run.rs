@@ -351,6 +351,7 @@ pub fn part_in_process(root: &Path, name: &str) -> u8 {
         "js" => crate::part_js::run(&part),
         "lint" => crate::part_lint::run(&part),
         "c" => crate::part_c::run(&part),
+        "postgres" => crate::part_postgres::run(&part),
         "python" => crate::part_python::run(&part),
         "wasm" => crate::part_wasm::run(&part),
         "interop" => crate::part_interop::run(&part),

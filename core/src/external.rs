@@ -1,0 +1,165 @@
+//! Generation on a state word the caller keeps: for generators whose state
+//! must be shared by several processes (the PostgreSQL extension keeps one
+//! word per generator in the server's shared memory, for every backend).
+//!
+//! The semantics are [`Config`]'s step, exactly as [`Generator`](crate::Generator)
+//! runs it: one compare-and-swap per ID on the word, a batch's run of
+//! sequence values claimed with one swap. What this file does not do is
+//! everything a process-local generator adds around it: the registry that
+//! makes generators with the same node values share one word (the caller
+//! keeps one word per [`StateKey`](crate::StateKey)), fork detection (the
+//! word lives in memory every process sees), and waiting (the caller waits
+//! until the time returned, as its host allows: interruptibly, in
+//! PostgreSQL). No lease limit: a caller with a lease is future work.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::clock::Clock;
+use crate::error::Result;
+use crate::generator::{Config, Next, Step, FRESH, NO_LIMIT};
+use crate::id::Id;
+
+impl Config {
+    /// The value a new state word starts with: nothing issued, or the
+    /// options' `resume_after`. A word already in use is raised to it
+    /// with [`join_state`](Self::join_state) instead.
+    pub fn start_state(&self) -> u64 {
+        self.initial_state()
+    }
+
+    /// Raises an existing state word to this configuration's start (its
+    /// `resume_after`), as a process-local generator joining a shared state
+    /// does; a word already above it is left alone.
+    pub fn join_state(&self, word: &AtomicU64) {
+        let floor = self.initial_state();
+        if floor == FRESH {
+            return;
+        }
+        let mut cur = word.load(Ordering::Acquire);
+        while cur == FRESH || cur < floor {
+            match word.compare_exchange(cur, floor, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return,
+                Err(seen) => cur = seen,
+            }
+        }
+    }
+
+    /// The next ID from the state word `word`, or when to ask again (the
+    /// caller waits until then and calls again). Lock-free: retries its
+    /// compare-and-swap when another thread or process got there first.
+    pub fn try_next_on(&self, word: &AtomicU64, clock: &impl Clock) -> Result<Next> {
+        // The state before the clock, as `Generator::try_next_id` (a reading
+        // taken first could be older than an ID issued in between).
+        let mut state = word.load(Ordering::Acquire);
+        loop {
+            match self.step(state, clock.now_ms(), NO_LIMIT)? {
+                Step::Issue { state: new, id } => {
+                    match word.compare_exchange(state, new, Ordering::AcqRel, Ordering::Acquire) {
+                        Ok(_) => return Ok(Next::Id(Id::new(id))),
+                        Err(seen) => {
+                            state = seen;
+                            core::hint::spin_loop();
+                        }
+                    }
+                }
+                Step::RetryAt(at) => return Ok(Next::RetryAt(at)),
+            }
+        }
+    }
+
+    /// Fills as much of `out` as can be issued now from `word`, each time
+    /// unit's run with one compare-and-swap. Returns how many IDs were
+    /// written and, when fewer than `out.len()`, the Unix millisecond to
+    /// call again at (with the rest of `out`). On error, IDs already claimed
+    /// are skipped (never reissued), as in `Generator::next_ids`.
+    pub fn try_fill_on(
+        &self,
+        word: &AtomicU64,
+        clock: &impl Clock,
+        out: &mut [u64],
+    ) -> Result<(usize, Option<u64>)> {
+        let mut done = 0;
+        while done < out.len() {
+            let state = word.load(Ordering::Acquire);
+            let (new, n, stop) = self.fill(state, clock.now_ms(), NO_LIMIT, &mut out[done..]);
+            if n > 0 {
+                if word
+                    .compare_exchange(state, new, Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
+                {
+                    continue;
+                }
+                done += n;
+            }
+            match stop {
+                None => {}
+                Some(Ok(at)) => return Ok((done, Some(at))),
+                Some(Err(e)) => return Err(e),
+            }
+        }
+        Ok((done, None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Layout, ManualClock, Options, SequenceStart};
+
+    fn config() -> Config {
+        let layout = Layout::preset("twitter").unwrap();
+        let nodes = layout
+            .nodes_from_pairs([("datacenter", 1), ("worker", 2)])
+            .unwrap();
+        let options = Options {
+            sequence_start: SequenceStart::Zero,
+            ..Options::default()
+        };
+        Config::new(layout, nodes, options).unwrap()
+    }
+
+    #[test]
+    fn word_issues_increasing_ids_and_batches_continue_them() {
+        let cfg = config();
+        let word = AtomicU64::new(cfg.start_state());
+        let clock = ManualClock::new(1_700_000_000_000);
+        let Next::Id(a) = cfg.try_next_on(&word, &clock).unwrap() else {
+            panic!("no id")
+        };
+        let mut out = [0u64; 5000];
+        let (n, retry) = cfg.try_fill_on(&word, &clock, &mut out).unwrap();
+        // 4096 sequence values per ms, one used: the rest, then a retry time.
+        assert_eq!(n, 4095);
+        assert_eq!(retry, Some(1_700_000_000_001));
+        assert_eq!(out[0], a.get() + 1);
+        assert!(out[..n].windows(2).all(|w| w[0] < w[1]));
+        clock.set(1_700_000_000_001);
+        let (m, retry) = cfg.try_fill_on(&word, &clock, &mut out[n..]).unwrap();
+        assert_eq!((m, retry), (5000 - 4095, None));
+        assert!(out.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn join_raises_to_resume_after_only() {
+        let layout = Layout::preset("twitter").unwrap();
+        let nodes = layout
+            .nodes_from_pairs([("datacenter", 1), ("worker", 2)])
+            .unwrap();
+        let last = layout.compose(1_800_000_000_000, 7, &nodes).unwrap();
+        let resumed = Options {
+            resume_after: Some(last),
+            ..Options::default()
+        };
+        let cfg = Config::new(layout, nodes, resumed).unwrap();
+        let word = AtomicU64::new(FRESH);
+        cfg.join_state(&word);
+        let clock = ManualClock::new(1_800_000_000_000);
+        let Next::Id(id) = cfg.try_next_on(&word, &clock).unwrap() else {
+            panic!("no id")
+        };
+        assert!(id > last);
+        let above = word.load(Ordering::Acquire);
+        cfg.join_state(&word);
+        assert_eq!(word.load(Ordering::Acquire), above);
+    }
+}

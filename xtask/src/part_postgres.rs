@@ -1,0 +1,322 @@
+//! The `postgres` part: the PostgreSQL extension (bindings-postgres/, its own
+//! cargo workspace) built and installed with cargo-pgrx into the machine's
+//! PostgreSQL 15, then tested in SQL against a throwaway cluster of its own
+//! started with `shared_preload_libraries = snowmint` (never the machine's
+//! server on 5432): the shared vectors, 16 connections minting at once, bad
+//! input, convert_sequence (bindings-postgres/sqltest).
+//!
+//! `cargo xtask install-pg [--pg-config PATH]` (scripts/install-pg) is the
+//! install step alone, for users.
+//!
+//! The extension's builds go to their own persistent directory
+//! (`~/.cache/snowmint/postgres`, or `$SNOWMINT_BUILD_DIR-postgres`): the
+//! separate workspace shares no artifacts with the main one, and a one-line
+//! change rebuilds only the extension.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::proc::Group;
+use crate::step::{mkdir, remove_dir, Part};
+use crate::tools::{apt, cargo_tool, Source};
+
+/// pgrx and cargo-pgrx, pinned together (bindings-postgres/Cargo.toml; 0.19
+/// needs Rust 1.96, CONTRIBUTING.md).
+pub const PGRX_VERSION: &str = "0.18.1";
+
+/// The PostgreSQL the part builds for (Debian's packages).
+const PG_MAJOR: &str = "15";
+
+fn build_dir() -> PathBuf {
+    match std::env::var("SNOWMINT_BUILD_DIR").as_deref() {
+        Ok(dir) if !dir.is_empty() && dir != "target" => PathBuf::from(format!("{dir}-postgres")),
+        _ => {
+            let home = std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_default();
+            std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join(".cache"))
+                .join("snowmint/postgres")
+        }
+    }
+}
+
+/// A cargo command in the extension's workspace, building into its directory.
+fn cargo(p: &Part, target: &Path) -> Command {
+    let mut cmd = p.cmd("cargo");
+    cmd.current_dir(p.root.join("bindings-postgres"))
+        .env("CARGO_TARGET_DIR", target)
+        .env("CARGO_BUILD_BUILD_DIR", target)
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+fn pg_config_output(pg_config: &Path, arg: &str) -> Result<String, String> {
+    let out = Command::new(pg_config)
+        .arg(arg)
+        .output()
+        .map_err(|e| format!("cannot run {} {arg}: {e}", pg_config.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} {arg} failed", pg_config.display()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Builds the extension (release profile) and installs it into the
+/// PostgreSQL `pg_config` names, with cargo-pgrx `PGRX_VERSION` (installed
+/// first if missing). cargo-pgrx is configured with that pg_config alone
+/// (a config.toml of our own): it never downloads or builds a PostgreSQL.
+pub fn install(p: &Part, pg_config: &Path) -> Result<(), String> {
+    let version = pg_config_output(pg_config, "--version")?;
+    let major = version
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.split('.').next())
+        .filter(|m| m.chars().all(|c| c.is_ascii_digit()) && !m.is_empty())
+        .ok_or_else(|| {
+            format!(
+                "{}: cannot read the major version of {version:?}",
+                pg_config.display()
+            )
+        })?
+        .to_string();
+    // On PATH from here on (`cargo pgrx` below finds it there).
+    cargo_tool(
+        p,
+        "cargo-pgrx",
+        PGRX_VERSION,
+        "cargo-pgrx",
+        Source::Registry,
+        &["--locked"],
+    )?;
+    let target = build_dir();
+    let pgrx_home = target.join("pgrx-home");
+    mkdir(&pgrx_home)?;
+    // Written only when it changes: pgrx-pg-sys's build script reruns (bindgen,
+    // then everything above it) whenever the file's time does.
+    let config = pgrx_home.join("config.toml");
+    let text = format!(
+        "[configs]\npg{major} = {:?}\n",
+        pg_config.display().to_string()
+    );
+    if std::fs::read_to_string(&config).ok().as_deref() != Some(text.as_str()) {
+        std::fs::write(&config, text).map_err(|e| format!("writing {}: {e}", config.display()))?;
+    }
+    p.say(&format!(
+        "cargo pgrx install --release --pg-config {} (PostgreSQL {major}, build in {})",
+        pg_config.display(),
+        target.display()
+    ));
+    let mut cmd = cargo(p, &target);
+    cmd.env("PGRX_HOME", &pgrx_home)
+        .env("PGRX_PG_CONFIG_PATH", pg_config)
+        .args([
+            "pgrx",
+            "install",
+            "--release",
+            "--no-default-features",
+            "--features",
+        ])
+        .arg(format!("pg{major}"))
+        .arg("--pg-config")
+        .arg(pg_config);
+    p.check(&mut cmd)
+}
+
+/// `cargo xtask install-pg [--pg-config PATH]` (scripts/install-pg).
+pub fn install_command(root: &Path, args: &[String]) -> u8 {
+    let pg_config = match args {
+        [] => crate::tools::which("pg_config"),
+        [flag, path] if flag == "--pg-config" => Some(PathBuf::from(path)),
+        _ => {
+            eprintln!("usage: cargo xtask install-pg [--pg-config PATH]");
+            return 2;
+        }
+    };
+    let Some(pg_config) = pg_config else {
+        eprintln!("install-pg: no pg_config on PATH (Debian: postgresql-server-dev-NN), or pass --pg-config PATH");
+        return 2;
+    };
+    let p = Part::new(root);
+    match install(&p, &pg_config) {
+        Ok(()) => {
+            println!(
+                "\nInstalled. Add snowmint to shared_preload_libraries in postgresql.conf, restart \
+                 the server, then: CREATE EXTENSION snowmint;"
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("install-pg: {e}");
+            1
+        }
+    }
+}
+
+/// A throwaway cluster of the part's own, stopped when dropped (after a
+/// failure or an early return too).
+struct Cluster {
+    bin: PathBuf,
+    data: PathBuf,
+    as_postgres: bool,
+}
+
+impl Cluster {
+    fn command(&self, program: &str) -> Command {
+        let exe = self.bin.join(program);
+        if self.as_postgres {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(exe);
+            c
+        } else {
+            Command::new(exe)
+        }
+    }
+
+    fn stop(&self, mode: &str) {
+        let _ = self
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", mode, "-w", "-t", "30", "stop"])
+            .output();
+    }
+
+    /// initdb in `dir` (emptied first; a server left running there by an
+    /// interrupted run is stopped) and a server on a free port with the
+    /// extension preloaded. Returns the cluster and its port.
+    fn start(p: &Part, bin: &Path, dir: &Path, preload: bool) -> Result<(Cluster, u16), String> {
+        // SAFETY: geteuid cannot fail.
+        let as_postgres = unsafe { libc::geteuid() } == 0;
+        let cluster = Cluster {
+            bin: bin.to_path_buf(),
+            data: dir.join("data"),
+            as_postgres,
+        };
+        if cluster.data.join("postmaster.pid").is_file() {
+            cluster.stop("immediate");
+        }
+        remove_dir(dir)?;
+        mkdir(dir)?;
+        if as_postgres {
+            p.check(Command::new("chown").arg("postgres:postgres").arg(dir))?;
+        }
+        p.check(
+            cluster
+                .command("initdb")
+                .arg("-D")
+                .arg(&cluster.data)
+                .args(["--auth=trust", "-U", "postgres", "-E", "UTF8", "--no-sync"])
+                .stdout(std::process::Stdio::null()),
+        )?;
+        let mut port = crate::stores::free_port()?;
+        for attempt in 1..=5 {
+            let ok = cluster
+                .command("pg_ctl")
+                .arg("-D")
+                .arg(&cluster.data)
+                .arg("-l")
+                .arg(dir.join("server.log"))
+                .args(["-w", "-t", "30", "-o"])
+                .arg(format!(
+                    "-k {} -p {port} -c listen_addresses=127.0.0.1 -c max_connections=100 \
+                     -c fsync=off{}",
+                    dir.display(),
+                    if preload {
+                        " -c shared_preload_libraries=snowmint"
+                    } else {
+                        ""
+                    }
+                ))
+                .arg("start")
+                .stdout(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if ok {
+                return Ok((cluster, port));
+            }
+            let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+            if attempt == 5 || !log.contains("Address already in use") {
+                let tail: Vec<&str> = log.lines().rev().take(20).collect();
+                let tail: Vec<&str> = tail.into_iter().rev().collect();
+                return Err(format!(
+                    "the test cluster did not start (log {}):\n{}",
+                    dir.join("server.log").display(),
+                    tail.join("\n")
+                ));
+            }
+            port = crate::stores::free_port()?;
+        }
+        unreachable!("the loop returns")
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.stop("fast");
+    }
+}
+
+pub fn run(p: &Part) -> Result<(), String> {
+    p.say(&format!(
+        "tools: PostgreSQL {PG_MAJOR} server and headers, libclang (bindgen), cargo-pgrx {PGRX_VERSION}"
+    ));
+    apt(
+        p,
+        &[
+            &format!("postgresql-{PG_MAJOR}"),
+            &format!("postgresql-server-dev-{PG_MAJOR}"),
+            "libclang-dev",
+        ],
+    )?;
+    let bin = PathBuf::from(format!("/usr/lib/postgresql/{PG_MAJOR}/bin"));
+    let pg_config = bin.join("pg_config");
+    let target = build_dir();
+
+    p.say("cargo fmt --check (bindings-postgres)");
+    p.check(cargo(p, &target).args(["fmt", "--all", "--", "--check"]))?;
+
+    install(p, &pg_config)?;
+
+    p.say("building the SQL tests (bindings-postgres/sqltest)");
+    p.check(cargo(p, &target).args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "snowmint-pg-sqltest",
+    ]))?;
+    let sqltest = target.join("release/snowmint-pg-sqltest");
+
+    let dir = target.join("cluster");
+    p.say(&format!(
+        "a throwaway cluster with shared_preload_libraries=snowmint ({})",
+        dir.display()
+    ));
+    let (cluster, port) = Cluster::start(p, &bin, &dir, true)?;
+    // And one without the preload: next_id must say what is missing.
+    let (bare, bare_port) = Cluster::start(p, &bin, &target.join("cluster-bare"), false)?;
+    p.say(&format!(
+        "SQL tests on 127.0.0.1:{port} (and 127.0.0.1:{bare_port}, not preloaded)"
+    ));
+    let conninfo = |port: u16| format!("host=127.0.0.1 port={port} user=postgres dbname=postgres");
+    // A group of its own, stopped with the runner; the clusters are stopped
+    // by their drops below on every way out.
+    let tests = Group::spawn(
+        Command::new(&sqltest)
+            .env("SNOWMINT_PG_DUMP", bin.join("pg_dump"))
+            .arg(conninfo(port))
+            .arg(p.root.join("vectors"))
+            .arg(conninfo(bare_port)),
+    )
+    .map_err(|e| format!("cannot run {}: {e}", sqltest.display()))?;
+    let result = match tests.wait() {
+        Ok(f) if f.success() => Ok(()),
+        Ok(f) => Err(format!("the SQL tests failed ({})", f.status)),
+        Err(sig) => Err(format!("stopped by signal {sig}")),
+    };
+    drop(bare);
+    drop(cluster);
+    result
+}
