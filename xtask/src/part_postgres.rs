@@ -289,14 +289,19 @@ pub fn run(p: &Part) -> Result<(), String> {
     ]))?;
     let sqltest = target.join("release/snowmint-pg-sqltest");
 
-    let dir = target.join("cluster");
+    // The clusters live where the `postgres` user can reach them (a build
+    // directory under root's home is not: /root is private).
+    // One folder per run (checkouts may test at once), removed at the end.
+    let clusters = std::env::temp_dir().join(format!("snowmint-postgres-{}", std::process::id()));
+    mkdir(&clusters)?;
+    let dir = clusters.join("cluster");
     p.say(&format!(
         "a throwaway cluster with shared_preload_libraries=snowmint ({})",
         dir.display()
     ));
     let (cluster, port) = Cluster::start(p, &bin, &dir, true)?;
     // And one without the preload: next_id must say what is missing.
-    let (bare, bare_port) = Cluster::start(p, &bin, &target.join("cluster-bare"), false)?;
+    let (bare, bare_port) = Cluster::start(p, &bin, &clusters.join("cluster-bare"), false)?;
     p.say(&format!(
         "SQL tests on 127.0.0.1:{port} (and 127.0.0.1:{bare_port}, not preloaded)"
     ));
@@ -318,5 +323,6 @@ pub fn run(p: &Part) -> Result<(), String> {
     };
     drop(bare);
     drop(cluster);
+    let _ = std::fs::remove_dir_all(&clusters);
     result
 }
