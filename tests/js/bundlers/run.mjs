@@ -62,7 +62,9 @@ const run = (program, args, cwd) => {
   try {
     return execFileSync(program, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 180_000 })
   } catch (e) {
-    throw new Error(`${path.basename(program)} ${args.join(' ')} failed in ${cwd}:\n${e.stdout ?? ''}${e.stderr ?? ''}`)
+    throw new Error(`${path.basename(program)} ${args.join(' ')} failed in ${cwd}:\n${e.stdout ?? ''}${e.stderr ?? ''}`, {
+      cause: e,
+    })
   }
 }
 const write = (file, text) => {
@@ -149,8 +151,8 @@ try {
       tab.on('request', (r) => requests.push(r.url()))
       tab.on('pageerror', (e) => errors.push(String(e)))
       await tab.goto(server.url)
-      await tab.waitForFunction(() => window.__result, null, { timeout: 20_000 })
-      const r = await tab.evaluate(() => window.__result)
+      await tab.waitForFunction(() => globalThis.__result, null, { timeout: 20_000 })
+      const r = await tab.evaluate(() => globalThis.__result)
       checkResult(r, `${name} page`)
       assert.deepEqual(errors, [], `${name} page: errors`)
       const foreign = requests.filter((u) => !u.startsWith(server.url))

@@ -87,7 +87,10 @@ async function get(route, timeoutMs = 10_000) {
   try {
     res = await fetch(base + route, { signal: AbortSignal.timeout(timeoutMs) })
   } catch (e) {
-    throw new Error(`GET ${route}: ${e.name === 'TimeoutError' ? `no answer in ${timeoutMs} ms (a worker spinning?)` : e.message}\nworkerd's log:\n${log}`)
+    throw new Error(
+      `GET ${route}: ${e.name === 'TimeoutError' ? `no answer in ${timeoutMs} ms (a worker spinning?)` : e.message}\nworkerd's log:\n${log}`,
+      { cause: e },
+    )
   }
   const body = await res.json()
   return { status: res.status, body, ms: performance.now() - t0 }
@@ -114,7 +117,7 @@ try {
       await fetch(`${base}/none`, { signal: AbortSignal.timeout(1000) })
       break
     } catch (e) {
-      if (Date.now() > deadline) throw new Error(`workerd did not answer on ${base} in 30 s:\n${log}`)
+      if (Date.now() > deadline) throw new Error(`workerd did not answer on ${base} in 30 s:\n${log}`, { cause: e })
       await new Promise((r) => setTimeout(r, 100))
     }
   }

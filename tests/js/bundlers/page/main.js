@@ -1,6 +1,6 @@
 // A page's code: snowmint-wasm's web build as a bundler takes it (the .wasm
 // located by the package's own `new URL(..., import.meta.url)`), decoding
-// and generating. The result goes to window.__result for run.mjs.
+// and generating. The result goes to globalThis.__result for run.mjs.
 import init, { Generator, Layout, decode, toBase62 } from 'snowmint-wasm-web'
 
 async function main() {
@@ -23,6 +23,6 @@ async function main() {
 }
 
 main().then(
-  (r) => { window.__result = r },
-  (e) => { window.__result = { error: String((e && e.stack) || e) } },
+  (r) => { globalThis.__result = r },
+  (e) => { globalThis.__result = { error: String((e && e.stack) || e) } },
 )
