@@ -18,7 +18,7 @@ use std::process::Command;
 
 use crate::proc::Group;
 use crate::step::{mkdir, remove_dir, Part};
-use crate::tools::{apt, cargo_tool, Source};
+use crate::tools::{apt, cargo_tool, FileLock, Source};
 
 /// pgrx and cargo-pgrx, pinned together (bindings-postgres/Cargo.toml; 0.19
 /// needs Rust 1.96, CONTRIBUTING.md).
@@ -277,6 +277,15 @@ pub fn run(p: &Part) -> Result<(), String> {
     p.say("cargo fmt --check (bindings-postgres)");
     p.check(cargo(p, &target).args(["fmt", "--all", "--", "--check"]))?;
 
+    // The extension goes into that PostgreSQL's own folders, which every
+    // checkout on the machine shares: from the install to the end of the
+    // tests one run at a time, so that each tests what it installed.
+    let lock = std::env::temp_dir().join(format!("snowmint-postgres-{PG_MAJOR}.lock"));
+    p.say(&format!(
+        "the install lock {} (one checkout at a time)",
+        lock.display()
+    ));
+    let _installed = FileLock::acquire(&lock)?;
     install(p, &pg_config)?;
 
     p.say("building the SQL tests (bindings-postgres/sqltest)");
