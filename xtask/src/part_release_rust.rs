@@ -1,6 +1,7 @@
 //! The release check's parts about the Rust crates themselves:
 //!
-//! - `deny`: cargo-deny (pinned) over every locked crate: licences, bans and
+//! - `deny`: cargo-deny (pinned) over every locked crate (the workspace's and
+//!   bindings-postgres/'s lock files): licences, bans and
 //!   sources (deny.toml; advisories are not checked, deny.toml says why);
 //! - `msrv`: each crate with its declared rust-version (`cargo +VERSION check
 //!   --locked --all-features`, one run per version, the toolchains installed
@@ -27,17 +28,31 @@ pub fn deny(p: &Part) -> Result<(), String> {
         Source::Registry,
         &["--locked"],
     )?;
-    p.say("cargo deny check licenses bans sources (deny.toml)");
-    p.check(p.cmd("cargo").args([
-        "deny",
-        "--locked",
-        "--all-features",
-        "check",
-        "--hide-inclusion-graph",
-        "licenses",
-        "bans",
-        "sources",
-    ]))
+    // The workspace, and the PostgreSQL extension's own workspace (its own
+    // lock file), under the same policy.
+    for (what, manifest) in [
+        ("the workspace", "Cargo.toml"),
+        ("bindings-postgres", "bindings-postgres/Cargo.toml"),
+    ] {
+        p.say(&format!(
+            "cargo deny check licenses bans sources (deny.toml): {what}"
+        ));
+        p.check(p.cmd("cargo").args([
+            "deny",
+            "--manifest-path",
+            manifest,
+            "--locked",
+            "--all-features",
+            "check",
+            "--config",
+            "deny.toml",
+            "--hide-inclusion-graph",
+            "licenses",
+            "bans",
+            "sources",
+        ]))?;
+    }
+    Ok(())
 }
 
 pub fn msrv(p: &Part) -> Result<(), String> {
