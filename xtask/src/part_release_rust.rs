@@ -29,7 +29,8 @@ pub fn deny(p: &Part) -> Result<(), String> {
         &["--locked"],
     )?;
     // The workspace, and the PostgreSQL extension's own workspace (its own
-    // lock file), under the same policy.
+    // lock file), under the same policy: cargo-deny finds the root's
+    // deny.toml from a manifest below it.
     for (what, manifest) in [
         ("the workspace", "Cargo.toml"),
         ("bindings-postgres", "bindings-postgres/Cargo.toml"),
@@ -44,8 +45,6 @@ pub fn deny(p: &Part) -> Result<(), String> {
             "--locked",
             "--all-features",
             "check",
-            "--config",
-            "deny.toml",
             "--hide-inclusion-graph",
             "licenses",
             "bans",
