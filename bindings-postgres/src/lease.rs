@@ -504,4 +504,8 @@ pub extern "C-unwind" fn snowmint_lease_worker(_arg: pg_sys::Datum) {
     }
     // Stopping: nothing is released (the slots keep their reservation).
     std::mem::forget(held);
+    // Exit code 1: the postmaster starts the worker again after a
+    // terminate outside a shutdown (exit code 0 would unregister it).
+    // SAFETY: ends this process, as PostgreSQL's own workers do.
+    unsafe { pg_sys::proc_exit(1) };
 }

@@ -271,7 +271,12 @@ fn reservation(run: &mut Run, c: &mut Client) {
     let batch = ids(c, "limit", 400);
     run.check(
         matches!(&batch, Err((s, d)) if s == "55000" && d == "code: lease_expired"),
-        || format!("reservation: next_ids past it gave {batch:?}"),
+        || {
+            format!(
+                "reservation: next_ids past it gave {:?}",
+                batch.as_ref().map(Vec::len)
+            )
+        },
     );
     println!("lease: next_id stopped {ahead_ms} ms ahead of the clock with {refused:?}");
 }
@@ -343,9 +348,10 @@ fn restarts(run: &mut Run, s: &Server, c: &mut Client) -> Client {
             format!("{what}: the database used the application's slot")
         });
         println!(
-            "lease: {what}: {} IDs before, {} after, all above; back in {:?} ({:?} while the slot expired)",
+            "lease: {what}: {} IDs before, {} after, {}; back in {:?} ({:?} while the slot expired)",
             before.len(),
             after.len(),
+            if low > top { "all above" } else { "NOT all above" },
             t.elapsed(),
             waited.unwrap_or_default()
         );
@@ -435,8 +441,67 @@ pub(crate) fn run_all(run: &mut Run, conninfo: &str, port: u16) {
             || matches!(out, Out::Ok(_)),
         || format!("before the claim: {out:?}"),
     );
+    // A store this build does not have, a bad setting: refused when declared.
+    for (url, what) in [
+        (
+            "redis://127.0.0.1:6379/0?namespace=x",
+            "a store not built in",
+        ),
+        ("database?ttl_ms=100&renew_ms=500", "renew_ms above ttl_ms"),
+    ] {
+        let out: Out<String> = call(
+            &mut c,
+            "SELECT snowmint.create_generator('bad_lease', $1, lease => $2)::text",
+            &[&WIDE, &url],
+        );
+        crate::expect_error(run, &mut c, what, out, "invalid_option", Some("22023"));
+    }
     reservation(run, &mut c);
     app_beside_database(run, &s, &mut c);
     stolen(run, &mut c);
-    let _c = restarts(run, &s, &mut c);
+    let mut c = restarts(run, &s, &mut c);
+    terminated(run, &mut c);
+}
+
+/// The worker terminated: the postmaster starts it again, and it claims.
+fn terminated(run: &mut Run, c: &mut Client) {
+    let worker = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowmint lease worker'";
+    let before: Vec<i32> = c
+        .query(worker, &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    run.check(before.len() == 1, || format!("lease worker: {before:?}"));
+    let ok: bool = c
+        .query_one(&format!("SELECT pg_terminate_backend(({worker}))"), &[])
+        .unwrap()
+        .get(0);
+    run.check(ok, || "lease worker: not terminated".into());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut after: Vec<i32> = Vec::new();
+    while Instant::now() < deadline {
+        after = c
+            .query(worker, &[])
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        if !after.is_empty() && after != before {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    run.check(!after.is_empty() && after != before, || {
+        format!("lease worker: not started again ({before:?} then {after:?})")
+    });
+    // The generator draws on its old published claim until then, and on a
+    // new one (a slot the new worker claimed) after.
+    let got = ids_when_reserved(c, "stolen", 100);
+    run.check(got.is_ok(), || {
+        format!("after the worker's restart: {got:?}")
+    });
+    println!(
+        "lease: the worker terminated ({before:?}), started again ({after:?}), next_ids answers"
+    );
 }
