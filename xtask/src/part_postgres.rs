@@ -3,7 +3,9 @@
 //! PostgreSQL 15, then tested in SQL against a throwaway cluster of its own
 //! started with `shared_preload_libraries = snowmint` (never the machine's
 //! server on 5432): the shared vectors, 16 connections minting at once, bad
-//! input, convert_sequence (bindings-postgres/sqltest).
+//! input, convert_sequence (bindings-postgres/sqltest); then the leased
+//! generators on a third cluster of its own, which the tests restart and
+//! kill (`snowmint-pg-sqltest lease`, bindings-postgres/sqltest/src/lease.rs).
 //!
 //! `cargo xtask install-pg [--pg-config PATH]` (scripts/install-pg) is the
 //! install step alone, for users.
