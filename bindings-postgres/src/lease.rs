@@ -453,6 +453,15 @@ impl Held {
     }
 }
 
+fn publish(db_oid: u32, held: &[Held]) {
+    let mut t = LEASES.exclusive();
+    t.db = db_oid;
+    t.used = held.len();
+    for (i, h) in held.iter().enumerate() {
+        t.entries[i] = h.entry();
+    }
+}
+
 /// The worker: reads the leased definitions every second, holds a lease for
 /// each (the first `ENTRIES`), publishes every 100 ms.
 #[pg_guard]
@@ -487,16 +496,12 @@ pub extern "C-unwind" fn snowmint_lease_worker(_arg: pg_sys::Datum) {
             // worker stops, then expire after their TTL.
             held = next;
         }
-        for h in &mut held {
-            h.step(&mut prefs);
-        }
-        {
-            let mut t = LEASES.exclusive();
-            t.db = db_oid;
-            t.used = held.len();
-            for (i, h) in held.iter().enumerate() {
-                t.entries[i] = h.entry();
-            }
+        publish(db_oid, &held);
+        // Published after each step too: a claim waits up to its timeout,
+        // and the others' reservations must not go stale meanwhile.
+        for i in 0..held.len() {
+            held[i].step(&mut prefs);
+            publish(db_oid, &held);
         }
         if !BackgroundWorker::wait_latch(Some(Duration::from_millis(100))) {
             break;

@@ -89,6 +89,20 @@ impl Server {
         }
     }
 
+    /// SIGKILL of a backend (busy in `pg_sleep`): the postmaster ends
+    /// every other process and starts again with fresh shared memory.
+    fn kill_backend(&self) {
+        let mut c = reconnect(self);
+        let pid: i32 = c.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
+        let busy = std::thread::spawn(move || {
+            let _ = c.batch_execute("SELECT pg_sleep(30)");
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        // SAFETY: a plain signal to one backend of the test server.
+        assert_eq!(unsafe { libc_kill(pid, 9) }, 0, "kill -9 {pid}");
+        let _ = busy.join();
+    }
+
     fn url(&self, query: &str) -> String {
         format!(
             "postgres://postgres@127.0.0.1:{}/postgres?{query}",
@@ -302,11 +316,12 @@ fn restarts(run: &mut Run, s: &Server, c: &mut Client) -> Client {
         return c;
     }
     let mut before: Vec<i64> = Vec::new();
-    let rounds: [Round<'_>; 2] = [
+    let rounds: [Round<'_>; 3] = [
         ("pg_ctl restart", 160, &|s: &Server| s.restart()),
         ("SIGKILL of the postmaster", 8, &|s: &Server| {
             s.kill_and_start()
         }),
+        ("SIGKILL of a backend", 8, &|s: &Server| s.kill_backend()),
     ];
     for (what, batch, restart) in rounds {
         // 160 IDs: 40 units, 4 s ahead of the clock (after the first
