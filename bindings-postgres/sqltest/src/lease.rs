@@ -183,6 +183,13 @@ fn ids_when_reserved(c: &mut Client, name: &str, n: i32) -> Result<Vec<i64>, (St
     }
 }
 
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
 fn node(layout: &Layout, id: i64) -> u64 {
     layout.decompose(id as u64).unwrap().nodes()[0]
 }
@@ -317,20 +324,32 @@ fn restarts(run: &mut Run, s: &Server, c: &mut Client) -> Client {
     }
     let mut before: Vec<i64> = Vec::new();
     let rounds: [Round<'_>; 3] = [
-        ("pg_ctl restart", 160, &|s: &Server| s.restart()),
+        ("pg_ctl restart", 8, &|s: &Server| s.restart()),
         ("SIGKILL of the postmaster", 8, &|s: &Server| {
             s.kill_and_start()
         }),
         ("SIGKILL of a backend", 8, &|s: &Server| s.kill_backend()),
     ];
     for (what, batch, restart) in rounds {
-        // 160 IDs: 40 units, 4 s ahead of the clock (after the first
-        // restart the generator is seconds ahead already: 8 more).
-        match ids_when_reserved(&mut c, "restart", batch) {
-            Ok(v) => before.extend(v),
-            Err(e) => {
-                run.check(false, || format!("{what}: the batch before: {e:?}"));
-                return c;
+        // Batches of 8 until the last ID is 3 s ahead of the clock (the
+        // generator borrows ahead; after a restart it is there already).
+        let layout_ahead =
+            |id: i64| layout.decompose(id as u64).unwrap().timestamp_ms() as i64 - now_ms();
+        let mut minted = 0;
+        loop {
+            match ids_when_reserved(&mut c, "restart", batch) {
+                Ok(v) => {
+                    minted += v.len();
+                    let last = *v.last().unwrap();
+                    before.extend(v);
+                    if layout_ahead(last) >= 3_000 || minted >= 400 {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    run.check(false, || format!("{what}: the batch before: {e:?}"));
+                    return c;
+                }
             }
         }
         drop(c);
@@ -512,6 +531,11 @@ fn terminated(run: &mut Run, c: &mut Client) {
     });
     // The generator draws on its old published claim until then, and on a
     // new one (a slot the new worker claimed) after.
+    // Until the new worker's claims, next_id refuses (lease_unavailable).
+    let ready = wait_ready(c, "stolen", Duration::from_secs(20));
+    run.check(ready.is_ok(), || {
+        format!("after the worker's restart: {ready:?}")
+    });
     let got = ids_when_reserved(c, "stolen", 100);
     run.check(got.is_ok(), || {
         format!("after the worker's restart: {got:?}")
