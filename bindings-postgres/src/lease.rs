@@ -514,3 +514,47 @@ pub extern "C-unwind" fn snowmint_lease_worker(_arg: pg_sys::Datum) {
     // SAFETY: ends this process, as PostgreSQL's own workers do.
     unsafe { pg_sys::proc_exit(1) };
 }
+
+/// The leases the worker holds, as it last published them: per leased
+/// generator of this database, the slot (NULL before a claim), the last
+/// Unix ms the reservation covers, and why no slot is held (or the last
+/// renewal's failure).
+// The row type is spelled out in the signature: pgrx reads the column
+// names from it.
+#[allow(clippy::type_complexity)]
+#[pg_extern(volatile, parallel_restricted)]
+fn leases() -> TableIterator<
+    'static,
+    (
+        name!(generator, String),
+        name!(slot, Option<i64>),
+        name!(reserved_until_ms, Option<i64>),
+        name!(message, Option<String>),
+    ),
+> {
+    if !crate::PRELOADED.load(std::sync::atomic::Ordering::Acquire) {
+        crate::word_of_unpreloaded();
+    }
+    let rows: Vec<_> = {
+        let t = LEASES.share();
+        // SAFETY: a plain global of this backend.
+        let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
+        if t.db != db {
+            Vec::new()
+        } else {
+            t.entries[..t.used]
+                .iter()
+                .map(|e| {
+                    let msg = String::from_utf8_lossy(&e.msg[..e.msg_len]).into_owned();
+                    (
+                        String::from_utf8_lossy(&e.name[..e.name_len]).into_owned(),
+                        e.held.then_some(e.slot as i64),
+                        (e.held && e.end_ms > 0).then(|| e.end_ms as i64 - 1),
+                        (!msg.is_empty()).then_some(msg),
+                    )
+                })
+                .collect()
+        }
+    };
+    TableIterator::new(rows)
+}

@@ -233,6 +233,21 @@ fn app_beside_database(run: &mut Run, s: &Server, c: &mut Client) {
             }
         }
     }
+    // snowmint.leases() shows the slot the IDs carry.
+    let last_a = ids(c, "shared_a", 1).unwrap()[0];
+    let listed: Option<i64> = c
+        .query_one(
+            "SELECT slot FROM snowmint.leases() WHERE generator = 'shared_a'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    run.check(listed == Some(node(&layout, last_a) as i64), || {
+        format!(
+            "snowmint.leases(): slot {listed:?}, the IDs carry {}",
+            node(&layout, last_a)
+        )
+    });
     let nodes: HashSet<u64> = all.iter().map(|(_, id)| node(&layout, *id)).collect();
     let unique: HashSet<i64> = all.iter().map(|(_, id)| *id).collect();
     run.check(nodes.len() == 3, || {
