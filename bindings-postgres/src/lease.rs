@@ -266,7 +266,11 @@ fn snapshot(name: &str) -> (u64, u64, u64) {
         // SAFETY: a plain global of this backend.
         let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
         if t.db == 0 {
-            None
+            unavailable(format!(
+                "snowmint: the lease worker has not started (it connects to the database \
+                 snowmint.database = '{}'; the server log says why it stopped)",
+                text_of(&DATABASE, "postgres")
+            ))
         } else if t.db != db {
             Some(Err(()))
         } else {

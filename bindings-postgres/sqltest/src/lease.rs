@@ -324,8 +324,11 @@ fn restarts(run: &mut Run, s: &Server, c: &mut Client) -> Client {
     let layout = Layout::parse(SLOW).unwrap();
     let q = format!("namespace=restart&{FAST}&window_ms=10000");
     // The application holds one of the two slots throughout: the database
-    // generator can only ever have the other.
-    let app = LeasedGenerator::open(&s.url(&q), layout, &[], Options::default())
+    // generator can only ever have the other. Its lease is on the server the
+    // tests kill, so its TTL outlasts the downtime (with a short one the
+    // worker may take its slot, which is safe: it then stops issuing).
+    let app_q = "namespace=restart&ttl_ms=60000&renew_ms=300&window_ms=10000&timeout_ms=1500";
+    let app = LeasedGenerator::open(&s.url(app_q), layout, &[], Options::default())
         .expect("the application's lease");
     c.execute(
         "SELECT snowmint.create_generator('restart', $1, options => '{\"sequence_exhausted\": \"borrow:200\"}', lease => $2)",
