@@ -253,6 +253,9 @@ fn unmask(
     id_out(id_mask(key, layout, tweak).unmask(id_in(public)).or_raise())
 }
 
+mod lease;
+use lease::LEASES;
+
 // ---------------------------------------------------------------------------
 // Generators: definitions in a table, one state word per node configuration
 // in shared memory.
@@ -312,7 +315,9 @@ pub extern "C-unwind" fn _PG_init() {
     if unsafe { pg_sys::process_shared_preload_libraries_in_progress } {
         pg_shmem_init!(KEYS);
         pg_shmem_init!(STATES = std::array::from_fn(|_| AtomicU64::new(0)));
+        pg_shmem_init!(LEASES);
         PRELOADED.store(true, Ordering::Release);
+        lease::register();
     }
     // SAFETY: a plain C callback, registered once per process.
     unsafe {
@@ -336,6 +341,9 @@ impl Clock for WallClock {
 struct Cached {
     config: Config,
     word: &'static AtomicU64,
+    /// A leased generator: `config` and `word` are unused, the claim's are
+    /// taken from the worker's table on every call.
+    leased: Option<lease::Leased>,
 }
 
 thread_local! {
@@ -381,14 +389,24 @@ fn config_of(layout_text: &str, nodes: Option<&JsonB>, options: Option<&JsonB>) 
 /// The shared word of `config`'s node configuration, claimed if new.
 fn word_of(config: &Config) -> &'static AtomicU64 {
     if !PRELOADED.load(Ordering::Acquire) {
-        raise(
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            "snowmint: generators need the library preloaded: add snowmint to \
-             shared_preload_libraries in postgresql.conf and restart the server"
-                .into(),
-            "not_preloaded",
-        )
+        word_of_unpreloaded()
     }
+    word_at(config)
+}
+
+fn word_of_unpreloaded() -> ! {
+    raise(
+        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        "snowmint: generators need the library preloaded: add snowmint to \
+         shared_preload_libraries in postgresql.conf and restart the server"
+            .into(),
+        "not_preloaded",
+    )
+}
+
+/// The shared word of `config`'s node configuration (preloaded), claimed if
+/// new and raised to its `resume_after`.
+fn word_at(config: &Config) -> &'static AtomicU64 {
     let key = config.state_key();
     let states = STATES.get();
     let found = KEYS.share().keys.iter().position(|k| *k == Some(key));
@@ -423,7 +441,7 @@ fn generator(name: &str) -> std::rc::Rc<Cached> {
     }
     let row = Spi::connect(|client| {
         let rows = client.select(
-            "SELECT layout, nodes, options FROM snowmint.generator_defs WHERE name = $1",
+            "SELECT layout, nodes, options, lease FROM snowmint.generator_defs WHERE name = $1",
             Some(1),
             &[name.into()],
         )?;
@@ -432,18 +450,32 @@ fn generator(name: &str) -> std::rc::Rc<Cached> {
             let layout: Option<String> = row.get(1)?;
             let nodes: Option<JsonB> = row.get(2)?;
             let options: Option<JsonB> = row.get(3)?;
-            out = Some((layout.unwrap_or_default(), nodes, options));
+            let lease: Option<String> = row.get(4)?;
+            out = Some((layout.unwrap_or_default(), nodes, options, lease));
         }
         Ok::<_, pgrx::spi::Error>(out)
     });
-    let Ok(Some((layout_text, nodes, options))) = row else {
+    let Ok(Some((layout_text, nodes, options, lease_text))) = row else {
         unknown_generator(name)
     };
-    let config = config_of(&layout_text, nodes.as_ref(), options.as_ref());
-    let cached = std::rc::Rc::new(Cached {
-        word: word_of(&config),
-        config,
-    });
+    let cached = if lease_text.is_some() {
+        if !PRELOADED.load(Ordering::Acquire) {
+            word_of_unpreloaded();
+        }
+        let leased = lease::Leased::new(&layout_text, nodes.as_ref(), options.as_ref());
+        std::rc::Rc::new(Cached {
+            config: leased.base,
+            word: &STATES.get()[0],
+            leased: Some(leased),
+        })
+    } else {
+        let config = config_of(&layout_text, nodes.as_ref(), options.as_ref());
+        std::rc::Rc::new(Cached {
+            word: word_of(&config),
+            config,
+            leased: None,
+        })
+    };
     CACHE.with(|c| c.borrow_mut().insert(name.to_string(), cached.clone()));
     cached
 }
@@ -468,7 +500,14 @@ fn wait_until(at: u64) {
 fn next_id(name: default!(&str, "'default'")) -> i64 {
     let g = generator(name);
     loop {
-        match g.config.try_next_on(g.word, &WallClock).or_raise() {
+        let (config, word, limit) = match &g.leased {
+            Some(l) => l.current(name),
+            None => (g.config, g.word, u64::MAX),
+        };
+        match config
+            .try_next_on_within(word, &WallClock, limit)
+            .or_raise()
+        {
             Next::Id(id) => return id_out(id),
             Next::RetryAt(at) => wait_until(at),
         }
@@ -483,9 +522,12 @@ fn next_ids(name: &str, n: i32) -> SetOfIterator<'static, i64> {
     let mut ids = vec![0u64; n];
     let mut done = 0;
     while done < n {
-        let (k, retry) = g
-            .config
-            .try_fill_on(g.word, &WallClock, &mut ids[done..])
+        let (config, word, limit) = match &g.leased {
+            Some(l) => l.current(name),
+            None => (g.config, g.word, u64::MAX),
+        };
+        let (k, retry) = config
+            .try_fill_on_within(word, &WallClock, limit, &mut ids[done..])
             .or_raise();
         done += k;
         if let Some(at) = retry {
@@ -507,15 +549,6 @@ fn create_generator(
     options: default!(Option<JsonB>, "NULL"),
     lease: default!(Option<&str>, "NULL"),
 ) {
-    if lease.is_some() {
-        raise(
-            PgSqlErrorCode::ERRCODE_FEATURE_NOT_SUPPORTED,
-            "snowmint: leases in the database are not there yet (a later release); \
-             give the node values with nodes => ..."
-                .into(),
-            "invalid_option",
-        )
-    }
     if name.is_empty() {
         raise(
             PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
@@ -523,12 +556,23 @@ fn create_generator(
             "invalid_option",
         )
     }
-    config_of(layout, nodes.as_ref(), options.as_ref());
+    match lease {
+        Some(url) => lease::check(name, url, layout, nodes.as_ref(), options.as_ref()),
+        None => {
+            config_of(layout, nodes.as_ref(), options.as_ref());
+        }
+    }
     // ON CONFLICT: a concurrent create of the same name is the same error.
     let inserted = Spi::get_one_with_args::<String>(
-        "INSERT INTO snowmint.generator_defs (name, layout, nodes, options) \
-         VALUES ($1, $2, $3, $4) ON CONFLICT (name) DO NOTHING RETURNING name",
-        &[name.into(), layout.into(), nodes.into(), options.into()],
+        "INSERT INTO snowmint.generator_defs (name, layout, nodes, options, lease) \
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING RETURNING name",
+        &[
+            name.into(),
+            layout.into(),
+            nodes.into(),
+            options.into(),
+            lease.into(),
+        ],
     );
     if !matches!(inserted, Ok(Some(_))) {
         raise(

@@ -10,7 +10,9 @@
 //! keeps one word per [`StateKey`](crate::StateKey)), fork detection (the
 //! word lives in memory every process sees), and waiting (the caller waits
 //! until the time returned, as its host allows: interruptibly, in
-//! PostgreSQL). No lease limit: a caller with a lease is future work.
+//! PostgreSQL). A caller with a lease passes its confirmed reservation as
+//! the step's limit ([`Config::limit_before`]): past it the step refuses
+//! with `lease_expired`, as a leased generator's does.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -44,15 +46,40 @@ impl Config {
         }
     }
 
+    /// The step's limit for a reservation that ends before Unix ms `end_ms`
+    /// (the first millisecond that may not be issued): the first time unit
+    /// not wholly before it, 0 (nothing may be issued) when `end_ms` is at or
+    /// before the epoch. `None`: no reservation, no limit.
+    pub fn limit_before(&self, end_ms: Option<u64>) -> u64 {
+        match end_ms {
+            None => NO_LIMIT,
+            Some(end) if end <= self.layout().epoch_ms() => 0,
+            // The unit holding `end - 1` is the last one wholly allowed.
+            Some(end) => self.limit_of(Some(end - 1)),
+        }
+    }
+
     /// The next ID from the state word `word`, or when to ask again (the
     /// caller waits until then and calls again). Lock-free: retries its
     /// compare-and-swap when another thread or process got there first.
     pub fn try_next_on(&self, word: &AtomicU64, clock: &impl Clock) -> Result<Next> {
+        self.try_next_on_within(word, clock, NO_LIMIT)
+    }
+
+    /// [`try_next_on`](Self::try_next_on) under the limit `limit` (from
+    /// [`limit_before`](Self::limit_before)): `lease_expired`, nothing
+    /// taken, when the next ID's time unit is not below it.
+    pub fn try_next_on_within(
+        &self,
+        word: &AtomicU64,
+        clock: &impl Clock,
+        limit: u64,
+    ) -> Result<Next> {
         // The state before the clock, as `Generator::try_next_id` (a reading
         // taken first could be older than an ID issued in between).
         let mut state = word.load(Ordering::Acquire);
         loop {
-            match self.step(state, clock.now_ms(), NO_LIMIT)? {
+            match self.step(state, clock.now_ms(), limit)? {
                 Step::Issue { state: new, id } => {
                     match word.compare_exchange(state, new, Ordering::AcqRel, Ordering::Acquire) {
                         Ok(_) => return Ok(Next::Id(Id::new(id))),
@@ -78,10 +105,22 @@ impl Config {
         clock: &impl Clock,
         out: &mut [u64],
     ) -> Result<(usize, Option<u64>)> {
+        self.try_fill_on_within(word, clock, NO_LIMIT, out)
+    }
+
+    /// [`try_fill_on`](Self::try_fill_on) under the limit `limit`: stops
+    /// with `lease_expired` at the first ID not below it.
+    pub fn try_fill_on_within(
+        &self,
+        word: &AtomicU64,
+        clock: &impl Clock,
+        limit: u64,
+        out: &mut [u64],
+    ) -> Result<(usize, Option<u64>)> {
         let mut done = 0;
         while done < out.len() {
             let state = word.load(Ordering::Acquire);
-            let (new, n, stop) = self.fill(state, clock.now_ms(), NO_LIMIT, &mut out[done..]);
+            let (new, n, stop) = self.fill(state, clock.now_ms(), limit, &mut out[done..]);
             if n > 0 {
                 if word
                     .compare_exchange(state, new, Ordering::AcqRel, Ordering::Acquire)
@@ -137,6 +176,34 @@ mod tests {
         let (m, retry) = cfg.try_fill_on(&word, &clock, &mut out[n..]).unwrap();
         assert_eq!((m, retry), (5000 - 4095, None));
         assert!(out.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn limit_refuses_past_the_reservation_and_takes_nothing() {
+        let cfg = config();
+        let word = AtomicU64::new(cfg.start_state());
+        let clock = ManualClock::new(1_700_000_000_000);
+        // Reserved up to (not including) the next millisecond: this one only.
+        let limit = cfg.limit_before(Some(1_700_000_000_001));
+        assert!(matches!(
+            cfg.try_next_on_within(&word, &clock, limit),
+            Ok(Next::Id(_))
+        ));
+        let before = word.load(Ordering::Acquire);
+        clock.set(1_700_000_000_001);
+        let e = cfg.try_next_on_within(&word, &clock, limit).unwrap_err();
+        assert_eq!(e.code(), "lease_expired");
+        let mut out = [0u64; 3];
+        let e = cfg
+            .try_fill_on_within(&word, &clock, limit, &mut out)
+            .unwrap_err();
+        assert_eq!(e.code(), "lease_expired");
+        assert_eq!(word.load(Ordering::Acquire), before);
+        // Nothing reserved (an end at or before the epoch): nothing issued.
+        let none = cfg.limit_before(Some(cfg.layout().epoch_ms()));
+        assert_eq!(none, 0);
+        assert!(cfg.try_next_on_within(&word, &clock, none).is_err());
+        assert_eq!(cfg.limit_before(None), NO_LIMIT);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! PostgreSQL 15, then tested in SQL against a throwaway cluster of its own
 //! started with `shared_preload_libraries = snowmint` (never the machine's
 //! server on 5432): the shared vectors, 16 connections minting at once, bad
-//! input, convert_sequence (bindings-postgres/sqltest).
+//! input, convert_sequence (bindings-postgres/sqltest); then the leased
+//! generators on a third cluster of its own, which the tests restart and
+//! kill (`snowmint-pg-sqltest lease`, bindings-postgres/sqltest/src/lease.rs).
 //!
 //! `cargo xtask install-pg [--pg-config PATH]` (scripts/install-pg) is the
 //! install step alone, for users.
@@ -160,6 +162,8 @@ struct Cluster {
     bin: PathBuf,
     data: PathBuf,
     as_postgres: bool,
+    /// The server options it was started with (`pg_ctl -o`).
+    opts: String,
 }
 
 impl Cluster {
@@ -187,12 +191,24 @@ impl Cluster {
     /// interrupted run is stopped) and a server on a free port with the
     /// extension preloaded. Returns the cluster and its port.
     fn start(p: &Part, bin: &Path, dir: &Path, preload: bool) -> Result<(Cluster, u16), String> {
+        Self::start_with(p, bin, dir, preload, " -c fsync=off")
+    }
+
+    /// [`start`](Self::start) with `extra` server options.
+    fn start_with(
+        p: &Part,
+        bin: &Path,
+        dir: &Path,
+        preload: bool,
+        extra: &str,
+    ) -> Result<(Cluster, u16), String> {
         // SAFETY: geteuid cannot fail.
         let as_postgres = unsafe { libc::geteuid() } == 0;
-        let cluster = Cluster {
+        let mut cluster = Cluster {
             bin: bin.to_path_buf(),
             data: dir.join("data"),
             as_postgres,
+            opts: String::new(),
         };
         if cluster.data.join("postmaster.pid").is_file() {
             cluster.stop("immediate");
@@ -212,6 +228,15 @@ impl Cluster {
         )?;
         let mut port = crate::stores::free_port()?;
         for attempt in 1..=5 {
+            cluster.opts = format!(
+                "-k {} -p {port} -c listen_addresses=127.0.0.1 -c max_connections=100{extra}{}",
+                dir.display(),
+                if preload {
+                    " -c shared_preload_libraries=snowmint"
+                } else {
+                    ""
+                }
+            );
             let ok = cluster
                 .command("pg_ctl")
                 .arg("-D")
@@ -219,16 +244,7 @@ impl Cluster {
                 .arg("-l")
                 .arg(dir.join("server.log"))
                 .args(["-w", "-t", "30", "-o"])
-                .arg(format!(
-                    "-k {} -p {port} -c listen_addresses=127.0.0.1 -c max_connections=100 \
-                     -c fsync=off{}",
-                    dir.display(),
-                    if preload {
-                        " -c shared_preload_libraries=snowmint"
-                    } else {
-                        ""
-                    }
-                ))
+                .arg(&cluster.opts)
                 .arg("start")
                 .stdout(std::process::Stdio::null())
                 .status()
@@ -332,6 +348,39 @@ pub fn run(p: &Part) -> Result<(), String> {
     };
     drop(bare);
     drop(cluster);
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&clusters);
+        return result;
+    }
+
+    // Leases: a cluster of their own (restarted and killed by the tests),
+    // with fsync on (the lease store refuses a server without it).
+    let dir = clusters.join("cluster-lease");
+    let (lease, port) = Cluster::start_with(p, &bin, &dir, true, "")?;
+    p.say(&format!(
+        "lease tests on 127.0.0.1:{port} (pg_ctl restart, SIGKILL of the postmaster, a stolen slot)"
+    ));
+    let tests = Group::spawn(
+        Command::new(&sqltest)
+            .env("SNOWMINT_PG_BIN", &bin)
+            .env("SNOWMINT_PG_DATA", &lease.data)
+            .env("SNOWMINT_PG_LOG", dir.join("server.log"))
+            .env("SNOWMINT_PG_OPTS", &lease.opts)
+            .env(
+                "SNOWMINT_PG_AS_POSTGRES",
+                if lease.as_postgres { "1" } else { "0" },
+            )
+            .arg("lease")
+            .arg(conninfo(port))
+            .arg(port.to_string()),
+    )
+    .map_err(|e| format!("cannot run {}: {e}", sqltest.display()))?;
+    let result = match tests.wait() {
+        Ok(f) if f.success() => Ok(()),
+        Ok(f) => Err(format!("the lease tests failed ({})", f.status)),
+        Err(sig) => Err(format!("stopped by signal {sig}")),
+    };
+    drop(lease);
     let _ = std::fs::remove_dir_all(&clusters);
     result
 }

@@ -3,9 +3,12 @@
 //! a throwaway cluster and runs this): the shared vectors through SQL, 16
 //! connections minting at once, bad input, convert_sequence.
 //!
-//! Usage: `snowmint-pg-sqltest CONNINFO VECTORS_DIR [CONNINFO_NOT_PRELOADED]`
+//! Usage: `snowmint-pg-sqltest CONNINFO VECTORS_DIR [CONNINFO_NOT_PRELOADED]`,
+//! or `snowmint-pg-sqltest lease CONNINFO PORT` (lease.rs)
 //! (CONNINFO as libpq reads it: `host=127.0.0.1 port=5999 user=postgres
 //! dbname=postgres`; the third, a server without the preload).
+
+mod lease;
 
 use std::collections::HashSet;
 use std::process::ExitCode;
@@ -598,10 +601,10 @@ fn bad_input(run: &mut Run, c: &mut Client) {
     expect_error(
         run,
         c,
-        "lease (phase 2)",
+        "lease with two node fields left to lease",
         out,
         "invalid_option",
-        Some("0A000"),
+        Some("22023"),
     );
     let out: Out<String> = call(
         c,
@@ -839,6 +842,18 @@ fn not_preloaded(run: &mut Run, conninfo: &str) {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("lease") {
+        let (Some(conninfo), Some(Ok(port))) = (args.get(2), args.get(3).map(|p| p.parse())) else {
+            eprintln!("usage: snowmint-pg-sqltest lease CONNINFO PORT");
+            return ExitCode::from(2);
+        };
+        let mut run = Run {
+            failures: Vec::new(),
+            checks: 0,
+        };
+        lease::run_all(&mut run, conninfo, port);
+        return finish(&run, "postgres leases");
+    }
     let (Some(conninfo), Some(vectors_dir)) = (args.get(1), args.get(2)) else {
         eprintln!("usage: snowmint-pg-sqltest CONNINFO VECTORS_DIR [CONNINFO_NOT_PRELOADED]");
         return ExitCode::from(2);
@@ -862,12 +877,16 @@ fn main() -> ExitCode {
     if let Some(bare) = args.get(3) {
         not_preloaded(&mut run, bare);
     }
+    finish(&run, "postgres")
+}
+
+fn finish(run: &Run, what: &str) -> ExitCode {
     if run.failures.is_empty() {
-        println!("postgres: {} checks passed", run.checks);
+        println!("{what}: {} checks passed", run.checks);
         ExitCode::SUCCESS
     } else {
         println!(
-            "postgres: {} of {} checks failed",
+            "{what}: {} of {} checks failed",
             run.failures.len(),
             run.checks
         );
