@@ -116,15 +116,18 @@ extern "C" {
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
 
-/// A connection, retried while the server starts.
+/// A connection, retried while the server starts (or, after a crash,
+/// restarts: a connection made just before its crash recovery ends it is
+/// closed under the first statement, and is tried again).
 fn reconnect(s: &Server) -> Client {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let mut config: postgres::Config = s.conninfo.parse().unwrap();
         config.connect_timeout(Duration::from_secs(5));
         if let Ok(mut c) = config.connect(postgres::NoTls) {
-            c.batch_execute("SET statement_timeout = '60s'").unwrap();
-            return c;
+            if c.batch_execute("SET statement_timeout = '60s'").is_ok() {
+                return c;
+            }
         }
         assert!(Instant::now() < deadline, "cannot connect again");
         std::thread::sleep(Duration::from_millis(200));
