@@ -93,6 +93,10 @@ impl Server {
     /// every other process and starts again with fresh shared memory.
     fn kill_backend(&self) {
         let mut c = reconnect(self);
+        // Another connection, which the crash recovery ends: the sign that
+        // the server has restarted (a connection made before that would
+        // reach the old shared memory, then be closed).
+        let mut sentinel = reconnect(self);
         let pid: i32 = c.query_one("SELECT pg_backend_pid()", &[]).unwrap().get(0);
         let busy = std::thread::spawn(move || {
             let _ = c.batch_execute("SELECT pg_sleep(30)");
@@ -101,6 +105,14 @@ impl Server {
         // SAFETY: a plain signal to one backend of the test server.
         assert_eq!(unsafe { libc_kill(pid, 9) }, 0, "kill -9 {pid}");
         let _ = busy.join();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while sentinel.batch_execute("SELECT 1").is_ok() {
+            assert!(
+                Instant::now() < deadline,
+                "the server did not restart after a backend was killed"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     fn url(&self, query: &str) -> String {
