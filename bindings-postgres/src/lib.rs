@@ -272,8 +272,11 @@ CREATE TABLE snowmint.generator_defs (
     lease text
 );
 SELECT pg_catalog.pg_extension_config_dump('snowmint.generator_defs', '');
+-- The view shows a lease URL's password as ***.
 CREATE VIEW snowmint.generators AS
-    SELECT name, layout, nodes, options, lease FROM snowmint.generator_defs ORDER BY name;
+    SELECT name, layout, nodes, options,
+           regexp_replace(lease, '^([a-z]+://[^:/@]*):[^@]*@', '\1:***@') AS lease
+    FROM snowmint.generator_defs ORDER BY name;
 "#,
     name = "generator_defs",
     bootstrap

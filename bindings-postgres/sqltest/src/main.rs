@@ -464,6 +464,25 @@ fn generators(run: &mut Run, c: &mut Client) {
             && view.iter().any(|(n, l)| n == "events" && l == "mastodon"),
         || format!("generators view: {view:?}"),
     );
+    // A lease URL's password is stored, but the view shows it as ***.
+    c.batch_execute(
+        "SELECT snowmint.create_generator('secret', 'twitter', '{\"datacenter\": 1}', \
+         lease => 'postgres://app:s3cr%40t@127.0.0.1:1/db?namespace=secret');",
+    )
+    .unwrap();
+    let shown: String = c
+        .query_one(
+            "SELECT lease FROM snowmint.generators WHERE name = 'secret'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    run.check(
+        shown == "postgres://app:***@127.0.0.1:1/db?namespace=secret",
+        || format!("generators view shows the lease URL as {shown}"),
+    );
+    c.batch_execute("SELECT snowmint.drop_generator('secret')")
+        .unwrap();
     // IDs of the last day are found through the index bounds.
     let recent: i64 = c
         .query_one(
