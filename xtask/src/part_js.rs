@@ -79,6 +79,27 @@ struct Tool {
 }
 
 impl Tool {
+    /// The npm package `name` at `version`, in `.cache/js-runtimes/NAME-VERSION`.
+    fn package(cache: &Path, name: &str, version: &str, bin: &'static str) -> Tool {
+        Tool {
+            label: format!("{name} {version}"),
+            dir: cache.join(format!("{name}-{version}")),
+            specs: vec![format!("{name}@{version}")],
+            bin,
+        }
+    }
+
+    /// Several pinned packages in one folder named after `label` and them.
+    fn set(cache: &Path, label: &str, specs: &[&str], bin: &'static str) -> Tool {
+        let pins = specs.join("-").replace(['@', '/'], "");
+        Tool {
+            label: label.into(),
+            dir: cache.join(format!("{label}-{pins}")),
+            specs: specs.iter().map(|s| s.to_string()).collect(),
+            bin,
+        }
+    }
+
     fn program(&self) -> PathBuf {
         self.dir.join(self.bin)
     }
@@ -119,42 +140,11 @@ pub fn run(p: &Part) -> Result<(), String> {
 
     // The tools, each in its folder; the missing ones installed at once.
     let mut skipped: Vec<String> = Vec::new();
-    let linters = Tool {
-        label: "linters".into(),
-        dir: cache.join(format!(
-            "linters-{}",
-            LINTERS.join("-").replace(['@', '/'], "")
-        )),
-        specs: LINTERS.iter().map(|s| s.to_string()).collect(),
-        bin: "node_modules/.bin/attw",
-    };
-    let bun = Tool {
-        label: format!("bun {BUN}"),
-        dir: cache.join(format!("bun-{BUN}")),
-        specs: vec![format!("bun@{BUN}")],
-        bin: "node_modules/bun/bin/bun.exe",
-    };
-    let deno = Tool {
-        label: format!("deno {DENO}"),
-        dir: cache.join(format!("deno-{DENO}")),
-        specs: vec![format!("deno@{DENO}")],
-        bin: "node_modules/.bin/deno",
-    };
-    let workerd = Tool {
-        label: format!("workerd {WORKERD}"),
-        dir: cache.join(format!("workerd-{WORKERD}")),
-        specs: vec![format!("workerd@{WORKERD}")],
-        bin: "node_modules/.bin/workerd",
-    };
-    let bundlers = Tool {
-        label: "bundlers".into(),
-        dir: cache.join(format!(
-            "bundlers-{}",
-            BUNDLERS.join("-").replace(['@', '/'], "")
-        )),
-        specs: BUNDLERS.iter().map(|s| s.to_string()).collect(),
-        bin: "node_modules/.bin/webpack",
-    };
+    let linters = Tool::set(&cache, "linters", &LINTERS, "node_modules/.bin/attw");
+    let bun = Tool::package(&cache, "bun", BUN, "node_modules/bun/bin/bun.exe");
+    let deno = Tool::package(&cache, "deno", DENO, "node_modules/.bin/deno");
+    let workerd = Tool::package(&cache, "workerd", WORKERD, "node_modules/.bin/workerd");
+    let bundlers = Tool::set(&cache, "bundlers", &BUNDLERS, "node_modules/.bin/webpack");
     let mut nodes: Vec<Tool> = Vec::new();
     match node_package() {
         Some(pkg) => {
