@@ -21,7 +21,8 @@ impl Part {
     /// `target` keeps the checkout's `target/`; an explicit
     /// `CARGO_BUILD_BUILD_DIR` wins), clippy as the workspace's compiler
     /// (`scripts/lint-rustc`, unless `RUSTC_WORKSPACE_WRAPPER` is set), the
-    /// cargo tools on PATH and no colour in the logs.
+    /// artifacts in the checkout's `target/` (whatever `CARGO_TARGET_DIR`
+    /// said), the cargo tools on PATH and no colour in the logs.
     pub fn new(root: &Path) -> Part {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
@@ -45,6 +46,10 @@ impl Part {
         if std::env::var_os("RUSTC_WORKSPACE_WRAPPER").is_none() {
             std::env::set_var("RUSTC_WORKSPACE_WRAPPER", root.join("scripts/lint-rustc"));
         }
+        // The artifacts go to the checkout's target/, where the parts read
+        // them (a CARGO_TARGET_DIR of the caller's would move them out from
+        // under the parts); SNOWMINT_BUILD_DIR moves the intermediate files.
+        std::env::set_var("CARGO_TARGET_DIR", root.join("target"));
         prepend_path(&home.join(".cargo/bin"));
         std::env::set_var("CARGO_TERM_COLOR", "never");
         Part {
