@@ -51,16 +51,7 @@ fn kill_and_replace(name: &str, offset_ms: i64) {
         "file:{}?namespace={name}&renew_ms=200&window_ms=1000&max_skew_ms=3000",
         store.display()
     );
-    let mut a = Probe::spawn(
-        &url,
-        &[
-            "--fixed",
-            "datacenter=1",
-            "--until-error",
-            "--interval-ms",
-            "1",
-        ],
-    );
+    let mut a = Probe::holder(&url);
     a.wait_for(20, |l| ids(l).len() >= 300);
     let a_out = a.kill();
     let slot = value(&a_out, "slot").unwrap();
@@ -127,16 +118,7 @@ fn holder_that_lost_its_slot_stops_at_once() {
         "file:{}?namespace=lost&renew_ms=50&window_ms=3000",
         store.display()
     );
-    let mut a = Probe::spawn(
-        &url,
-        &[
-            "--fixed",
-            "datacenter=1",
-            "--until-error",
-            "--interval-ms",
-            "1",
-        ],
-    );
+    let mut a = Probe::holder(&url);
     a.wait_for(20, |l| ids(l).len() >= 50);
     let slot = value(&a.lines(), "slot").unwrap();
     std::fs::remove_file(space_dir(&store).join(format!("{slot}.lock"))).unwrap();

@@ -78,6 +78,13 @@ impl Probe {
         Self::spawn_cmd(Command::new(probe()), url, args)
     }
 
+    /// A holder on `url` with datacenter 1, issuing an ID every millisecond
+    /// until its first error.
+    pub fn holder(url: &str) -> Probe {
+        let args = "--fixed datacenter=1 --until-error --interval-ms 1";
+        Self::spawn(url, &args.split(' ').collect::<Vec<_>>())
+    }
+
     pub fn spawn_cmd(mut cmd: Command, url: &str, args: &[&str]) -> Probe {
         cmd.arg(url).args(args);
         Self::spawn_command(cmd)

@@ -162,16 +162,7 @@ pub fn crash(base: &str, ns: &str, ttl: bool, between: &dyn Fn()) {
     let url = format!(
         "{base}?namespace={ns}&ttl_ms=1500&renew_ms={CRASH_RENEW_MS}&window_ms={CRASH_WINDOW_MS}&timeout_ms=2000"
     );
-    let mut a = Probe::spawn(
-        &url,
-        &[
-            "--fixed",
-            "datacenter=1",
-            "--until-error",
-            "--interval-ms",
-            "1",
-        ],
-    );
+    let mut a = Probe::holder(&url);
     a.wait_for(20, |l| ids(l).len() >= 400);
     let a_out = a.kill();
     let killed = Instant::now();
