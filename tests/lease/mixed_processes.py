@@ -138,7 +138,9 @@ def check_store(url, node_project, cli):
     winners = [r for r in reports if r["ok"]]
     losers = [r for r in reports if not r["ok"]]
     workers = sorted(r["worker"] for r in winners)
-    assert workers == list(range(32)), f"32 distinct workers, got {workers}"
+    assert workers == list(range(32)), (
+        f"32 distinct workers, got {workers}; the others: "
+        f"{sorted(set((r['code'], r['message'].strip()) for r in losers))}")
     assert len(losers) == 8, losers
     for r in losers:
         assert r["code"] == "lease_unavailable", r
