@@ -163,7 +163,6 @@ pub fn run(p: &Part) -> Result<(), String> {
             .cloned()
             .ok_or_else(|| format!("the build gave no test binary {name}"))
     };
-    stores.fence_wait(p)?;
 
     // The suites mostly wait out TTLs, so they run side by side, at most
     // SNOWMINT_STORES_JOBS (default 2) at once, longest first. Each store's
@@ -172,7 +171,9 @@ pub fn run(p: &Part) -> Result<(), String> {
     // or slows down its holders, and their timing is what they test); then
     // the operations tests and the CLI's of the stores under test, and the
     // lease crate's unit tests. Every test uses namespaces, databases or
-    // throwaway servers of its own.
+    // throwaway servers of its own. The suites that use Redis wait for its
+    // init fence ([`Suite::redis`]); the others start first, as soon as
+    // they are built, and the fence runs out beside them.
     // A store's fault tests follow its own tests rather than run as a suite
     // of their own: tried so on 2026-11-27, the PostgreSQL and Redis fault
     // suites started in the same second, beside the Redis suite, and ran
@@ -232,6 +233,10 @@ pub fn run(p: &Part) -> Result<(), String> {
         };
         suites.push(suite);
     }
+    let redis = names.contains(&"redis");
+    for s in &mut suites {
+        s.redis = redis && matches!(s.name, "redis" | "ops" | "cli");
+    }
     let failed = run_suites(p, &stores, suites, jobs.max(1))?;
     if !failed.is_empty() {
         return Err(format!(
@@ -251,11 +256,18 @@ struct Suite {
     name: &'static str,
     what: String,
     cmds: Vec<(PathBuf, PathBuf, Vec<String>)>,
+    /// It uses Redis: it starts once the Redis init fence has passed.
+    redis: bool,
 }
 
 impl Suite {
     fn new(name: &'static str, what: String, cmds: Vec<(PathBuf, PathBuf, Vec<String>)>) -> Suite {
-        Suite { name, what, cmds }
+        Suite {
+            name,
+            what,
+            cmds,
+            redis: false,
+        }
     }
 }
 
@@ -313,12 +325,22 @@ fn run_suites(
     suites: Vec<Suite>,
     jobs: usize,
 ) -> Result<Vec<&'static str>, String> {
-    let mut queue = suites.into_iter();
+    let mut queue = suites;
     let mut running: Vec<Running> = Vec::new();
     let mut failed = Vec::new();
+    let mut said_fence = false;
     loop {
+        let fenced = stores.ready_at().is_some_and(|t| Instant::now() < t);
         while running.len() < jobs {
-            let Some(suite) = queue.next() else { break };
+            // The first in the queue's order that may start now.
+            let Some(at) = queue.iter().position(|s| !(s.redis && fenced)) else {
+                if !queue.is_empty() && !said_fence {
+                    said_fence = true;
+                    stores.say_fence_left(p);
+                }
+                break;
+            };
+            let suite = queue.remove(at);
             p.say(&format!("stores: starting {} ({})", suite.name, suite.what));
             let log = stores.dir().join(format!("suite-{}.log", suite.name));
             File::create(&log).map_err(|e| format!("{}: {e}", log.display()))?;
@@ -332,7 +354,7 @@ fn run_suites(
             r.spawn_next(&stores.env)?;
             running.push(r);
         }
-        if running.is_empty() {
+        if running.is_empty() && queue.is_empty() {
             return Ok(failed);
         }
         if let Some(sig) = stopped_by() {

@@ -131,7 +131,7 @@ impl Stores {
                 let until = at + Duration::from_secs(wait.as_millis().div_ceil(1000) as u64);
                 stores.ready_at = Some(stores.ready_at.map_or(until, |t| t.max(until)));
                 p.say(&format!(
-                    "redis: lease init on {url}: new spaces fenced for {} ms from then; waited out before the tests",
+                    "redis: lease init on {url}: new spaces fenced for {} ms from then",
                     wait.as_millis()
                 ));
             }
@@ -139,19 +139,31 @@ impl Stores {
         Ok(stores)
     }
 
+    /// When the last Redis init fence passes (`None`: no fence).
+    pub fn ready_at(&self) -> Option<Instant> {
+        self.ready_at
+    }
+
+    /// Says how long the Redis init fence has to run.
+    pub fn say_fence_left(&self, p: &Part) {
+        if let Some(at) = self.ready_at {
+            let left = at.saturating_duration_since(Instant::now());
+            p.say(&format!(
+                "stores: {}s more for the Redis init fence",
+                left.as_secs_f64().ceil()
+            ));
+        }
+    }
+
     /// Sleeps until every Redis init fence has passed (saying how long).
     pub fn fence_wait(&self, p: &Part) -> Result<(), String> {
         let Some(at) = self.ready_at else {
             return Ok(());
         };
-        let left = at.saturating_duration_since(Instant::now());
-        if left.is_zero() {
+        if at <= Instant::now() {
             return Ok(());
         }
-        p.say(&format!(
-            "stores: waiting {}s more for the Redis init fence",
-            left.as_secs_f64().ceil()
-        ));
+        self.say_fence_left(p);
         while Instant::now() < at {
             if let Some(sig) = stopped_by() {
                 return Err(format!("stopped by signal {sig}"));
