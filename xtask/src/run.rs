@@ -28,11 +28,13 @@ fn part_command(root: &Path, name: &str) -> Command {
     in_rust(root, name)
 }
 
-/// This program again as a child: `run-part PART`.
+/// This program again as a child: `run-part PART`. Through `cargo xtask`
+/// when this program's file is gone (rebuilt while the run went on: Linux
+/// then names it "... (deleted)").
 fn in_rust(root: &Path, part: &str) -> Command {
     let mut cmd = match std::env::current_exe() {
-        Ok(exe) => Command::new(exe),
-        Err(_) => {
+        Ok(exe) if exe.is_file() => Command::new(exe),
+        _ => {
             let mut c = Command::new("cargo");
             c.arg("xtask");
             c

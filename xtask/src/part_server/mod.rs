@@ -88,10 +88,10 @@ pub fn run(p: &Part) -> Result<(), String> {
             .current_dir(&server_dir),
     )?;
 
-    p.say("a lost lease claimed again, on every network store (server/tests/heal.rs, --ignored)");
+    p.say("a lost lease claimed again, on every network store (server/tests/heal.rs, --ignored, two at a time)");
     p.check(
         Command::new(test_bins.test("heal")?)
-            .args(["-q", "--ignored", "--test-threads=1", "--nocapture"])
+            .args(["-q", "--ignored", "--test-threads=2", "--nocapture"])
             .envs(stores.env.iter().map(|(k, v)| (k, v)))
             .current_dir(&server_dir),
     )?;
@@ -179,21 +179,51 @@ fn build(p: &Part) -> Result<TestBins, String> {
 }
 
 /// The server's tests on file leases, run directly from server/ (as cargo
-/// test runs them).
+/// test runs them), two binaries at a time (each waits mostly on the
+/// processes it starts); their output is printed in name order once each
+/// ends.
 fn file_lease_tests(p: &Part, bins: &TestBins) -> Result<(), String> {
     // In name order: the integration tests (faults.rs and heal.rs without
     // their --ignored ones) and the unit tests (snowmint_server, the
     // library; snowmint-server, the binary).
-    p.say("server tests (real processes, file leases)");
-    for (name, exe) in &bins.tests {
+    p.say("server tests (real processes, file leases), two binaries at a time");
+    let queue = std::sync::Mutex::new(bins.tests.iter());
+    let results = std::sync::Mutex::new(std::collections::BTreeMap::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let Some((name, exe)) = queue.lock().map(|mut q| q.next()).ok().flatten() else {
+                    return;
+                };
+                let out = Command::new(exe)
+                    .arg("-q")
+                    .current_dir(p.root.join("server"))
+                    .stdin(std::process::Stdio::null())
+                    .output();
+                if let Ok(mut r) = results.lock() {
+                    r.insert(name.clone(), (exe.clone(), out));
+                }
+            });
+        }
+    });
+    let results = results
+        .into_inner()
+        .map_err(|_| "a test thread panicked".to_string())?;
+    let mut failed = Vec::new();
+    for (name, (exe, out)) in results {
         println!("{name}:");
-        p.check(
-            Command::new(exe)
-                .arg("-q")
-                .current_dir(p.root.join("server")),
-        )?;
+        let out = out.map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        print!("{}", String::from_utf8_lossy(&out.stdout));
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        if !out.status.success() {
+            failed.push(format!("{} ({})", exe.display(), out.status));
+        }
     }
-    Ok(())
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("failed: {}", failed.join(", ")))
+    }
 }
 
 /// The part's temporary folder (servers' logs, leases, clients' builds),
