@@ -52,6 +52,12 @@ const VARIANTS: &[&str] = &[
     "mixed-skews-settings-checked",
     "mixed-skews-settings-checked-old-fence-kept",
     "mixed-skews",
+    "own-clocks",
+    "own-clocks-one-skew-fence",
+    "own-clocks-no-skew-check",
+    "mixed-skews-wiped",
+    "wipes",
+    "wipes-no-fence",
 ];
 
 fn variant(name: &str) -> Variant {
@@ -94,6 +100,24 @@ fn variant(name: &str) -> Variant {
             v.store.fence_skews = 3;
         }
         "unconfirmed-bound" => v.unconfirmed_bound = true,
+        "own-clocks" => v.own_clocks = true,
+        "own-clocks-one-skew-fence" => {
+            v.own_clocks = true;
+            v.store.fence_skews = 1;
+        }
+        "own-clocks-no-skew-check" => {
+            v.own_clocks = true;
+            v.skew_check = false;
+        }
+        "mixed-skews-wiped" => {
+            v.mixed_skews = true;
+            v.wipes_only = true;
+        }
+        "wipes" => v.wipes_only = true,
+        "wipes-no-fence" => {
+            v.wipes_only = true;
+            v.store.fence = false;
+        }
         _ => panic!("SNOWMINT_SIM_VARIANT: one of {VARIANTS:?}"),
     }
     v
@@ -171,6 +195,30 @@ fn seeded_schedules_never_issue_an_id_twice() {
     println!("{counts:#?}");
 }
 
+/// Each holder's clock has its own offset from true time, within its
+/// `max_skew_ms` (50 ms: two clocks differ by up to 100 ms), the store's
+/// clock stays within `max_skew_ms` of every holder's (half its steps to the
+/// edge of that band), and one more holder's clock is beyond its
+/// `max_skew_ms` of every such store clock: no violation, and every claim of
+/// the far holder that reached the skew check or the store was refused.
+#[test]
+fn holder_clocks_within_max_skew_never_issue_an_id_twice() {
+    let counts = clean("own-clocks", 0, 10_000);
+    assert!(counts.far_clock_refusals > 0, "{counts:#?}");
+    println!(
+        "own-clocks: the far holder's claims refused {} times",
+        counts.far_clock_refusals
+    );
+}
+
+/// Every loss wipes the store (Redis restarted without persistence, or
+/// `FLUSHALL`), holders with the one `max_skew_ms`: no violation.
+#[test]
+fn wiped_stores_never_issue_an_id_twice() {
+    let counts = clean("wipes", 0, 10_000);
+    assert!(counts.fenced_claims > 0, "{counts:#?}");
+}
+
 /// Runs variant `name` until a schedule has a violation (at most 100,000
 /// schedules), and asserts that its first is of kind `kind`. Returns the
 /// seed and its violations.
@@ -226,6 +274,31 @@ fn without_resume_after_a_successor_starts_below_a_predecessor() {
 #[test]
 fn one_skew_of_fence_is_not_enough() {
     control("one-skew-fence", Kind::SuccessorBelowPredecessor);
+}
+
+/// Holder clocks that disagree (`own-clocks`, see
+/// `holder_clocks_within_max_skew_never_issue_an_id_twice`) with a fence of
+/// one skew: a holder whose clock is ahead reserves up to `max_skew_ms` past
+/// a store clock at the low end of the band, and the claimer that fences
+/// after a loss reads the store clock at the high end.
+#[test]
+fn with_clocks_that_disagree_one_skew_of_fence_is_not_enough() {
+    control("own-clocks-one-skew-fence", Kind::SuccessorBelowPredecessor);
+}
+
+/// Without the driver's skew check before a claim, the holder whose clock is
+/// beyond its `max_skew_ms` of every store clock takes a slot.
+#[test]
+fn without_the_skew_check_a_holder_with_a_far_clock_claims() {
+    control("own-clocks-no-skew-check", Kind::FarClockClaimed);
+}
+
+/// A store that forgot everything (Redis restarted without persistence, or
+/// `FLUSHALL`: the marker goes with the records), no fence: the next claim
+/// reads an empty slot below a live holder's reservation.
+#[test]
+fn without_the_fence_a_wiped_store_lets_a_successor_start_below() {
+    control("wipes-no-fence", Kind::SuccessorBelowPredecessor);
 }
 
 /// Holders with different `max_skew_ms` (20, 50, 150 ms), losses that keep
@@ -322,6 +395,17 @@ fn mixed_skews_overlap_even_with_the_settings_check() {
         "mixed-skews-settings-checked",
         Kind::SuccessorBelowPredecessor,
     );
+}
+
+/// Different `max_skew_ms` per holder (20, 50, 150 ms) across a wipe, with
+/// every protection on: before it, the settings check admits only holders
+/// with the marker's settings; the wipe takes the marker, and the first
+/// claimer after it fences with its own, smaller skew, below the reservation
+/// of a live holder that counted with the larger one. What the settings
+/// check cannot cover: every holder of a space must use the same settings.
+#[test]
+fn mixed_skews_across_a_wipe_let_a_successor_start_below() {
+    control("mixed-skews-wiped", Kind::SuccessorBelowPredecessor);
 }
 
 /// With a fence over another server's marker that keeps the old fence if it

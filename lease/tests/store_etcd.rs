@@ -5,7 +5,8 @@
 //! `etcd://root:PASSWORD@127.0.0.1:PORT`). Both must be set: a store is never
 //! skipped silently. The contract and fault suites every store runs
 //! (`lease/test-support`), then what only etcd has: authentication, a
-//! cluster member killed, a marker of another cluster. Every test uses
+//! cluster member killed, a marker of another cluster, a snapshot restored
+//! into a new cluster. Every test uses
 //! namespaces of its own run. Every wait is bounded.
 
 use std::sync::Arc;
@@ -209,6 +210,110 @@ fn marker_of_another_cluster_fences_the_next_claim() {
         other => panic!("A's renewal after the fence: {other:?}"),
     }
     for claim in [&b, &c] {
+        s.release(&space, &claim.holder, claim.prev_hwm_ms).unwrap();
+    }
+}
+
+/// Runs the snapshot member's command (`SNOWMINT_TEST_ETCD_SNAPSHOT_CMD`,
+/// written by xtask/src/stores/etcd.rs) with `what`: `save` (`etcdctl
+/// snapshot save`), or `restore` (the member stopped, `etcdctl snapshot
+/// restore` into a new data directory with another cluster token, the
+/// member started there and healthy). The script bounds its own waits.
+fn snapshot(what: &str) {
+    let cmd = Etcd::env("SNAPSHOT_CMD");
+    let out = std::process::Command::new(&cmd).arg(what).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd} {what}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The cluster ID and revision the member at `etcd://HOST:PORT` answers with
+/// (the gateway's `/v3/kv/range`, at most 5 s).
+fn cluster_and_revision(server: &str) -> (String, u64) {
+    let http = server.replace("etcd://", "http://");
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(5)))
+        .build()
+        .into();
+    let body = agent
+        .post(format!("{http}/v3/kv/range"))
+        .send(r#"{"key":"c25vd21pbnQ="}"#)
+        .expect("range")
+        .body_mut()
+        .read_to_string()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let h = &v["header"];
+    (
+        h["cluster_id"].as_str().unwrap().to_string(),
+        h["revision"].as_str().unwrap().parse().unwrap(),
+    )
+}
+
+/// A member replaced by one restored from an `etcdctl snapshot save` with
+/// `etcdctl snapshot restore` (the member of
+/// `SNOWMINT_TEST_ETCD_SNAPSHOT_URL`): a new cluster ID, a lower revision,
+/// the writes after the snapshot lost. A claims; a snapshot is saved; then
+/// A renews and B claims and renews (both reservations above what the
+/// snapshot holds). After the restore the next claim C takes B's slot (free
+/// in the snapshot): it is fenced (`StoreChanged`) above B's reservation;
+/// A's renewal (its holder key revived by the restore) fails as lost; and a
+/// later claim starts above the same fence.
+#[test]
+fn snapshot_restored_into_a_new_cluster_fences_claims_and_fails_the_holder() {
+    use snowmint::FenceCause;
+    use snowmint_lease_test_support::restore::after_restart;
+    let server = Etcd::env("SNAPSHOT_URL");
+    let n = Etcd::ns_on(&server, "snapshot");
+    let s = LeaseUrl::parse(&format!("{server}?namespace={n}&max_skew_ms=100"))
+        .unwrap()
+        .open_store()
+        .unwrap();
+    let space = SlotSpace::new(twitter(), &[("datacenter", 4)], Some(&n)).unwrap();
+    let a = s.claim(&space, &req()).unwrap();
+    snapshot("save");
+    // The gateway's clock counts whole seconds: past the next one, so that
+    // the renewals below reach further than the snapshot's records.
+    std::thread::sleep(Etcd::RESTORE_PAUSE);
+    let renewed = s.renew(&space, &a.holder, 30_000, 5000).unwrap();
+    assert!(renewed.hwm_ms > a.hwm_ms, "{renewed:?} {a:?}");
+    let b = s.claim(&space, &req()).unwrap();
+    assert_ne!(b.holder.slot, a.holder.slot);
+    std::thread::sleep(Etcd::RESTORE_PAUSE);
+    let b_renewed = s.renew(&space, &b.holder, 30_000, 5000).unwrap();
+    assert!(b_renewed.hwm_ms > b.hwm_ms, "{b_renewed:?} {b:?}");
+    let (cluster, revision) = cluster_and_revision(&server);
+    snapshot("restore");
+    let (new_cluster, new_revision) = cluster_and_revision(&server);
+    assert_ne!(new_cluster, cluster);
+    assert!(new_revision < revision, "{new_revision} {revision}");
+
+    let before = now_ms();
+    let c = after_restart(|| s.claim(&space, &req())).unwrap();
+    eprintln!("A {a:?} renewed to {renewed:?}; B {b:?} renewed to {b_renewed:?}; after the restore C {c:?}");
+    assert_eq!(
+        c.holder.slot, b.holder.slot,
+        "B's slot is free in the snapshot"
+    );
+    assert!(
+        c.prev_hwm_ms >= b_renewed.hwm_ms,
+        "C {c:?} starts below B's confirmed reservation {b_renewed:?}"
+    );
+    assert_eq!(c.fence, Some(FenceCause::StoreChanged), "{c:?}");
+    // The fence: store time + the largest window (5000) + 2 x max_skew_ms.
+    assert!(c.prev_hwm_ms + 1500 >= before + 5200, "{c:?}");
+    match s.renew(&space, &a.holder, 30_000, 5000) {
+        Err(StoreError::Lost(m)) => {
+            assert!(m.contains("cluster") || m.contains("fenced"), "{m}")
+        }
+        other => panic!("A's renewal after the restore: {other:?}"),
+    }
+    let d = s.claim(&space, &req()).unwrap();
+    assert!(d.prev_hwm_ms >= c.prev_hwm_ms, "{d:?} {c:?}");
+    for claim in [&c, &d] {
         s.release(&space, &claim.holder, claim.prev_hwm_ms).unwrap();
     }
 }

@@ -87,7 +87,7 @@ impl Server {
 /// (ZooKeeper's session, which saw a higher zxid than the restored server
 /// has, is refused and a new one made): tries `f` for at most 20 s while
 /// the store is unreachable.
-fn after_restart<T>(mut f: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
+pub fn after_restart<T>(mut f: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
     let t = Instant::now();
     loop {
         match f() {

@@ -31,6 +31,10 @@ pub enum Kind {
     /// (`timeout_ms + max_skew_ms + window_ms` past it, plus the holders'
     /// clock error), leaving the slot unusable until real time catches up.
     PoisonedHwm,
+    /// A holder whose clock is further than its `max_skew_ms` from every
+    /// store clock it can see took a slot: the skew check exists to refuse
+    /// it.
+    FarClockClaimed,
 }
 
 #[derive(Clone, Debug)]

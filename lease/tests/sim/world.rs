@@ -44,6 +44,17 @@ pub struct Variant {
     /// Losses never take the marker (no wipes; the marker was written long
     /// before the writes lost).
     pub marker_survives: bool,
+    /// Every loss wipes the store (the marker with the records): Redis
+    /// only, restarted without persistence or `FLUSHALL`ed.
+    pub wipes_only: bool,
+    /// Each holder's clock keeps an offset of its own from true time, within
+    /// its `max_skew_ms`; the store's clock stays within `max_skew_ms` of every
+    /// such holder's (its steps, a replica's clock); and one more holder's
+    /// clock is further from every store clock than its `max_skew_ms`: its
+    /// claims must all be refused.
+    pub own_clocks: bool,
+    /// The driver's skew check before a claim (off: a negative control).
+    pub skew_check: bool,
 }
 
 pub const SAFE: Variant = Variant {
@@ -65,6 +76,9 @@ pub const SAFE: Variant = Variant {
     holder_error: 0,
     unconfirmed_bound: false,
     marker_survives: false,
+    wipes_only: false,
+    own_clocks: false,
+    skew_check: true,
 };
 
 #[derive(Default, Debug)]
@@ -92,6 +106,9 @@ pub struct Counts {
     pub crashes: u64,
     pub skew_refusals: u64,
     pub refused: u64,
+    /// Claims of the holder whose clock is beyond its `max_skew_ms`
+    /// (`Variant::own_clocks`) refused by the skew check or the store.
+    pub far_clock_refusals: u64,
 }
 
 enum Call {
@@ -125,6 +142,9 @@ struct Proc {
     held: Option<Held>,
     last_slot: Option<u64>,
     suspended_until: u64,
+    /// Its clock is further from the store's than its `max_skew_ms`
+    /// (`Variant::own_clocks`).
+    far: bool,
 }
 
 pub struct World<'a> {
@@ -137,6 +157,9 @@ pub struct World<'a> {
     max_window: u64,
     /// The store clock steps' range: twice the (largest) skew bound.
     base_skew: u64,
+    /// With `Variant::own_clocks`: the store clock's offsets from true time
+    /// within `max_skew_ms` of every holder's (but the far one's), ms.
+    band: Option<(i64, i64)>,
     real: u64,
     procs: Vec<Proc>,
     delayed: Vec<(u64, Call)>,
@@ -199,7 +222,15 @@ impl World<'_> {
         // than any holder's clock could justify?
         if self.store.clock_writes.len() > writes {
             let (now, _) = self.store.clock_writes[writes];
-            let ahead = self.procs.iter().map(|p| p.clock).max().unwrap_or(0).max(0) as u64;
+            // (The far holder's clock, which no store clock is near, aside.)
+            let ahead = self
+                .procs
+                .iter()
+                .filter(|p| !p.far)
+                .map(|p| p.clock)
+                .max()
+                .unwrap_or(0)
+                .max(0) as u64;
             let most = self
                 .procs
                 .iter()
@@ -290,8 +321,23 @@ impl World<'_> {
         Some(h)
     }
 
+    /// A store clock offset from true time within `band`: half the time at
+    /// one of its ends, where a holder's clock is `max_skew_ms` away.
+    fn in_band(&mut self, (lo, hi): (i64, i64)) -> u64 {
+        let offset = match self.rng.below(4) {
+            0 => lo,
+            1 => hi,
+            _ => lo + self.rng.below((hi - lo) as u64 + 1) as i64,
+        };
+        (self.real as i64 + offset) as u64
+    }
+
     fn step_store_clock(&mut self) {
         self.counts.store_clock_steps += 1;
+        if let Some(band) = self.band {
+            self.store.now = self.in_band(band);
+            return;
+        }
         let d = self.rng.below(2 * self.base_skew);
         let m = &mut self.store;
         m.now = match self.rng.below(10) {
@@ -315,8 +361,11 @@ impl World<'_> {
         let d = self.rng.below(half);
         self.advance(d);
         let after = self.local(p);
-        if decide::claim_skew("model", before, store_ms, after, &s).is_err() {
+        if self.v.skew_check && decide::claim_skew("model", before, store_ms, after, &s).is_err() {
             self.counts.skew_refusals += 1;
+            if self.procs[p].far {
+                self.counts.far_clock_refusals += 1;
+            }
             return;
         }
         // The gap between the skew check and the claim: time passes, and
@@ -341,9 +390,24 @@ impl World<'_> {
         };
         // The driver's limit counts from the time the claim was sent.
         let sent = self.local(p);
-        let Some(Answer::Claim(Ok(claim))) = self.call(p, Call::Claim(req, caller)) else {
+        let answer = self.call(p, Call::Claim(req, caller));
+        if self.procs[p].far {
+            if let Some(Answer::Claim(Err(StoreError::Refused(_)))) = answer {
+                self.counts.far_clock_refusals += 1;
+            }
+        }
+        let Some(Answer::Claim(Ok(claim))) = answer else {
             return;
         };
+        if self.procs[p].far {
+            let d = format!(
+                "p{p}, whose clock is {:+} ms from true time (store clock {:+} ms), claimed slot {}",
+                self.procs[p].clock,
+                self.store.now as i64 - self.real as i64,
+                claim.holder.slot
+            );
+            self.check.report(Kind::FarClockClaimed, d);
+        }
         let now = self.local(p);
         let start = match decide::start("model", &self.space, &claim, Options::default(), sent, &s)
         {
@@ -512,11 +576,15 @@ impl World<'_> {
         let n = 1 + self.rng.below(4) as usize;
         let other_clock = |w: &mut Self| {
             // The store is another machine now: its own clock.
-            w.store.now = w.real + w.rng.below(2 * w.base_skew + 1) - w.base_skew;
+            w.store.now = match w.band {
+                Some(band) => w.in_band(band),
+                None => w.real + w.rng.below(2 * w.base_skew + 1) - w.base_skew,
+            };
         };
         let keep = self.v.marker_survives;
+        let kinds = if self.v.wipes_only { 2 } else { 4 };
         let what = match self.store.flavor {
-            Flavor::Redis => match self.rng.below(4) {
+            Flavor::Redis => match self.rng.below(kinds) {
                 0 if !keep => {
                     self.store.lose(None, true, false);
                     "restart without persistence"
@@ -596,6 +664,10 @@ impl World<'_> {
                 // The machine's wall clock stepped; the running process's
                 // clock does not follow (read once, advanced by elapsed time);
                 // the next process reads it.
+                if self.v.own_clocks {
+                    // Each keeps its own offset.
+                    return;
+                }
                 self.counts.holder_clock_steps += 1;
                 let p = self.rng.below(self.procs.len() as u64) as usize;
                 let e = self.v.holder_error;
@@ -628,7 +700,7 @@ impl World<'_> {
 /// Runs schedule `seed`; the violations found (empty: none).
 pub fn schedule(seed: u64, v: Variant, counts: &mut Counts, trace: bool) -> Checker {
     let mut rng = Rng(seed);
-    let flavor = v.flavor.unwrap_or(if rng.chance(50) {
+    let flavor = v.flavor.unwrap_or(if v.wipes_only || rng.chance(50) {
         Flavor::Redis
     } else {
         Flavor::Sql
@@ -661,9 +733,12 @@ pub fn schedule(seed: u64, v: Variant, counts: &mut Counts, trace: bool) -> Chec
                 held: None,
                 last_slot: None,
                 suspended_until: 0,
+                far: false,
             }
         })
         .collect();
+    let mut procs = procs;
+    let band = v.own_clocks.then(|| own_clocks(&mut rng, &mut procs));
     let base_skew = 50;
     let init = Caller {
         max_window,
@@ -677,8 +752,13 @@ pub fn schedule(seed: u64, v: Variant, counts: &mut Counts, trace: bool) -> Chec
         for (i, p) in procs.iter().enumerate() {
             let s = &p.s;
             println!(
-                "  p{i}: ttl {} window {} max_skew {} timeout {} clock {:+}",
-                s.ttl_ms, s.window_ms, s.max_skew_ms, s.timeout_ms, p.clock
+                "  p{i}: ttl {} window {} max_skew {} timeout {} clock {:+}{}",
+                s.ttl_ms,
+                s.window_ms,
+                s.max_skew_ms,
+                s.timeout_ms,
+                p.clock,
+                if p.far { " (beyond max_skew)" } else { "" }
             );
         }
     }
@@ -690,6 +770,7 @@ pub fn schedule(seed: u64, v: Variant, counts: &mut Counts, trace: bool) -> Chec
         store,
         max_window,
         base_skew,
+        band,
         real: T0,
         procs,
         delayed: Vec::new(),
@@ -712,4 +793,45 @@ pub fn schedule(seed: u64, v: Variant, counts: &mut Counts, trace: bool) -> Chec
     w.counts.fenced_claims += w.store.fences;
     w.counts.schedules += 1;
     w.check
+}
+
+/// `Variant::own_clocks`: gives each holder its own clock offset within its
+/// `max_skew_ms`, and adds one whose clock is further than its `max_skew_ms`
+/// (plus a round trip, which the skew check's midpoint may absorb) from
+/// every store clock the band returned allows: offsets from true time within
+/// `max_skew_ms` of every other holder's clock.
+fn own_clocks(rng: &mut Rng, procs: &mut Vec<Proc>) -> (i64, i64) {
+    for p in procs.iter_mut() {
+        let k = p.s.max_skew_ms;
+        p.wall = rng.below(2 * k + 1) as i64 - k as i64;
+        p.clock = p.wall;
+    }
+    let lo = procs
+        .iter()
+        .map(|p| p.wall - p.s.max_skew_ms as i64)
+        .max()
+        .unwrap();
+    let hi = procs
+        .iter()
+        .map(|p| p.wall + p.s.max_skew_ms as i64)
+        .min()
+        .unwrap();
+    assert!(lo <= hi, "holder clocks within max_skew_ms of true time");
+    let s = procs[rng.below(procs.len() as u64) as usize].s.clone();
+    let beyond = (s.max_skew_ms + s.timeout_ms + 1 + rng.below(50)) as i64;
+    let wall = if rng.chance(50) {
+        hi + beyond
+    } else {
+        lo - beyond
+    };
+    procs.push(Proc {
+        s,
+        wall,
+        clock: wall,
+        held: None,
+        last_slot: None,
+        suspended_until: 0,
+        far: true,
+    });
+    (lo, hi)
 }

@@ -11,12 +11,19 @@
 //! - `SNOWMINT_TEST_ETCD_RESTORE_URL`, `..._RESTORE_CMD`: the same for the
 //!   restore test, which stops the member (pid in the command's folder),
 //!   copies its data and later restarts it from the copy;
+//! - `SNOWMINT_TEST_ETCD_SNAPSHOT_URL`, `..._SNAPSHOT_CMD`: a throwaway
+//!   member for the snapshot test, and a command that saves a snapshot of it
+//!   (`save`, `etcdctl snapshot save`) or replaces it with a member restored
+//!   from that snapshot into a new cluster (`restore`, `etcdctl snapshot
+//!   restore` with another cluster token);
 //! - `SNOWMINT_TEST_ETCD_CLUSTER_URL`, `..._CLUSTER_FIRST_PID_FILE`: a
 //!   throwaway 3-member cluster (the URL lists the three), and the file
 //!   holding the first member's pid, which the cluster test kills.
 //!
 //! Throwaway members run Debian's etcd-server (installed if missing), on free
-//! 127.0.0.1 ports, with their data in this run's folder.
+//! 127.0.0.1 ports, with their data in this run's folder; the snapshot
+//! command runs the etcdctl of Debian's etcd-client (installed if missing;
+//! etcd 3.4 has no etcdutl: its etcdctl restores snapshots).
 
 use std::path::Path;
 use std::process::Command;
@@ -80,7 +87,8 @@ fn command(words: &[String]) -> Command {
 /// A member with its data in RUN/`name`, healthy within 30 s (three tries,
 /// each on new ports: one taken between the probe and etcd's bind fails
 /// it); its stop added (through RUN/`name`/pid, which the restart script
-/// rewrites) and RUN/`name`/restart written. Its client port.
+/// rewrites) and RUN/`name`/restart and RUN/`name`/snapshot written. Its
+/// client port.
 fn start_member(s: &mut Stores, name: &str) -> Result<u16, String> {
     let dir = s.run.dir.join(name);
     crate::step::mkdir(&dir)?;
@@ -112,6 +120,7 @@ fn start_member(s: &mut Stores, name: &str) -> Result<u16, String> {
         ) {
             Ok(()) => {
                 restart_script(&dir, client, &words)?;
+                snapshot_script(&dir, name, client, peer)?;
                 return Ok(client);
             }
             Err(e) => {
@@ -144,6 +153,48 @@ echo 'etcd: the member in {} did not come back within 30 s' >&2\nexit 1\n",
         dir.display()
     );
     super::write_script(&dir.join("restart"), &text)
+}
+
+/// DIR/snapshot: `save` writes a snapshot of the member (DIR/snapshot.db,
+/// at most 30 s); `restore` stops the member, restores the snapshot into a
+/// new data directory as a new cluster (the same member name and peer URL,
+/// another cluster token: another cluster ID, as an operator restoring a
+/// lost cluster would do) and starts it there through DIR/restart.
+fn snapshot_script(dir: &Path, name: &str, client: u16, peer: u16) -> Result<(), String> {
+    let q = |p: &Path| shell_word(&p.to_string_lossy());
+    let (pid, db) = (q(&dir.join("pid")), q(&dir.join("snapshot.db")));
+    let (data, restored) = (q(&dir.join("data")), q(&dir.join("restored")));
+    let restart = q(&dir.join("restart"));
+    let peer_url = format!("http://127.0.0.1:{peer}");
+    let text = format!(
+        "#!/usr/bin/env bash
+set -u
+case \"${{1:-}}\" in
+save)
+  exec etcdctl --endpoints=http://127.0.0.1:{client} --dial-timeout=5s --command-timeout=30s \
+snapshot save {db}
+  ;;
+restore)
+  pid=$(cat {pid})
+  kill -TERM \"$pid\" 2>/dev/null
+  for ((i = 0; i < 200; i++)); do kill -0 \"$pid\" 2>/dev/null || break; sleep 0.05; done
+  kill -KILL \"$pid\" 2>/dev/null
+  : >{pid}
+  rm -rf {restored}
+  etcdctl snapshot restore {db} --data-dir {restored} --name {name} \
+--initial-cluster {name}={peer_url} --initial-advertise-peer-urls {peer_url} \
+--initial-cluster-token snowmint-restored-$$ || exit 1
+  rm -rf {data} && mv {restored} {data} && exec {restart}
+  ;;
+*)
+  echo \"usage: $0 save|restore\" >&2
+  exit 2
+  ;;
+esac
+",
+        name = shell_word(name),
+    );
+    super::write_script(&dir.join("snapshot"), &text)
 }
 
 /// A cluster of 3 members (data in RUN/etcd-cluster-N), every member healthy
@@ -255,6 +306,10 @@ pub fn start(p: &Part, s: &mut Stores, extra: Extra) -> Result<(), String> {
     if crate::tools::which("etcd").is_none() {
         crate::tools::apt(p, &["etcd-server"])?;
     }
+    // The snapshot test's script runs etcdctl.
+    if crate::tools::which("etcdctl").is_none() {
+        crate::tools::apt(p, &["etcd-client"])?;
+    }
     // The restart scripts the tests run speak curl.
     if crate::tools::which("curl").is_none() {
         crate::tools::apt(p, &["curl"])?;
@@ -308,6 +363,7 @@ pub fn start(p: &Part, s: &mut Stores, extra: Extra) -> Result<(), String> {
     for (name, what, var) in [
         ("etcd-restart", "restart", "RESTART"),
         ("etcd-restore", "restore", "RESTORE"),
+        ("etcd-snapshot", "snapshot", "SNAPSHOT"),
     ] {
         let port = start_member(s, name).map_err(|e| {
             format!("etcd: the member for the {what} test could not be started: {e}")
@@ -319,7 +375,12 @@ pub fn start(p: &Part, s: &mut Stores, extra: Extra) -> Result<(), String> {
             &format!("SNOWMINT_TEST_ETCD_{var}_URL"),
             format!("etcd://127.0.0.1:{port}"),
         );
-        let cmd = s.run.dir.join(name).join("restart");
+        let script = if var == "SNAPSHOT" {
+            "snapshot"
+        } else {
+            "restart"
+        };
+        let cmd = s.run.dir.join(name).join(script);
         s.set(
             &format!("SNOWMINT_TEST_ETCD_{var}_CMD"),
             cmd.to_string_lossy(),
