@@ -35,7 +35,12 @@ use crate::tools::{apt, executable, which};
 use crate::venv::build_venv;
 
 /// The control builds: each removes one protection.
-const CONTROLS: [&str; 3] = ["no-successor-fence", "no-redis-fence", "no-sql-fence"];
+const CONTROLS: [&str; 4] = [
+    "no-successor-fence",
+    "no-redis-fence",
+    "no-sql-fence",
+    "past-reservation",
+];
 
 /// Runs the harness with `args`; its exit code (a signal: 128 + it).
 pub fn run(root: &Path, args: &[String]) -> u8 {
