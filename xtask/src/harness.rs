@@ -5,7 +5,7 @@
 //! one-way loss, kills, pauses and clock steps, then a checker over every
 //! ID. Each store's real configuration must pass; each control run (a build
 //! or a configuration with a protection removed) must be caught issuing
-//! duplicates.
+//! duplicates, or IDs past a confirmed reservation.
 //!
 //! ```text
 //! ./scripts/harness --short                 # about a minute per run
