@@ -119,6 +119,9 @@ export interface LeaseInfo {
   expiresMs: number | null
   /** Confirmed renewals so far. */
   renewals: number
+  /** When the reservation in force was confirmed (the claim, or renewal number `renewals`), by
+   * this process's clock: every ID under it was issued at or after this time. */
+  confirmedAtMs: number
   /** How far the local and store clocks differ, as last measured (`null`: not yet). Which one is
    * ahead is in `lastError` once it exceeds `max_skew_ms`. */
   skewMs: number | null

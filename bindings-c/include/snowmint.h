@@ -629,8 +629,8 @@ enum snowmint_status snowmint_generator_nodes(const struct snowmint_generator *g
  * `len` bytes (its length without the NUL into `*written`): `null` without a
  * lease, else an object with the keys `store`, `field`, `slot`, `claim`,
  * `hwm_ms`, `reserved_until_ms`, `expires_ms` (null: held while the process
- * lives), `renewals`, `skew_ms`, `timeouts`, `lost`, `last_error` and
- * `space` (docs/LEASES.md). `SNOWMINT_STATUS_BUFFER_TOO_SMALL`
+ * lives), `renewals`, `confirmed_at_ms`, `skew_ms`, `timeouts`, `lost`,
+ * `last_error` and `space` (docs/LEASES.md). `SNOWMINT_STATUS_BUFFER_TOO_SMALL`
  * if it does not fit (1024 bytes hold it unless the store's name is long).
  */
 enum snowmint_status snowmint_generator_lease_json(const struct snowmint_generator *generator,

@@ -194,8 +194,8 @@ pub unsafe extern "C" fn snowmint_generator_nodes(
 /// `len` bytes (its length without the NUL into `*written`): `null` without a
 /// lease, else an object with the keys `store`, `field`, `slot`, `claim`,
 /// `hwm_ms`, `reserved_until_ms`, `expires_ms` (null: held while the process
-/// lives), `renewals`, `skew_ms`, `timeouts`, `lost`, `last_error` and
-/// `space` (docs/LEASES.md). `SNOWMINT_STATUS_BUFFER_TOO_SMALL`
+/// lives), `renewals`, `confirmed_at_ms`, `skew_ms`, `timeouts`, `lost`,
+/// `last_error` and `space` (docs/LEASES.md). `SNOWMINT_STATUS_BUFFER_TOO_SMALL`
 /// if it does not fit (1024 bytes hold it unless the store's name is long).
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_generator_lease_json(

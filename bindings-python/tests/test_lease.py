@@ -18,7 +18,7 @@ from conftest import raises_code
 
 INFO_KEYS = {
     "store", "field", "slot", "claim", "hwm_ms", "reserved_until_ms", "expires_ms",
-    "renewals", "skew_ms", "timeouts", "lost", "last_error", "space",
+    "renewals", "confirmed_at_ms", "skew_ms", "timeouts", "lost", "last_error", "space",
 }
 
 

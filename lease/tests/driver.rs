@@ -149,6 +149,75 @@ fn a_hung_renewal_does_not_hold_up_the_next() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Every ID is under a reservation the lease reported confirmed at or before
+/// the ID's time (`confirmed_at_ms`, by the clock the ID's time comes from):
+/// what the fault harness's checker (tools/harness/check.py) relies on.
+/// Three times a renewal hangs past the window, so the generator runs to its
+/// reservation's edge; the control build `harness-control-past-reservation`
+/// (one millisecond more) fails here.
+#[test]
+fn every_id_is_under_a_reservation_confirmed_before_it() {
+    let dir = temp_dir("confirmed");
+    let store = Shifty::new(&dir);
+    store.hang.store(1, Ordering::SeqCst);
+    let g = lease(
+        store.clone(),
+        "renew_ms=50&timeout_ms=400&window_ms=150&ttl_ms=5000&max_skew_ms=50",
+        13,
+    );
+    // (confirmations so far, confirmed_at_ms, reserved_until_ms), as reported.
+    let report = |g: &LeasedGenerator| {
+        let i = g.info();
+        (
+            i.renewals,
+            i.confirmed_at_ms,
+            i.reserved_end_ms.unwrap() - 1,
+        )
+    };
+    let mut reports = vec![report(&g)];
+    let (mut ids, mut dry, mut edges) = (Vec::new(), false, 0);
+    let end = Instant::now() + Duration::from_secs(8);
+    while edges < 3 && Instant::now() < end {
+        match g.next_id() {
+            Ok(_) => {
+                ids.push((g.last_ms().unwrap(), reports.len()));
+                if dry {
+                    // Renewed after running dry: hang the next renewal too.
+                    (dry, edges) = (false, edges + 1);
+                    store.hang.store(1, Ordering::SeqCst);
+                }
+            }
+            Err(e) => {
+                assert_eq!(e.code(), "lease_expired", "{e}");
+                dry = true;
+            }
+        }
+        let r = report(&g);
+        if r != *reports.last().unwrap() {
+            assert!(r.0 > reports.last().unwrap().0, "{r:?} after {reports:?}");
+            reports.push(r);
+        }
+    }
+    g.close().unwrap();
+    assert_eq!(
+        edges, 3,
+        "ran to the reservation's edge {edges} times: {reports:?}"
+    );
+    // The reports an ID may be under: those made before the one after it.
+    for &(t, seen) in &ids {
+        let bound = reports[..(seen + 1).min(reports.len())]
+            .iter()
+            .filter(|r| r.1 <= t)
+            .map(|r| r.2)
+            .max();
+        assert!(
+            bound.is_some_and(|b| t <= b),
+            "ID at {t} ms past the largest reservation confirmed by then ({bound:?}): {reports:?}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A store clock stepped back: renewals are confirmed but move nothing; the
 /// lease says so and the generator runs dry at the old reservation.
 #[test]

@@ -3,7 +3,8 @@
 [--table RUN_DIR ...].
 
 For each store: the real configuration, then its control runs (which must
-find duplicates) on the same schedule. Exits 0 only if every real run passed
+be caught: duplicates, or for the reservation control IDs past a confirmed
+reservation) on the same schedule. Exits 0 only if every real run passed
 and every control run failed."""
 
 import argparse
@@ -45,6 +46,9 @@ REQUIRED["zookeeper"] = ("holder-clock-step", "kill-leader")
 # others' at its second).
 REQUIRED_FIRST = ("zookeeper",)
 REQUIRED["postgres"] = ("promotion",)
+# MariaDB: an outage longer than the window, so that holders run to the edge
+# of their reservation (where the reservation control issues past it).
+REQUIRED["mysql"] = ("kill-primary",)
 
 # store -> [(configuration, control?, which build)]
 CONFIGS = {
@@ -60,7 +64,18 @@ CONFIGS = {
 CONFIGS["postgres"] = [
     ("postgres primary/replica, synchronous replication", False, "release"),
     ("postgres primary/replica, asynchronous replication", True, "no-sql-fence")]
-CONFIGS["mysql"] = [("mariadb, one server", False, "release")]
+# The reservation control: its holders issue one millisecond past their
+# confirmed reservation, which shows when renewals fail for longer than the
+# window (every MariaDB fault but the clients' does that).
+CONFIGS["mysql"] = [("mariadb, one server", False, "release"),
+                    ("mariadb, issuing past the confirmed reservation", True,
+                     "past-reservation")]
+# What a control run must show (the others: duplicates).
+EXPECT = {"past-reservation": "reservation_violations"}
+# Runs of a build shorter than the run length (its schedule is a prefix of
+# the real run's, its required kinds placed anew): the reservation control
+# needs one outage, which its two kill-primary faults bring within 30 s.
+LENGTH = {"past-reservation": 0.5}
 
 
 def main():
@@ -132,13 +147,14 @@ def main():
             # A control not caught runs again on the same schedule (the real
             # run's), repeated: try k runs it k + 1 times back to back, at
             # most CONTROL_TRIES tries, each recorded. Whether a missing
-            # protection shows as duplicates within a minute depends on
+            # protection shows within a minute depends on
             # timing (on a loaded machine, ZooKeeper answering late, the
             # slot a stepped holder takes may be another than its
             # predecessor's); another seed would be another schedule.
             for k in range(CONTROL_TRIES if control and not replay else 1):
                 n += 1
-                r = one(a, store, configuration, control, build, seed, seconds, replay,
+                length = seconds if replay else seconds * LENGTH.get(build, 1.0)
+                r = one(a, store, configuration, control, build, seed, length, replay,
                         stamp, python, n, repeat=k + 1)
                 if r is None:
                     return 130
@@ -208,6 +224,7 @@ def one(a, store, configuration, control, build, seed, seconds, replay, stamp, p
         # one, and each would fence the other (a third CLI holder instead).
         "python": python,
         "python_holder": build != "no-sql-fence",
+        "expect": EXPECT.get(build, "duplicates"),
         "prefix": f"smh{os.getpid() % 100000}",
         "subnet": f"10.77.{(os.getpid() + n) % 200 + 20}",
         "namespace": f"smh-{os.getpid()}-{n}",
@@ -227,12 +244,15 @@ def one(a, store, configuration, control, build, seed, seconds, replay, stamp, p
         r = {"store": store, "configuration": configuration,
              "kind": "control" if control else "real", "seed": seed,
              "verdict": "ERROR", "error": f"{type(e).__name__}: {e}", "ok": False,
-             "ids_checked": 0, "duplicates_found": 0, "faults_injected": 0}
+             "ids_checked": 0, "duplicates": 0, "reservation_violations": 0,
+             "duplicates_found": 0, "faults_injected": 0}
         with open(os.path.join(cfg["dir"], "result.json"), "w") as f:
             json.dump(r, f, indent=1)
     r["result_path"] = os.path.join(cfg["dir"], "result.json")
     print(f"harness: {name}: {r['verdict']}: {r['ids_checked']} IDs, "
-          f"{r['duplicates_found']} duplicates, {r['faults_injected']} faults; "
+          f"{r['duplicates_found']} duplicates, "
+          f"{r.get('reservation_violations', 0)} reservation violations, "
+          f"{r['faults_injected']} faults; "
           f"record: {cfg['dir']}/record.txt", flush=True)
     return r
 

@@ -33,8 +33,9 @@ def main():
         while True:
             ids = gen.next_ids(a.burst)
             out.write(b"".join(b"%d\n" % i for i in ids))
-            # Read after the burst: the reservation it shows covers every ID
-            # of it (a lease's reservation only grows, or the lease is lost).
+            # Read after the burst: the confirmation it shows (renewals,
+            # confirmed_at_ms) is the one in force at the burst's IDs or a
+            # later one, which bounds them for check.py.
             out.write(json.dumps({"lease": gen.lease}, separators=(",", ":")).encode() + b"\n")
             out.flush()
             # The CLI holder's feeder's pace: a burst every 10 ms at most.

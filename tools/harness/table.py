@@ -81,9 +81,17 @@ def ids(r):
     return f"{total} ({holders:,} / {servers:,})"
 
 
+def duplicates(r):
+    """The duplicates, and IDs past a confirmed reservation when there were
+    any (the reservation control's finding)."""
+    past = r.get("reservation_violations")
+    more = f" ({past:,} past a reservation)" if isinstance(past, int) and past else ""
+    return f"{number(r.get('duplicates_found'))}{more}"
+
+
 def row(name, r):
     cells = [f"`{name}`", r.get("configuration") or r.get("store") or "-", schedule(r),
-             faults(r), ids(r), number(r.get("duplicates_found")), r.get("verdict") or "-"]
+             faults(r), ids(r), duplicates(r), r.get("verdict") or "-"]
     return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 

@@ -5,7 +5,7 @@
 //! one-way loss, kills, pauses and clock steps, then a checker over every
 //! ID. Each store's real configuration must pass; each control run (a build
 //! or a configuration with a protection removed) must be caught issuing
-//! duplicates.
+//! duplicates, or IDs past a confirmed reservation.
 //!
 //! ```text
 //! ./scripts/harness --short                 # about a minute per run
@@ -35,7 +35,12 @@ use crate::tools::{apt, executable, which};
 use crate::venv::build_venv;
 
 /// The control builds: each removes one protection.
-const CONTROLS: [&str; 3] = ["no-successor-fence", "no-redis-fence", "no-sql-fence"];
+const CONTROLS: [&str; 4] = [
+    "no-successor-fence",
+    "no-redis-fence",
+    "no-sql-fence",
+    "past-reservation",
+];
 
 /// Runs the harness with `args`; its exit code (a signal: 128 + it).
 pub fn run(root: &Path, args: &[String]) -> u8 {

@@ -4,7 +4,9 @@
 //!    packages' own files, their tests, the shared suite in tests/js, the
 //!    decoder page, the benchmarks; generated files left out), installed
 //!    from tools/lint/package-lock.json into tools/lint/node_modules;
-//! 2. ruff over the Python (ruff.toml), installed into .venv.
+//! 2. ruff over the Python (ruff.toml), installed into .venv;
+//! 3. the fault harness's checker's and results table's self-tests
+//!    (tools/harness/check.py, table.py: no root, no builds, under a second).
 //!
 //! Each tool is installed only when missing or at another version.
 
@@ -51,6 +53,11 @@ pub fn run(p: &Part) -> Result<(), String> {
         venv_pip(p, &root.join(".venv"), &[format!("ruff=={RUFF_VERSION}")])?;
     }
     p.check(p.cmd(&ruff).args(["check", "--no-cache", "."]))?;
+
+    p.say("lint: the harness checker's and results table's self-tests");
+    for script in ["tools/harness/check.py", "tools/harness/table.py"] {
+        p.check(p.cmd("python3").args([script, "--self-test"]))?;
+    }
 
     p.say("lint: all clean");
     Ok(())

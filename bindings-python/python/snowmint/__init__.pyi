@@ -315,8 +315,8 @@ class Generator:
         """The lease's state as a new dict, or None without a lease. Keys: ``store``,
         ``field``, ``slot`` (the leased value), ``claim``, ``hwm_ms``,
         ``reserved_until_ms``, ``expires_ms`` (None: never while the process lives),
-        ``renewals``, ``skew_ms`` (None: not measured yet), ``timeouts``, ``lost``,
-        ``last_error`` (str or None), ``space``."""
+        ``renewals``, ``confirmed_at_ms``, ``skew_ms`` (None: not measured yet), ``timeouts``,
+        ``lost``, ``last_error`` (str or None), ``space``."""
     def close(self) -> None:
         """Releases the lease; then ``next_id`` raises ``LeaseExpiredError``. A second
         call, or a call without a lease, does nothing."""

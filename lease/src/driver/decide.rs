@@ -122,6 +122,31 @@ pub fn limit(confirmed_hwm_ms: u64, sent_ms: u64, settings: &Settings) -> u64 {
     )
 }
 
+/// The limit the generator is given for the confirmed reservation
+/// `limit_ms` (the last Unix ms it covers): `limit_ms` itself. The harness's
+/// control build (Cargo feature `harness-control-past-reservation`, off by
+/// default, UNSAFE) lets it issue one millisecond more, to prove the
+/// harness's checker finds IDs past the confirmed reservation.
+pub fn issue_until(limit_ms: u64) -> u64 {
+    if cfg!(feature = "harness-control-past-reservation") {
+        limit_ms.saturating_add(1)
+    } else {
+        limit_ms
+    }
+}
+
+/// The reservation's end a lease reports for the generator's end `end_ms`:
+/// `end_ms`, less the control build's extra millisecond ([`issue_until`]),
+/// so that its reports show what the store confirmed (`epoch_ms`: ends at or
+/// before it, a lost or closed lease's, are left alone).
+pub fn reported_end(end_ms: u64, epoch_ms: u64) -> u64 {
+    if cfg!(feature = "harness-control-past-reservation") && end_ms > epoch_ms {
+        end_ms - 1
+    } else {
+        end_ms
+    }
+}
+
 /// What a renewal's answer means for the holder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Renewed {

@@ -75,6 +75,11 @@ struct Status {
     /// When the first of the renewals failing since the last confirmed one
     /// was sent, local Unix ms.
     failing_since_ms: Option<u64>,
+    /// The local clock (the generator's) read after the last confirmation
+    /// (the claim, or renewal number `renewals`) arrived and before the
+    /// generator's limit was raised to it: every ID under that reservation
+    /// was issued at or after it.
+    confirmed_at_ms: u64,
 }
 
 /// A lease's state, for reports.
@@ -100,6 +105,10 @@ pub struct LeaseInfo {
     pub expires_ms: Option<u64>,
     /// Confirmed renewals so far.
     pub renewals: u64,
+    /// When the reservation in force was confirmed (the claim, or renewal
+    /// number `renewals`), local Unix ms: this process's clock, the one its
+    /// IDs' times come from, read before the generator could use it.
+    pub confirmed_at_ms: u64,
     /// Local minus store clock, ms, as last measured (at claim, then by
     /// every renewal that moved `hwm`); `None` before a measurement.
     pub skew_ms: Option<i64>,
@@ -146,6 +155,11 @@ impl LeaseInfo {
             ),
             ("expires_ms", "expiresMs", opt_int(self.expires_ms)),
             ("renewals", "renewals", Int(self.renewals)),
+            (
+                "confirmed_at_ms",
+                "confirmedAtMs",
+                Int(self.confirmed_at_ms),
+            ),
             // The size of the difference: which clock is ahead is in
             // `last_error` when it matters (past `max_skew_ms`).
             (
@@ -313,7 +327,8 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         let entry = leased::register(gen.config(), space.leased_field(), claim.holder.slot)
             .map_err(release_now)?;
         // Before the first ID: only what the store confirmed.
-        gen.reserve_until(Some(start.limit_ms));
+        let confirmed_at_ms = gen.clock().now_ms();
+        gen.reserve_until(Some(decide::issue_until(start.limit_ms)));
         let gen = Arc::new(gen);
         let lease = Arc::new(Lease {
             store,
@@ -333,6 +348,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 lost: None,
                 last_error: None,
                 failing_since_ms: None,
+                confirmed_at_ms,
             }),
             wake: Condvar::new(),
         });
@@ -468,9 +484,13 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             slot: self.lease.holder.slot,
             counter: self.lease.holder.counter,
             hwm_ms: s.hwm_ms,
-            reserved_end_ms: self.gen.reserved_end_ms(),
+            reserved_end_ms: self
+                .gen
+                .reserved_end_ms()
+                .map(|end| decide::reported_end(end, self.gen.config().layout().epoch_ms())),
             expires_ms: s.expires_ms,
             renewals: s.renewals,
+            confirmed_at_ms: s.confirmed_at_ms,
             skew_ms: s.skew_ms,
             timeouts: self.lease.worker.abandoned(),
             lost: s.lost.clone(),
@@ -601,8 +621,10 @@ fn renew_loop<C: Clock>(lease: &Arc<Lease>, gen: &Generator<C>) {
                 skew_ms,
                 warning,
             } => {
-                // The write is confirmed: only now may IDs use it.
-                gen.reserve_until(Some(limit_ms));
+                // The write is confirmed: only now may IDs use it (the
+                // clock read after the answer came, before the limit moves).
+                gen.reserve_until(Some(decide::issue_until(limit_ms)));
+                s.confirmed_at_ms = got_ms;
                 s.failing_since_ms = None;
                 s.hwm_ms = hwm_ms;
                 s.expires_ms = expires_ms;
@@ -667,6 +689,7 @@ mod tests {
             reserved_end_ms: Some(101),
             expires_ms: None,
             renewals: 2,
+            confirmed_at_ms: 99,
             skew_ms: Some(-12),
             timeouts: 1,
             lost: None,
@@ -674,7 +697,7 @@ mod tests {
         };
         assert_eq!(
             info.to_json(),
-            r#"{"store":"file:/tmp/a \"b\"\\c\u000a","field":"worker","slot":3,"claim":7,"hwm_ms":100,"reserved_until_ms":100,"expires_ms":null,"renewals":2,"skew_ms":12,"timeouts":1,"lost":null,"last_error":"x","space":"v1-0"}"#
+            r#"{"store":"file:/tmp/a \"b\"\\c\u000a","field":"worker","slot":3,"claim":7,"hwm_ms":100,"reserved_until_ms":100,"expires_ms":null,"renewals":2,"confirmed_at_ms":99,"skew_ms":12,"timeouts":1,"lost":null,"last_error":"x","space":"v1-0"}"#
         );
     }
 }
