@@ -31,6 +31,11 @@ use crate::store::{Holder, MarkerState, SpaceRecord, StoreError};
 /// have no marker of their own (a space a restore lost entirely).
 const STORE_ROW: &str = "";
 
+/// MySQL/MariaDB: the named lock marker writes take turns on, one per
+/// database (a name of at most 64 characters, as MySQL requires).
+#[cfg(feature = "mysql")]
+const MARKER_LOCK: &str = "CONCAT('snowmint_lease.', SHA1(DATABASE()))";
+
 /// The claimers' settings the checks need.
 #[derive(Clone, Debug)]
 pub(super) struct Guard {
@@ -272,10 +277,11 @@ impl Conn {
             }
         }
         let mut last = None;
-        // Two claimers inserting the same marker (on InnoDB, a deadlock on
-        // the gap both locked): the loser reads it again.
+        // Two claimers inserting the same marker: the loser reads it again.
         for _ in 0..10 {
-            match self.transaction(|c| c.guard_locked(g, key, window_ms), |_| true) {
+            let locked =
+                self.in_turn(|c| c.transaction(|c| c.guard_locked(g, key, window_ms), |_| true));
+            match locked {
                 Err(e) if matches!(e.failure, Failure::Duplicate | Failure::Contention) => {
                     last = Some(e)
                 }
@@ -286,6 +292,59 @@ impl Conn {
             || StoreError::Unreachable("the marker could not be written".into()),
             StoreError::from,
         ))
+    }
+
+    /// Runs `f` in the database's turn for marker writes. MySQL/MariaDB: on
+    /// a named lock per database, because two claimers' locking reads of
+    /// markers that do not exist yet (the first claims of a new database or
+    /// space) take gap locks on InnoDB that their inserts then wait for on
+    /// each other, a deadlock the server breaks by failing one of them, over
+    /// and over with many claimers at once
+    /// (`store_mysql.rs::first_claims_of_a_new_database_all_succeed`). The
+    /// lock is released before the connection goes back to the pool, or the
+    /// connection is dropped (the server releases it). PostgreSQL: `f` as it
+    /// is (a locking read of a missing row locks nothing there; the losing
+    /// insert finds the key taken).
+    fn in_turn<T>(&mut self, f: impl FnOnce(&mut Conn) -> DbResult<T>) -> DbResult<T> {
+        match self.dialect {
+            #[cfg(feature = "postgres")]
+            Dialect::Postgres => f(self),
+            #[cfg(feature = "mysql")]
+            Dialect::Mysql => {
+                // Within the session's lock wait, less a second: below the
+                // client's read timeout, which is the same.
+                let got = self.query(
+                    &format!(
+                        "SELECT CAST(COALESCE(GET_LOCK({MARKER_LOCK}, \
+                         GREATEST(1, @@SESSION.innodb_lock_wait_timeout - 1)), -1) AS SIGNED)"
+                    ),
+                    &[],
+                )?;
+                match got.first().map(|r| int(&r[0])) {
+                    Some(1) => {}
+                    Some(0) => {
+                        return Err(DbError {
+                            failure: Failure::Contention,
+                            message: "other claimers held the lease markers' lock past the \
+                                      lock wait"
+                                .into(),
+                        })
+                    }
+                    _ => {
+                        return Err(DbError {
+                            failure: Failure::Other,
+                            message: "GET_LOCK on the lease markers' lock failed".into(),
+                        })
+                    }
+                }
+                let r = f(self);
+                let released = self.query(&format!("DO RELEASE_LOCK({MARKER_LOCK})"), &[]);
+                match (r, released) {
+                    (Ok(_), Err(e)) => Err(e),
+                    (r, _) => r,
+                }
+            }
+        }
     }
 
     /// The store's and the space's marker rows.
