@@ -128,7 +128,7 @@ pub(crate) fn run_all(run: &mut Run, conninfo: &str, offset_file: &str) {
             }
             outcomes.push(format!(
                 "{name} x{n}: {} in {:.2} s",
-                got.map_or_else(|e| e, |_| "above".into()),
+                got.map_or_else(|e| e, |_| "IDs".into()),
                 waited.as_secs_f64()
             ));
         }
@@ -159,7 +159,7 @@ pub(crate) fn run_all(run: &mut Run, conninfo: &str, offset_file: &str) {
                 run.check(v[0] > was && v.windows(2).all(|w| w[0] < w[1]), || {
                     format!("clock stepped forward: {name} gave {} after {was}", v[0])
                 });
-                outcomes.push(format!("{name}: above"));
+                outcomes.push(format!("{name}: IDs"));
             }
             Err(e) => run.check(false, || format!("clock stepped forward: {name}: {e}")),
         }

@@ -764,8 +764,8 @@ fn killed_inside_next_ids(run: &mut Run, s: &Server) {
             )
         });
         println!(
-            "lease: killed inside next_ids: {name}: first ID after {:?} ms from the restart, \
-             above the highest seen before ({:?}) and the bound ({:?})",
+            "lease: killed inside next_ids: {name}: the first ID after is {:?} ms from the restart, \
+             the highest seen before {:?}, the lost word's bound {:?}",
             at(low as u64),
             at(seen[i] as u64),
             at(bound)
