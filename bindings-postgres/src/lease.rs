@@ -242,7 +242,9 @@ impl Leased {
                 options.resume_after = (resume_after != 0).then(|| Id::new(resume_after));
                 let nodes = self.space.nodes(slot).or_raise();
                 let config = Config::new(*self.space.layout(), nodes, options).or_raise();
-                let word = word_at(&config);
+                // A leased word starts at the claim's resume point, above
+                // the slot's hwm (the lease's guarantee across restarts).
+                let word = word_at(&config, config.start_state());
                 self.current.set(Some((slot, resume_after, config, word)));
                 (config, word)
             }

@@ -389,12 +389,21 @@ fn config_of(layout_text: &str, nodes: Option<&JsonB>, options: Option<&JsonB>) 
     Config::new(l, nodes, options).or_raise()
 }
 
-/// The shared word of `config`'s node configuration, claimed if new.
+/// The shared word of `config`'s node configuration (a generator with
+/// fixed node values), claimed if new.
+///
+/// A new word starts above the time unit it is claimed in (and the units
+/// the options may borrow ahead of it): the shared memory is new after a
+/// server start and after the crash restart that follows a backend killed
+/// in the middle of `next_ids`, and the word it replaces may have issued
+/// up to the clock of the crash (ahead of it, when borrowing), also IDs
+/// that the killed call never returned. The first ID waits for the next
+/// time unit.
 fn word_of(config: &Config) -> &'static AtomicU64 {
     if !PRELOADED.load(Ordering::Acquire) {
         word_of_unpreloaded()
     }
-    word_at(config)
+    word_at(config, config.start_state_after(WallClock.now_ms()))
 }
 
 fn word_of_unpreloaded() -> ! {
@@ -408,8 +417,8 @@ fn word_of_unpreloaded() -> ! {
 }
 
 /// The shared word of `config`'s node configuration (preloaded), claimed if
-/// new and raised to its `resume_after`.
-fn word_at(config: &Config) -> &'static AtomicU64 {
+/// new (starting at `start`) and raised to its `resume_after`.
+fn word_at(config: &Config, start: u64) -> &'static AtomicU64 {
     let key = config.state_key();
     let states = STATES.get();
     let found = KEYS.share().keys.iter().position(|k| *k == Some(key));
@@ -419,7 +428,7 @@ fn word_at(config: &Config) -> &'static AtomicU64 {
             return Some(i);
         }
         let free = keys.keys.iter().position(|k| k.is_none())?;
-        states[free].store(config.start_state(), Ordering::Release);
+        states[free].store(start, Ordering::Release);
         keys.keys[free] = Some(key);
         Some(free)
     });

@@ -29,6 +29,33 @@ impl Config {
         self.initial_state()
     }
 
+    /// The value a new state word starts with when an earlier word of the
+    /// same node configuration may have issued up to Unix ms `now_ms` and
+    /// been lost since (the shared memory of a server that restarted, or
+    /// was reinitialized after a backend crashed, in the middle of a call):
+    /// as if the time unit of `now_ms` and the units this configuration may
+    /// borrow ahead of it were used up, so that every ID taken from the word
+    /// is above every ID the lost word could have issued, returned or not,
+    /// by a clock that read at most `now_ms` and borrowed at most as far
+    /// ahead. Never below [`start_state`](Self::start_state) (`resume_after`).
+    /// The first ID then waits for the next time unit (at most one unit).
+    pub fn start_state_after(&self, now_ms: u64) -> u64 {
+        let start = self.initial_state();
+        let Ok(now) = self.layout().tick_of(now_ms) else {
+            return start;
+        };
+        let top = now.saturating_add(self.lead_units());
+        if top > self.layout().timestamp().max() {
+            return start;
+        }
+        let floor = self.pack_state(top, self.layout().sequence().max());
+        if floor == FRESH || (start != FRESH && start >= floor) {
+            start
+        } else {
+            floor
+        }
+    }
+
     /// Raises an existing state word to this configuration's start (its
     /// `resume_after`), as a process-local generator joining a shared state
     /// does; a word already above it is left alone.
@@ -204,6 +231,57 @@ mod tests {
         assert_eq!(none, 0);
         assert!(cfg.try_next_on_within(&word, &clock, none).is_err());
         assert_eq!(cfg.limit_before(None), NO_LIMIT);
+    }
+
+    #[test]
+    fn start_after_is_above_everything_a_lost_word_issued() {
+        let layout = Layout::preset("twitter").unwrap();
+        let nodes = layout
+            .nodes_from_pairs([("datacenter", 1), ("worker", 2)])
+            .unwrap();
+        let borrowing = Options {
+            sequence_exhausted: crate::SequenceExhausted::Borrow { max_units: 50 },
+            ..Options::default()
+        };
+        let t = 1_700_000_000_000;
+        for options in [Options::default(), borrowing] {
+            let cfg = Config::new(layout, nodes, options).unwrap();
+            // The lost word: everything up to the clock (and its borrowing).
+            let lost = AtomicU64::new(cfg.start_state());
+            let clock = ManualClock::new(t);
+            let mut out = vec![0u64; 4096 * 60];
+            let (n, _) = cfg.try_fill_on(&lost, &clock, &mut out).unwrap();
+            let top = out[..n].iter().copied().max().unwrap();
+            // A new word started after it at the same clock reading.
+            let word = AtomicU64::new(cfg.start_state_after(t));
+            assert!(matches!(
+                cfg.try_next_on(&word, &clock).unwrap(),
+                Next::RetryAt(at) if at == t + 1
+            ));
+            clock.set(t + 1);
+            let Next::Id(id) = cfg.try_next_on(&word, &clock).unwrap() else {
+                panic!("no id")
+            };
+            assert!(id.get() > top, "{} <= {top}", id.get());
+            // Without the floor the new word reissues the lost one's IDs.
+            let bare = AtomicU64::new(cfg.start_state());
+            let Next::Id(low) = cfg.try_next_on(&bare, &clock).unwrap() else {
+                panic!("no id")
+            };
+            assert_eq!(
+                low.get() < top,
+                options.sequence_exhausted != Options::default().sequence_exhausted
+            );
+        }
+        // resume_after above the floor wins; before the epoch: the start.
+        let last = layout.compose(t + 10_000, 7, &nodes).unwrap();
+        let resumed = Options {
+            resume_after: Some(last),
+            ..Options::default()
+        };
+        let cfg = Config::new(layout, nodes, resumed).unwrap();
+        assert_eq!(cfg.start_state_after(t), cfg.start_state());
+        assert_eq!(cfg.start_state_after(0), cfg.start_state());
     }
 
     #[test]

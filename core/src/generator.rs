@@ -365,6 +365,18 @@ impl Config {
         self.initial
     }
 
+    /// How many time units ahead of the clock the policies let it issue.
+    #[cfg(all(feature = "std", not(loom)))]
+    pub(crate) const fn lead_units(&self) -> u64 {
+        self.lead
+    }
+
+    /// The state word of the ID `(tick, seq)`.
+    #[cfg(all(feature = "std", not(loom)))]
+    pub(crate) fn pack_state(&self, tick: u64, seq: u64) -> u64 {
+        self.pack(tick, seq)
+    }
+
     #[inline(always)]
     fn pack(&self, tick: u64, seq: u64) -> u64 {
         // tick < 2^time_bits and time_bits + seq_bits <= 64.

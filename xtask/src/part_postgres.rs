@@ -5,7 +5,9 @@
 //! server on 5432): the shared vectors, 16 connections minting at once, bad
 //! input, convert_sequence (bindings-postgres/sqltest); then the leased
 //! generators on a third cluster of its own, which the tests restart and
-//! kill (`snowmint-pg-sqltest lease`, bindings-postgres/sqltest/src/lease.rs).
+//! kill (`snowmint-pg-sqltest lease`, bindings-postgres/sqltest/src/lease.rs);
+//! then wall-clock steps on a fourth, running under libfaketime
+//! (`snowmint-pg-sqltest clock`, bindings-postgres/sqltest/src/clock.rs).
 //!
 //! `cargo xtask install-pg [--pg-config PATH]` (scripts/install-pg) is the
 //! install step alone, for users.
@@ -166,6 +168,21 @@ struct Cluster {
     opts: String,
 }
 
+/// The environment of a server under libfaketime reading its offset from
+/// `offset` on every clock call ("+0", "-1.5": seconds), its monotonic
+/// clocks real (as the stores part's clockshift.rs runs one).
+fn faketime_env(lib: &Path, offset: &Path) -> Vec<(String, String)> {
+    vec![
+        ("LD_PRELOAD".into(), lib.display().to_string()),
+        (
+            "FAKETIME_TIMESTAMP_FILE".into(),
+            offset.display().to_string(),
+        ),
+        ("FAKETIME_NO_CACHE".into(), "1".into()),
+        ("FAKETIME_DONT_FAKE_MONOTONIC".into(), "1".into()),
+    ]
+}
+
 impl Cluster {
     fn command(&self, program: &str) -> Command {
         let exe = self.bin.join(program);
@@ -191,16 +208,18 @@ impl Cluster {
     /// interrupted run is stopped) and a server on a free port with the
     /// extension preloaded. Returns the cluster and its port.
     fn start(p: &Part, bin: &Path, dir: &Path, preload: bool) -> Result<(Cluster, u16), String> {
-        Self::start_with(p, bin, dir, preload, " -c fsync=off")
+        Self::start_with(p, bin, dir, preload, " -c fsync=off", &[])
     }
 
-    /// [`start`](Self::start) with `extra` server options.
+    /// [`start`](Self::start) with `extra` server options and the server's
+    /// environment `env` besides the runner's.
     fn start_with(
         p: &Part,
         bin: &Path,
         dir: &Path,
         preload: bool,
         extra: &str,
+        env: &[(String, String)],
     ) -> Result<(Cluster, u16), String> {
         // SAFETY: geteuid cannot fail.
         let as_postgres = unsafe { libc::geteuid() } == 0;
@@ -246,6 +265,7 @@ impl Cluster {
                 .args(["-w", "-t", "30", "-o"])
                 .arg(&cluster.opts)
                 .arg("start")
+                .envs(env.iter().map(|(k, v)| (k, v)))
                 .stdout(std::process::Stdio::null())
                 .status()
                 .is_ok_and(|s| s.success());
@@ -356,7 +376,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     // Leases: a cluster of their own (restarted and killed by the tests),
     // with fsync on (the lease store refuses a server without it).
     let dir = clusters.join("cluster-lease");
-    let (lease, port) = Cluster::start_with(p, &bin, &dir, true, "")?;
+    let (lease, port) = Cluster::start_with(p, &bin, &dir, true, "", &[])?;
     p.say(&format!(
         "lease tests on 127.0.0.1:{port} (pg_ctl restart, SIGKILL of the postmaster, a stolen slot)"
     ));
@@ -381,6 +401,53 @@ pub fn run(p: &Part) -> Result<(), String> {
         Err(sig) => Err(format!("stopped by signal {sig}")),
     };
     drop(lease);
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&clusters);
+        return result;
+    }
+
+    // A wall-clock step: a cluster under libfaketime (fsync on, for its
+    // leased generator), its offset in a file the tests rewrite.
+    let result = clock_steps(p, &bin, &clusters, &sqltest, &conninfo);
     let _ = std::fs::remove_dir_all(&clusters);
+    result
+}
+
+fn clock_steps(
+    p: &Part,
+    bin: &Path,
+    clusters: &Path,
+    sqltest: &Path,
+    conninfo: &dyn Fn(u16) -> String,
+) -> Result<(), String> {
+    apt(p, &["libfaketime"])?;
+    let lib = crate::stores::clockshift::faketime_lib()?;
+    // Readable by the postgres user (the clusters' folder is).
+    let offset = clusters.join("clock-offset");
+    std::fs::write(&offset, "+0\n").map_err(|e| format!("{}: {e}", offset.display()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&offset, std::fs::Permissions::from_mode(0o644))
+            .map_err(|e| format!("{}: {e}", offset.display()))?;
+    }
+    let dir = clusters.join("cluster-clock");
+    let (clock, port) = Cluster::start_with(p, bin, &dir, true, "", &faketime_env(&lib, &offset))?;
+    p.say(&format!(
+        "clock-step tests on 127.0.0.1:{port} (libfaketime, offset in {})",
+        offset.display()
+    ));
+    let tests = Group::spawn(
+        Command::new(sqltest)
+            .arg("clock")
+            .arg(conninfo(port))
+            .arg(&offset),
+    )
+    .map_err(|e| format!("cannot run {}: {e}", sqltest.display()))?;
+    let result = match tests.wait() {
+        Ok(f) if f.success() => Ok(()),
+        Ok(f) => Err(format!("the clock-step tests failed ({})", f.status)),
+        Err(sig) => Err(format!("stopped by signal {sig}")),
+    };
+    drop(clock);
     result
 }

@@ -4,10 +4,12 @@
 //! connections minting at once, bad input, convert_sequence.
 //!
 //! Usage: `snowmint-pg-sqltest CONNINFO VECTORS_DIR [CONNINFO_NOT_PRELOADED]`,
-//! or `snowmint-pg-sqltest lease CONNINFO PORT` (lease.rs)
+//! or `snowmint-pg-sqltest lease CONNINFO PORT` (lease.rs), or
+//! `snowmint-pg-sqltest clock CONNINFO OFFSET_FILE` (clock.rs)
 //! (CONNINFO as libpq reads it: `host=127.0.0.1 port=5999 user=postgres
 //! dbname=postgres`; the third, a server without the preload).
 
+mod clock;
 mod errors;
 mod lease;
 mod vectors;
@@ -418,6 +420,18 @@ fn main() -> ExitCode {
         };
         lease::run_all(&mut run, conninfo, port);
         return finish(&run, "postgres leases");
+    }
+    if args.get(1).map(String::as_str) == Some("clock") {
+        let (Some(conninfo), Some(offset_file)) = (args.get(2), args.get(3)) else {
+            eprintln!("usage: snowmint-pg-sqltest clock CONNINFO OFFSET_FILE");
+            return ExitCode::from(2);
+        };
+        let mut run = Run {
+            failures: Vec::new(),
+            checks: 0,
+        };
+        clock::run_all(&mut run, conninfo, offset_file);
+        return finish(&run, "postgres clock steps");
     }
     let (Some(conninfo), Some(vectors_dir)) = (args.get(1), args.get(2)) else {
         eprintln!("usage: snowmint-pg-sqltest CONNINFO VECTORS_DIR [CONNINFO_NOT_PRELOADED]");

@@ -36,7 +36,7 @@ use super::Stores;
 use crate::step::Part;
 
 /// libfaketime's multi-threaded preload library.
-fn faketime_lib() -> Result<PathBuf, String> {
+pub(crate) fn faketime_lib() -> Result<PathBuf, String> {
     let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib")
         .map_err(|e| format!("/usr/lib: {e}"))?
         .filter_map(|e| e.ok())

@@ -8,7 +8,7 @@
 //! stopped, and every database created here dropped, when the [`Stores`]
 //! are dropped: after a failure, an early return or Ctrl-C alike.
 
-mod clockshift;
+pub(crate) mod clockshift;
 mod etcd;
 mod mysql;
 mod net;
