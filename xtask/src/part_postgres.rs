@@ -353,19 +353,14 @@ pub fn run(p: &Part) -> Result<(), String> {
     let conninfo = |port: u16| format!("host=127.0.0.1 port={port} user=postgres dbname=postgres");
     // A group of its own, stopped with the runner; the clusters are stopped
     // by their drops below on every way out.
-    let tests = Group::spawn(
+    let result = run_sqltest(
         Command::new(&sqltest)
             .env("SNOWMINT_PG_DUMP", bin.join("pg_dump"))
             .arg(conninfo(port))
             .arg(p.root.join("vectors"))
             .arg(conninfo(bare_port)),
-    )
-    .map_err(|e| format!("cannot run {}: {e}", sqltest.display()))?;
-    let result = match tests.wait() {
-        Ok(f) if f.success() => Ok(()),
-        Ok(f) => Err(format!("the SQL tests failed ({})", f.status)),
-        Err(sig) => Err(format!("stopped by signal {sig}")),
-    };
+        "SQL tests",
+    );
     drop(bare);
     drop(cluster);
     if result.is_err() {
@@ -380,7 +375,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     p.say(&format!(
         "lease tests on 127.0.0.1:{port} (pg_ctl restart, SIGKILL of the postmaster, a stolen slot)"
     ));
-    let tests = Group::spawn(
+    let result = run_sqltest(
         Command::new(&sqltest)
             .env("SNOWMINT_PG_BIN", &bin)
             .env("SNOWMINT_PG_DATA", &lease.data)
@@ -393,13 +388,8 @@ pub fn run(p: &Part) -> Result<(), String> {
             .arg("lease")
             .arg(conninfo(port))
             .arg(port.to_string()),
-    )
-    .map_err(|e| format!("cannot run {}: {e}", sqltest.display()))?;
-    let result = match tests.wait() {
-        Ok(f) if f.success() => Ok(()),
-        Ok(f) => Err(format!("the lease tests failed ({})", f.status)),
-        Err(sig) => Err(format!("stopped by signal {sig}")),
-    };
+        "lease tests",
+    );
     drop(lease);
     if result.is_err() {
         let _ = std::fs::remove_dir_all(&clusters);
@@ -436,18 +426,25 @@ fn clock_steps(
         "clock-step tests on 127.0.0.1:{port} (libfaketime, offset in {})",
         offset.display()
     ));
-    let tests = Group::spawn(
+    let result = run_sqltest(
         Command::new(sqltest)
             .arg("clock")
             .arg(conninfo(port))
             .arg(&offset),
-    )
-    .map_err(|e| format!("cannot run {}: {e}", sqltest.display()))?;
-    let result = match tests.wait() {
-        Ok(f) if f.success() => Ok(()),
-        Ok(f) => Err(format!("the clock-step tests failed ({})", f.status)),
-        Err(sig) => Err(format!("stopped by signal {sig}")),
-    };
+        "clock-step tests",
+    );
     drop(clock);
     result
+}
+
+/// Runs the SQL test driver `cmd` in a process group of its own (stopped
+/// with the runner); `what` names it in the error.
+fn run_sqltest(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let exe = std::path::PathBuf::from(cmd.get_program());
+    let tests = Group::spawn(cmd).map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+    match tests.wait() {
+        Ok(f) if f.success() => Ok(()),
+        Ok(f) => Err(format!("the {what} failed ({})", f.status)),
+        Err(sig) => Err(format!("stopped by signal {sig}")),
+    }
 }
