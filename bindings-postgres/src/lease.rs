@@ -1,5 +1,6 @@
 //! Leased generators (`lease => 'database'` or a lease URL): a background
-//! worker holds one lease per generator with the lease crate's own driver
+//! worker per database that has leased generators holds one lease per
+//! generator with the lease crate's own driver
 //! (`snowmint_lease::LeasedGenerator`: claim, renewals, the decisions on the
 //! store's answers) and publishes in shared memory what the backends need:
 //! the slot (the leased node value), the claim's `resume_after` (strictly
@@ -10,33 +11,43 @@
 //! the last unit the worker's own (unused) generator issued, below the IDs
 //! the backends issued; an abandoned slot expires after its TTL instead,
 //! with its `hwm` at the last confirmed reservation.
+//!
+//! The workers are dynamic background workers started by a launcher (a
+//! static worker, as autovacuum's launcher starts its workers): at the
+//! launcher's start it starts one for every database that accepts
+//! connections (one that finds no leased generator exits after a few
+//! seconds), and later one for every database a backend asks for
+//! (`create_generator` with a lease, or `next_id` of a leased generator
+//! that no worker holds). A worker that stops is started again.
 
-use std::collections::HashMap;
 use std::ffi::CString;
-use std::mem::ManuallyDrop;
 use std::sync::atomic::AtomicU64;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use pgrx::bgworkers::SignalWakeFlags;
-use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime};
+use pgrx::bgworkers::{BackgroundWorkerBuilder, BgWorkerStartTime};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::prelude::*;
 use pgrx::{JsonB, PGRXSharedMemory, PgLwLock, PgSqlErrorCode};
-use snowmint::{Config, Id, Options, SystemClock, Value};
-use snowmint_lease::{LeaseUrl, LeasedGenerator, SlotSpace};
+use snowmint::{Config, Id, Options, Value};
+use snowmint_lease::{LeaseUrl, SlotSpace};
 
 use crate::{json_arg, raise, value, word_at, OrRaise};
 
-/// The database whose leased generators the worker holds (and whose lease
-/// tables `lease => 'database'` means).
+mod launcher;
+mod worker;
+
+/// The database snowmint's launcher connects to, to list the databases.
 static DATABASE: GucSetting<Option<CString>> =
     GucSetting::<Option<CString>>::new(Some(c"postgres"));
-/// The host the worker connects to for `lease => 'database'`.
+/// The host the workers connect to for `lease => 'database'`.
 static HOST: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"127.0.0.1"));
-/// The user it connects as.
+/// The user they connect as.
 static USER: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"postgres"));
 
-/// How many leased generators the worker holds.
+/// How many databases leased generators are served in at once (a worker
+/// each).
+pub(crate) const DATABASES: usize = 8;
+/// How many leased generators a database's worker holds.
 const ENTRIES: usize = 32;
 /// The longest name of a leased generator, bytes.
 const NAME_MAX: usize = 63;
@@ -73,21 +84,81 @@ impl Default for Entry {
     }
 }
 
+impl Entry {
+    fn name(&self) -> &[u8] {
+        &self.name[..self.name_len]
+    }
+}
+
+/// A place nobody uses.
+const FREE: u8 = 0;
+/// A database that needs a worker: the launcher starts one.
+const WANTED: u8 = 1;
+/// The launcher has started its worker (`pid` is set once it runs).
+const STARTED: u8 = 2;
+
+/// One database's place: its worker and the leases it holds.
 #[derive(Clone, Copy)]
-pub(crate) struct Table {
-    /// The worker's database (0: the worker has not started).
+pub(crate) struct Served {
+    /// The database's OID (0: a free place).
     db: u32,
+    state: u8,
+    /// Bumped by every backend that asks for the worker: a worker that
+    /// found no leased generator exits only if nobody asked meanwhile.
+    requests: u64,
+    /// The worker's process ID (0: none runs).
+    pid: i32,
     used: usize,
     entries: [Entry; ENTRIES],
+}
+
+impl Default for Served {
+    fn default() -> Self {
+        Served {
+            db: 0,
+            state: FREE,
+            requests: 0,
+            pid: 0,
+            used: 0,
+            entries: [Entry::default(); ENTRIES],
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct Table {
+    served: [Served; DATABASES],
 }
 
 impl Default for Table {
     fn default() -> Self {
         Table {
-            db: 0,
-            used: 0,
-            entries: [Entry::default(); ENTRIES],
+            served: [Served::default(); DATABASES],
         }
+    }
+}
+
+impl Table {
+    fn place(&mut self, db: u32) -> Option<&mut Served> {
+        self.served.iter_mut().find(|s| s.db == db)
+    }
+
+    /// `db`'s place, taken from the free ones if it has none (`None`: all
+    /// are taken).
+    fn place_or_new(&mut self, db: u32) -> Option<&mut Served> {
+        let i = match self.served.iter().position(|s| s.db == db) {
+            Some(i) => i,
+            None => {
+                let i = self.served.iter().position(|s| s.db == 0)?;
+                self.served[i] = Served {
+                    db,
+                    state: WANTED,
+                    ..Served::default()
+                };
+                i
+            }
+        };
+        Some(&mut self.served[i])
     }
 }
 
@@ -105,19 +176,52 @@ fn text_of(setting: &GucSetting<Option<CString>>, default: &str) -> String {
         .unwrap_or_else(|| default.to_string())
 }
 
-/// The GUCs and the worker (while the library is preloaded).
+/// This process's database.
+fn my_db() -> u32 {
+    // SAFETY: a plain global of this process.
+    unsafe { pg_sys::MyDatabaseId }.to_u32()
+}
+
+/// Asks for a worker serving this database (the launcher starts one within
+/// a quarter of a second if none runs). False when every place is taken.
+pub(crate) fn request() -> bool {
+    let mut t = LEASES.exclusive();
+    match t.place_or_new(my_db()) {
+        Some(place) => {
+            place.requests += 1;
+            true
+        }
+        None => false,
+    }
+}
+
+fn no_place() -> ! {
+    unavailable(format!(
+        "snowmint: leased generators are served in at most {DATABASES} databases of a server \
+         at once, and {DATABASES} other databases have a lease worker"
+    ))
+}
+
+/// [`request`], refusing when every place is taken (`create_generator`).
+pub(crate) fn ask_for_worker() {
+    if !request() {
+        no_place()
+    }
+}
+
+/// The GUCs and the launcher (while the library is preloaded).
 pub(crate) fn register() {
     GucRegistry::define_string_guc(
         c"snowmint.database",
-        c"The database whose leased generators snowmint's background worker holds.",
-        c"Its lease tables are the ones lease => 'database' claims from.",
+        c"The database snowmint's lease launcher connects to, to list the databases.",
+        c"Each database's leased generators are held by a worker of its own.",
         &DATABASE,
         GucContext::Postmaster,
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(
         c"snowmint.lease_host",
-        c"The host snowmint's worker connects to for lease => 'database'.",
+        c"The host snowmint's workers connect to for lease => 'database'.",
         c"The server's own port is used.",
         &HOST,
         GucContext::Postmaster,
@@ -125,15 +229,15 @@ pub(crate) fn register() {
     );
     GucRegistry::define_string_guc(
         c"snowmint.lease_user",
-        c"The user snowmint's worker connects as for lease => 'database'.",
+        c"The user snowmint's workers connect as for lease => 'database'.",
         c"It needs trust (or another password-less) authentication on that host.",
         &USER,
         GucContext::Postmaster,
         GucFlags::default(),
     );
-    BackgroundWorkerBuilder::new("snowmint lease worker")
-        .set_type("snowmint lease worker")
-        .set_function("snowmint_lease_worker")
+    BackgroundWorkerBuilder::new("snowmint lease launcher")
+        .set_type("snowmint lease launcher")
+        .set_function("snowmint_lease_launcher")
         .set_library("snowmint")
         .enable_spi_access()
         .set_start_time(BgWorkerStartTime::RecoveryFinished)
@@ -141,10 +245,38 @@ pub(crate) fn register() {
         .load();
 }
 
+/// A database name in a URL's path (percent-encoded but for unreserved
+/// characters).
+fn path_segment(name: &str) -> String {
+    name.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The name of this process's database (inside a transaction).
+fn my_db_name() -> String {
+    // SAFETY: a palloc'd copy of the name (NULL for a database that does
+    // not exist, which a connected process's cannot be).
+    let name = unsafe { pg_sys::get_database_name(pg_sys::MyDatabaseId) };
+    if name.is_null() {
+        return String::new();
+    }
+    // SAFETY: a NUL-terminated string PostgreSQL made.
+    unsafe { std::ffi::CStr::from_ptr(name) }
+        .to_string_lossy()
+        .into_owned()
+}
+
 /// The lease URL of a definition: `database` (with an optional `?query`)
-/// is this server's database `snowmint.database`; anything else is a lease
-/// URL as every language takes it.
-fn resolve(lease: &str) -> String {
+/// is this server's database `db_name`, the one the definition is in;
+/// anything else is a lease URL as every language takes it.
+fn resolve(lease: &str, db_name: &str) -> String {
     match lease.strip_prefix("database") {
         Some(query) if query.is_empty() || query.starts_with('?') => {
             // SAFETY: a plain integer PostgreSQL set at start.
@@ -153,7 +285,7 @@ fn resolve(lease: &str) -> String {
                 "postgres://{}@{}:{port}/{}{query}",
                 text_of(&USER, "postgres"),
                 text_of(&HOST, "127.0.0.1"),
-                text_of(&DATABASE, "postgres"),
+                path_segment(db_name),
             )
         }
         _ => lease.to_string(),
@@ -197,7 +329,7 @@ pub(crate) fn check(
     let layout = crate::layout(layout_text);
     let fixed = fixed_of(nodes.map(|j| &j.0)).or_raise();
     let options = json_arg(options).to_options().or_raise();
-    let url = LeaseUrl::parse(&resolve(lease)).unwrap_or_else(|e| lease_error(&e));
+    let url = LeaseUrl::parse(&resolve(lease, &my_db_name())).unwrap_or_else(|e| lease_error(&e));
     let space = SlotSpace::new(layout, &refs(&fixed), url.settings.namespace.as_deref())
         .unwrap_or_else(|e| lease_error(&e));
     Config::new(layout, space.nodes(0).or_raise(), options).or_raise();
@@ -261,268 +393,45 @@ fn unavailable(message: String) -> ! {
     )
 }
 
-/// `(slot, resume_after, end_ms)` of the claim held for `name`.
+/// `(slot, resume_after, end_ms)` of the claim held for `name` by this
+/// database's worker. Without one, asks for the worker (it may have
+/// stopped, or never started: a database restored from a dump) and refuses.
 fn snapshot(name: &str) -> (u64, u64, u64) {
-    let found = {
+    let db = my_db();
+    let (running, found) = {
         let t = LEASES.share();
-        // SAFETY: a plain global of this backend.
-        let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
-        if t.db == 0 {
-            unavailable(format!(
-                "snowmint: the lease worker has not started (it connects to the database \
-                 snowmint.database = '{}'; the server log says why it stopped)",
-                text_of(&DATABASE, "postgres")
-            ))
-        } else if t.db != db {
-            Some(Err(()))
-        } else {
-            t.entries[..t.used]
-                .iter()
-                .find(|e| &e.name[..e.name_len] == name.as_bytes())
-                .map(|e| Ok(*e))
+        match t.served.iter().find(|s| s.db == db) {
+            None => (false, None),
+            Some(s) => (
+                s.pid != 0,
+                s.entries[..s.used]
+                    .iter()
+                    .find(|e| e.name() == name.as_bytes())
+                    .copied(),
+            ),
         }
     };
     match found {
-        None => unavailable(format!(
-            "snowmint: the background worker holds no lease for generator '{name}' yet \
-             (it reads the definitions every second)"
-        )),
-        Some(Err(())) => unavailable(format!(
-            "snowmint: leased generators work in the database named by snowmint.database \
-             only ('{}'), not in this one",
-            text_of(&DATABASE, "postgres")
-        )),
-        Some(Ok(e)) if e.held => (e.slot, e.resume_after, e.end_ms),
-        Some(Ok(e)) => unavailable(format!(
+        Some(e) if e.held => (e.slot, e.resume_after, e.end_ms),
+        Some(e) => unavailable(format!(
             "snowmint: no slot for generator '{name}' now: {}",
             String::from_utf8_lossy(&e.msg[..e.msg_len])
         )),
+        None if !request() => no_place(),
+        None if running => unavailable(format!(
+            "snowmint: this database's lease worker holds no lease for generator '{name}' \
+             yet (it reads the definitions every second)"
+        )),
+        None => unavailable(
+            "snowmint: no lease worker serves this database yet: the launcher starts one \
+             (the server log says why, if none comes)"
+                .into(),
+        ),
     }
 }
 
-// ---------------------------------------------------------------------------
-// The worker.
-// ---------------------------------------------------------------------------
-
-#[derive(Clone, PartialEq)]
-struct Def {
-    name: String,
-    layout: String,
-    nodes: Option<serde_json::Value>,
-    options: Option<serde_json::Value>,
-    lease: String,
-}
-
-struct Held {
-    def: Def,
-    /// Never dropped while held: dropping closes, and closing releases the
-    /// slot at the worker generator's last unit (none), below the IDs the
-    /// backends issued. Dropped only once the slot is lost (no release).
-    lg: Option<ManuallyDrop<LeasedGenerator>>,
-    next_try: Instant,
-    msg: String,
-}
-
-/// The slot each generator held last, tried first by its next claim (a
-/// restart then resumes on the same node value when it is free).
-const PREFS: &str = "snowmint_lease_slots";
-
-fn read_prefs() -> HashMap<String, u64> {
-    std::fs::read_to_string(PREFS)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| {
-            let (slot, name) = l.split_once('\t')?;
-            Some((name.to_string(), slot.parse().ok()?))
-        })
-        .collect()
-}
-
-fn write_prefs(prefs: &HashMap<String, u64>) {
-    let text: String = prefs
-        .iter()
-        .map(|(name, slot)| format!("{slot}\t{name}\n"))
-        .collect();
-    let tmp = format!("{PREFS}.tmp");
-    if std::fs::write(&tmp, text).is_ok() {
-        let _ = std::fs::rename(&tmp, PREFS);
-    }
-}
-
-fn read_defs() -> Vec<Def> {
-    Spi::connect(|c| {
-        let mut exists = false;
-        for row in c.select(
-            "SELECT to_regclass('snowmint.generator_defs') IS NOT NULL",
-            None,
-            &[],
-        )? {
-            exists = row.get::<bool>(1)?.unwrap_or(false);
-        }
-        let mut out = Vec::new();
-        if !exists {
-            return Ok(out);
-        }
-        let rows = c.select(
-            "SELECT name, layout, nodes, options, lease FROM snowmint.generator_defs \
-             WHERE lease IS NOT NULL ORDER BY name",
-            None,
-            &[],
-        )?;
-        for row in rows {
-            out.push(Def {
-                name: row.get::<String>(1)?.unwrap_or_default(),
-                layout: row.get::<String>(2)?.unwrap_or_default(),
-                nodes: row.get::<JsonB>(3)?.map(|j| j.0),
-                options: row.get::<JsonB>(4)?.map(|j| j.0),
-                lease: row.get::<String>(5)?.unwrap_or_default(),
-            });
-        }
-        Ok::<_, pgrx::spi::Error>(out)
-    })
-    .unwrap_or_default()
-}
-
-fn open(def: &Def, prefer: Option<u64>) -> Result<LeasedGenerator, String> {
-    let url = LeaseUrl::parse(&resolve(&def.lease)).map_err(|e| e.to_string())?;
-    let layout = Value::from(def.layout.as_str())
-        .to_layout()
-        .map_err(|e| e.to_string())?;
-    let fixed = fixed_of(def.nodes.as_ref()).map_err(|e| e.to_string())?;
-    let options = def
-        .options
-        .as_ref()
-        .map_or(Value::Absent, value)
-        .to_options()
-        .map_err(|e| e.to_string())?;
-    LeasedGenerator::open_with(&url, layout, &refs(&fixed), options, prefer, SystemClock)
-        .map_err(|e| e.to_string())
-}
-
-impl Held {
-    fn step(&mut self, prefs: &mut HashMap<String, u64>) {
-        if let Some(lg) = &self.lg {
-            let info = lg.info();
-            if let Some(why) = info.lost {
-                self.msg = format!("the lease of slot {} was lost: {why}", info.slot);
-                // Lost: closing releases nothing.
-                if let Some(lg) = self.lg.take() {
-                    drop(ManuallyDrop::into_inner(lg));
-                }
-                self.next_try = Instant::now();
-            } else {
-                self.msg = info.last_error.unwrap_or_default();
-            }
-            return;
-        }
-        if Instant::now() < self.next_try {
-            return;
-        }
-        match open(&self.def, prefs.get(&self.def.name).copied()) {
-            Ok(lg) => {
-                prefs.insert(self.def.name.clone(), lg.slot());
-                write_prefs(prefs);
-                self.lg = Some(ManuallyDrop::new(lg));
-                self.msg.clear();
-            }
-            Err(e) => {
-                self.msg = e;
-                self.next_try = Instant::now() + Duration::from_secs(1);
-            }
-        }
-    }
-
-    fn entry(&self) -> Entry {
-        let mut e = Entry::default();
-        let name = self.def.name.as_bytes();
-        e.name_len = name.len().min(NAME_MAX);
-        e.name[..e.name_len].copy_from_slice(&name[..e.name_len]);
-        if let Some(lg) = &self.lg {
-            let info = lg.info();
-            e.held = true;
-            e.slot = lg.slot();
-            e.resume_after = lg.config().options().resume_after.map_or(0, |id| id.get());
-            e.end_ms = if info.lost.is_some() {
-                0
-            } else {
-                info.reserved_end_ms.unwrap_or(0)
-            };
-        }
-        let msg = self.msg.as_bytes();
-        let mut n = msg.len().min(MSG_MAX);
-        while !self.msg.is_char_boundary(n) {
-            n -= 1;
-        }
-        e.msg_len = n;
-        e.msg[..n].copy_from_slice(&msg[..n]);
-        e
-    }
-}
-
-fn publish(db_oid: u32, held: &[Held]) {
-    let mut t = LEASES.exclusive();
-    t.db = db_oid;
-    t.used = held.len();
-    for (i, h) in held.iter().enumerate() {
-        t.entries[i] = h.entry();
-    }
-}
-
-/// The worker: reads the leased definitions every second, holds a lease for
-/// each (the first `ENTRIES`), publishes every 100 ms.
-#[pg_guard]
-#[no_mangle]
-pub extern "C-unwind" fn snowmint_lease_worker(_arg: pg_sys::Datum) {
-    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
-    let db = text_of(&DATABASE, "postgres");
-    BackgroundWorker::connect_worker_to_spi(Some(&db), None);
-    // SAFETY: a plain global, set by the connection above.
-    let db_oid = unsafe { pg_sys::MyDatabaseId }.to_u32();
-    let mut prefs = read_prefs();
-    let mut held: Vec<Held> = Vec::new();
-    let mut last_read: Option<Instant> = None;
-    loop {
-        if last_read.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-            last_read = Some(Instant::now());
-            let defs = BackgroundWorker::transaction(read_defs);
-            let mut next = Vec::new();
-            for def in defs.into_iter().take(ENTRIES) {
-                match held.iter().position(|h| h.def == def) {
-                    Some(i) => next.push(held.swap_remove(i)),
-                    None => next.push(Held {
-                        def,
-                        lg: None,
-                        next_try: Instant::now(),
-                        msg: "not claimed yet".into(),
-                    }),
-                }
-            }
-            // Definitions dropped or changed: their leases are abandoned,
-            // never released (see `Held::lg`); they keep renewing until the
-            // worker stops, then expire after their TTL.
-            held = next;
-        }
-        publish(db_oid, &held);
-        // Published after each step too: a claim waits up to its timeout,
-        // and the others' reservations must not go stale meanwhile.
-        for i in 0..held.len() {
-            held[i].step(&mut prefs);
-            publish(db_oid, &held);
-        }
-        if !BackgroundWorker::wait_latch(Some(Duration::from_millis(100))) {
-            break;
-        }
-    }
-    // Stopping: nothing is released (the slots keep their reservation).
-    std::mem::forget(held);
-    // Exit code 1: the postmaster starts the worker again after a
-    // terminate outside a shutdown (exit code 0 would unregister it).
-    // SAFETY: ends this process, as PostgreSQL's own workers do.
-    unsafe { pg_sys::proc_exit(1) };
-}
-
-/// The leases the worker holds, as it last published them: per leased
-/// generator of this database, the slot (NULL before a claim), the last
+/// The leases this database's worker holds, as it last published them: per
+/// leased generator, the slot (NULL before a claim), the last
 /// Unix ms the reservation covers, and why no slot is held (or the last
 /// renewal's failure).
 // The row type is spelled out in the signature: pgrx reads the column
@@ -541,14 +450,12 @@ fn leases() -> TableIterator<
     if !crate::PRELOADED.load(std::sync::atomic::Ordering::Acquire) {
         crate::word_of_unpreloaded();
     }
+    let db = my_db();
     let rows: Vec<_> = {
         let t = LEASES.share();
-        // SAFETY: a plain global of this backend.
-        let db = unsafe { pg_sys::MyDatabaseId }.to_u32();
-        if t.db != db {
-            Vec::new()
-        } else {
-            t.entries[..t.used]
+        match t.served.iter().find(|s| s.db == db) {
+            None => Vec::new(),
+            Some(s) => s.entries[..s.used]
                 .iter()
                 .map(|e| {
                     let msg = String::from_utf8_lossy(&e.msg[..e.msg_len]).into_owned();
@@ -559,7 +466,7 @@ fn leases() -> TableIterator<
                         (!msg.is_empty()).then_some(msg),
                     )
                 })
-                .collect()
+                .collect(),
         }
     };
     TableIterator::new(rows)

@@ -593,6 +593,11 @@ fn create_generator(
             "duplicate_generator",
         )
     }
+    if lease.is_some() {
+        // This database's worker (started if it has none) claims once the
+        // definition is committed.
+        lease::ask_for_worker();
+    }
     invalidate();
 }
 
