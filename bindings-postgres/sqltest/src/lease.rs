@@ -15,7 +15,9 @@
 //! - a backend SIGKILLed inside `next_ids` (fixed node values and leased):
 //!   every ID after the crash restart above every ID before, also the ones
 //!   the killed calls took and never returned;
-//! - a leased generator in another database: refused, saying so.
+//! - leased generators in two databases: each database's worker claims in
+//!   that database's lease tables (an application holder there gets another
+//!   node value), both mint (databases.rs).
 
 use std::collections::HashSet;
 use std::process::Command;
@@ -27,6 +29,7 @@ use snowmint_lease::LeasedGenerator;
 
 use crate::{call, connect, Out, Run};
 
+mod databases;
 mod killed;
 
 /// The cluster, as the test runner started it.
@@ -534,15 +537,17 @@ pub(crate) fn run_all(run: &mut Run, conninfo: &str, port: u16) {
     stolen(run, &mut c);
     drop(restarts(run, &s, &mut c));
     killed::killed_inside_next_ids(run, &s);
-    other_database(run, &s);
+    databases::two_databases(run, &s);
     // A connection after the crash restart above.
     let mut c = reconnect(&s);
     terminated(run, &mut c);
 }
 
-/// The worker terminated: the postmaster starts it again, and it claims.
+/// The database's worker terminated: the launcher starts it again, and it
+/// claims.
 fn terminated(run: &mut Run, c: &mut Client) {
-    let worker = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowmint lease worker'";
+    let worker = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowmint lease worker' \
+                  AND datname = current_database()";
     let before: Vec<i32> = c
         .query(worker, &[])
         .unwrap()
@@ -586,58 +591,4 @@ fn terminated(run: &mut Run, c: &mut Client) {
     println!(
         "lease: the worker terminated ({before:?}), started again ({after:?}), next_ids answers"
     );
-}
-
-/// Leased generators work in the database `snowmint.database` only (the
-/// worker connects to one database): in another one of the same server,
-/// `next_id` refuses with `lease_unavailable` and says so, even for a
-/// generator named as one the worker holds, and `snowmint.leases()` lists
-/// nothing there.
-fn other_database(run: &mut Run, s: &Server) {
-    let mut c = reconnect(s);
-    // One statement each: DROP/CREATE DATABASE refuse a transaction block.
-    c.batch_execute("DROP DATABASE IF EXISTS snowmint_other")
-        .unwrap();
-    c.batch_execute("CREATE DATABASE snowmint_other").unwrap();
-    let conninfo = s
-        .conninfo
-        .replace("dbname=postgres", "dbname=snowmint_other");
-    let mut o = connect(&conninfo);
-    o.batch_execute("CREATE EXTENSION snowmint").unwrap();
-    // The same name and definition as a generator the worker holds.
-    o.execute(
-        "SELECT snowmint.create_generator('stolen', $1, lease => $2)",
-        &[
-            &WIDE,
-            &format!("database?namespace=stolen&{FAST}&window_ms=3000"),
-        ],
-    )
-    .unwrap();
-    let message = match o.query_one("SELECT snowmint.next_id('stolen')", &[]) {
-        Ok(r) => format!("an ID: {}", r.get::<_, i64>(0)),
-        Err(e) => match e.as_db_error() {
-            Some(db) => format!(
-                "{} {} {}",
-                db.code().code(),
-                db.detail().unwrap_or(""),
-                db.message()
-            ),
-            None => e.to_string(),
-        },
-    };
-    run.check(
-        message.starts_with("55000 code: lease_unavailable")
-            && message.contains("only ('postgres'), not in this one"),
-        || format!("another database: next_id gave {message}"),
-    );
-    let listed: i64 = o
-        .query_one("SELECT count(*) FROM snowmint.leases()", &[])
-        .unwrap()
-        .get(0);
-    run.check(listed == 0, || {
-        format!("another database: snowmint.leases() lists {listed} rows")
-    });
-    println!("lease: in another database: {message}");
-    drop(o);
-    c.batch_execute("DROP DATABASE snowmint_other").unwrap();
 }
