@@ -11,7 +11,13 @@
 //!   a leased one refuses (its shared word is above the stepped clock, so
 //!   the lease's reservation cannot lend it IDs below the earlier ones);
 //! - stepped forward again: every generator mints again, above all of its
-//!   earlier IDs.
+//!   earlier IDs;
+//! - stepped forward 8 s, past the leased generator's 5 s lease window,
+//!   while its store cannot confirm a renewal (the slot's row locked): no
+//!   ID past the reservation the store confirmed (its `hwm_ms`), so
+//!   `lease_expired`; once the store answers, IDs again under a renewed
+//!   reservation (or a refusal), never past it; stepped back to real time:
+//!   every ID above every earlier one, or a refusal.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -168,5 +174,143 @@ pub(crate) fn run_all(run: &mut Run, conninfo: &str, offset_file: &str) {
         "clock stepped forward 1.5 s: {} ({:.1} s in all)",
         outcomes.join("; "),
         started.elapsed().as_secs_f64()
+    );
+    let mut c = connect(conninfo);
+    past_the_window(run, &mut c, conninfo, offset_file, top["clk_leased"]);
+    println!(
+        "clock steps: {:.1} s in all",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// The held slot of the leased generator's namespace: `(slot, hwm_ms)`.
+const HELD: &str =
+    "SELECT slot, hwm_ms FROM snowmint_lease_slot WHERE token <> '' AND space_key IN \
+     (SELECT space_key FROM snowmint_lease_space WHERE space_text LIKE '%namespace=clock%')";
+
+fn held(c: &mut Client) -> Vec<(i64, i64)> {
+    c.query(HELD, &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+/// Mints `clk_leased` in batches of 200 for `for_ms`: the IDs, and the
+/// refusals seen.
+fn mint_for(c: &mut Client, for_ms: u64) -> (Vec<i64>, Vec<String>) {
+    let deadline = Instant::now() + Duration::from_millis(for_ms);
+    let (mut ids, mut refusals) = (Vec::new(), Vec::new());
+    while Instant::now() < deadline {
+        match mint(c, "clk_leased", 200) {
+            Ok(v) => ids.extend(v),
+            Err(e) => {
+                if !refusals.contains(&e) {
+                    refusals.push(e);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (ids, refusals)
+}
+
+fn ts(id: i64) -> i64 {
+    let layout = snowmint::Layout::parse(WIDE).unwrap();
+    layout.decompose(id as u64).unwrap().timestamp_ms() as i64
+}
+
+/// The wall clock stepped forward 8 s, past the 5 s lease window of
+/// `clk_leased`, while its store cannot confirm a renewal (another
+/// connection holds the slot's row locked): every ID issued is inside the
+/// reservation the store confirmed (at or below the slot's `hwm_ms`), so
+/// the generator refuses until the store answers; then it issues under a
+/// renewed reservation (or refuses), still never past the store's `hwm_ms`.
+/// Stepped back to real time: every ID above every earlier one, or a
+/// refusal.
+fn past_the_window(run: &mut Run, c: &mut Client, conninfo: &str, offset_file: &str, top: i64) {
+    let mut blocker = connect(conninfo);
+    blocker.batch_execute("BEGIN").unwrap();
+    let locked: Vec<(i64, i64)> = blocker
+        .query(&format!("{HELD} FOR UPDATE"), &[])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    run.check(locked.len() == 1, || {
+        format!("clock past the window: held slots {locked:?}, want one")
+    });
+    let Some(&(slot, hwm_before)) = locked.first() else {
+        return;
+    };
+    step(offset_file, "+8");
+    // The renewals wait on the row (up to the store's timeout, then fail).
+    let (blocked, refused_blocked) = mint_for(c, 1500);
+    let past = blocked.iter().filter(|&&id| ts(id) > hwm_before).count();
+    run.check(past == 0, || {
+        format!(
+            "clock stepped 8 s forward, store blocked: {past} of {} IDs past the confirmed \
+             reservation (hwm_ms {hwm_before}; the last ID's time {:?})",
+            blocked.len(),
+            blocked.last().map(|&id| ts(id))
+        )
+    });
+    run.check(
+        blocked.is_empty() && refused_blocked.iter().all(|e| e.starts_with("55000")),
+        || {
+            format!(
+                "clock stepped 8 s forward, store blocked: {} IDs, refusals {refused_blocked:?}",
+                blocked.len()
+            )
+        },
+    );
+    blocker.batch_execute("ROLLBACK").unwrap();
+    drop(blocker);
+    // The store answers again: a renewed reservation (or a new claim).
+    let (renewed, refused_renewed) = mint_for(c, 3000);
+    let now_held = held(c);
+    let hwm_after = now_held.iter().map(|&(_, h)| h).max().unwrap_or(0);
+    let past = renewed.iter().filter(|&&id| ts(id) > hwm_after).count();
+    let below = renewed.iter().filter(|&&id| id <= top).count();
+    run.check(past == 0 && below == 0, || {
+        format!(
+            "clock stepped 8 s forward, store answering: {past} IDs past hwm_ms {hwm_after}, \
+             {below} at or below the earlier {top}"
+        )
+    });
+    run.check(
+        refused_renewed.iter().all(|e| e.starts_with("55000")),
+        || format!("clock stepped 8 s forward, store answering: refusals {refused_renewed:?}"),
+    );
+    // What the worker says about the lease (a renewal's failure, if any).
+    let said: Option<String> = c
+        .query_one(
+            "SELECT message FROM snowmint.leases() WHERE generator = 'clk_leased'",
+            &[],
+        )
+        .ok()
+        .and_then(|r| r.get(0));
+    let top = renewed.iter().copied().max().unwrap_or(top);
+    // Back to real time: above every earlier ID, or refused.
+    step(offset_file, "+0");
+    let (back, refused_back) = mint_for(c, 1500);
+    let below = back.iter().filter(|&&id| id <= top).count();
+    run.check(below == 0, || {
+        format!(
+            "clock stepped back 8 s: {below} of {} IDs at or below the earlier {top}",
+            back.len()
+        )
+    });
+    run.check(refused_back.iter().all(|e| e.starts_with("55000")), || {
+        format!("clock stepped back 8 s: refusals {refused_back:?}")
+    });
+    println!(
+        "clock stepped 8 s forward past the 5 s window (slot {slot}, hwm_ms {hwm_before}): with the \
+         store blocked {} IDs, refused with {refused_blocked:?}; store answering {} IDs (hwm_ms \
+         now {hwm_after}), refusals {refused_renewed:?} (the worker: {said:?}); stepped back: {} IDs, all above, refusals \
+         {refused_back:?}",
+        blocked.len(),
+        renewed.len(),
+        back.len()
     );
 }
