@@ -331,7 +331,7 @@ pub extern "C-unwind" fn _PG_init() {
 /// The wall clock, read on every call: every backend reads the same clock
 /// (a per-process anchor could disagree between backends), and the core's
 /// policies decide what a step back means.
-struct WallClock;
+pub(crate) struct WallClock;
 
 impl Clock for WallClock {
     fn now_ms(&self) -> u64 {

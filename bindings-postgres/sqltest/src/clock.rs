@@ -16,8 +16,8 @@
 //!   while its store cannot confirm a renewal (the slot's row locked): no
 //!   ID past the reservation the store confirmed (its `hwm_ms`), so
 //!   `lease_expired`; once the store answers, IDs again under a renewed
-//!   reservation (or a refusal), never past it; stepped back to real time:
-//!   every ID above every earlier one, or a refusal.
+//!   reservation, never past it; stepped back to real time: every ID above
+//!   every earlier one, or a refusal.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -225,7 +225,7 @@ fn ts(id: i64) -> i64 {
 /// connection holds the slot's row locked): every ID issued is inside the
 /// reservation the store confirmed (at or below the slot's `hwm_ms`), so
 /// the generator refuses until the store answers; then it issues under a
-/// renewed reservation (or refuses), still never past the store's `hwm_ms`.
+/// renewed reservation, still never past the store's `hwm_ms`.
 /// Stepped back to real time: every ID above every earlier one, or a
 /// refusal.
 fn past_the_window(run: &mut Run, c: &mut Client, conninfo: &str, offset_file: &str, top: i64) {
@@ -276,6 +276,14 @@ fn past_the_window(run: &mut Run, c: &mut Client, conninfo: &str, offset_file: &
         format!(
             "clock stepped 8 s forward, store answering: {past} IDs past hwm_ms {hwm_after}, \
              {below} at or below the earlier {top}"
+        )
+    });
+    // The worker counts its reservation on the wall clock the backends
+    // read, which stepped with the store's: a renewal confirms again.
+    run.check(!renewed.is_empty(), || {
+        format!(
+            "clock stepped 8 s forward, store answering: no ID in 3 s (refusals \
+             {refused_renewed:?}, hwm_ms {hwm_after})"
         )
     });
     run.check(

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use pgrx::bgworkers::{BackgroundWorker, SignalWakeFlags};
 use pgrx::prelude::*;
 use pgrx::JsonB;
-use snowmint::{SystemClock, Value};
+use snowmint::Value;
 use snowmint_lease::{LeaseUrl, LeasedGenerator};
 
 use super::{
     fixed_of, my_db_name, refs, resolve, Entry, Table, ENTRIES, LEASES, MSG_MAX, NAME_MAX, STARTED,
 };
-use crate::value;
+use crate::{value, WallClock};
 
 /// A worker whose database has had no leased generator for this long
 /// exits (one without the extension at once).
@@ -36,7 +36,7 @@ struct Held {
     /// Never dropped while held: dropping closes, and closing releases the
     /// slot at the worker generator's last unit (none), below the IDs the
     /// backends issued. Dropped only once the slot is lost (no release).
-    lg: Option<ManuallyDrop<LeasedGenerator>>,
+    lg: Option<ManuallyDrop<LeasedGenerator<WallClock>>>,
     next_try: Instant,
     msg: String,
 }
@@ -107,7 +107,11 @@ fn read_defs() -> Option<Vec<Def>> {
     .unwrap_or_else(|_| Some(Vec::new()))
 }
 
-fn open(def: &Def, db_name: &str, prefer: Option<u64>) -> Result<LeasedGenerator, String> {
+fn open(
+    def: &Def,
+    db_name: &str,
+    prefer: Option<u64>,
+) -> Result<LeasedGenerator<WallClock>, String> {
     let url = LeaseUrl::parse(&resolve(&def.lease, db_name)).map_err(|e| e.to_string())?;
     let layout = Value::from(def.layout.as_str())
         .to_layout()
@@ -119,7 +123,11 @@ fn open(def: &Def, db_name: &str, prefer: Option<u64>) -> Result<LeasedGenerator
         .map_or(Value::Absent, value)
         .to_options()
         .map_err(|e| e.to_string())?;
-    LeasedGenerator::open_with(&url, layout, &refs(&fixed), options, prefer, SystemClock)
+    // The backends' clock (the wall clock, read on every call): the
+    // reservation's limit is counted on the clock the IDs are made by, so
+    // after a wall-clock step the renewals (the store's clock stepped too)
+    // confirm a reservation the backends can use.
+    LeasedGenerator::open_with(&url, layout, &refs(&fixed), options, prefer, WallClock)
         .map_err(|e| e.to_string())
 }
 
