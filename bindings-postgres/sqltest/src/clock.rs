@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use postgres::Client;
 
-use crate::{connect, Run};
+use crate::{connect, held_slots, Run};
 
 fn step(file: &str, offset: &str) {
     std::fs::write(file, format!("{offset}\n")).expect("writing the clock offset");
@@ -183,19 +183,6 @@ pub(crate) fn run_all(run: &mut Run, conninfo: &str, offset_file: &str) {
     );
 }
 
-/// The held slot of the leased generator's namespace: `(slot, hwm_ms)`.
-const HELD: &str =
-    "SELECT slot, hwm_ms FROM snowmint_lease_slot WHERE token <> '' AND space_key IN \
-     (SELECT space_key FROM snowmint_lease_space WHERE space_text LIKE '%namespace=clock%')";
-
-fn held(c: &mut Client) -> Vec<(i64, i64)> {
-    c.query(HELD, &[])
-        .unwrap()
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect()
-}
-
 /// Mints `clk_leased` in batches of 200 for `for_ms`: the IDs, and the
 /// refusals seen.
 fn mint_for(c: &mut Client, for_ms: u64) -> (Vec<i64>, Vec<String>) {
@@ -231,12 +218,7 @@ fn ts(id: i64) -> i64 {
 fn past_the_window(run: &mut Run, c: &mut Client, conninfo: &str, offset_file: &str, top: i64) {
     let mut blocker = connect(conninfo);
     blocker.batch_execute("BEGIN").unwrap();
-    let locked: Vec<(i64, i64)> = blocker
-        .query(&format!("{HELD} FOR UPDATE"), &[])
-        .unwrap()
-        .iter()
-        .map(|r| (r.get(0), r.get(1)))
-        .collect();
+    let locked = held_slots(&mut blocker, "clock", true);
     run.check(locked.len() == 1, || {
         format!("clock past the window: held slots {locked:?}, want one")
     });
@@ -268,7 +250,7 @@ fn past_the_window(run: &mut Run, c: &mut Client, conninfo: &str, offset_file: &
     drop(blocker);
     // The store answers again: a renewed reservation (or a new claim).
     let (renewed, refused_renewed) = mint_for(c, 3000);
-    let now_held = held(c);
+    let now_held = held_slots(c, "clock", false);
     let hwm_after = now_held.iter().map(|&(_, h)| h).max().unwrap_or(0);
     let past = renewed.iter().filter(|&&id| ts(id) > hwm_after).count();
     let below = renewed.iter().filter(|&&id| id <= top).count();

@@ -81,6 +81,23 @@ fn call<T: for<'a> postgres::types::FromSql<'a>>(
     }
 }
 
+/// The held slots of lease namespace `namespace` in the lease tables of
+/// `c`'s database: `(slot, hwm_ms)`, by slot; `lock`: locked (`FOR
+/// UPDATE`, in the caller's transaction) so that no renewal can change them.
+fn held_slots(c: &mut Client, namespace: &str, lock: bool) -> Vec<(i64, i64)> {
+    let sql = format!(
+        "SELECT slot, hwm_ms FROM snowmint_lease_slot WHERE token <> '' AND space_key IN \
+         (SELECT space_key FROM snowmint_lease_space WHERE space_text LIKE '%namespace=' || $1 || '%') \
+         ORDER BY slot{}",
+        if lock { " FOR UPDATE" } else { "" }
+    );
+    c.query(&sql, &[&namespace])
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
 /// Checks that `out` is the error with `code` and that the connection
 /// still answers.
 fn expect_error<T: std::fmt::Debug>(

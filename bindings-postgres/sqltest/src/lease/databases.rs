@@ -7,17 +7,11 @@ use super::*;
 
 /// The held slots of namespace `twodb` in the lease tables of `c`'s
 /// database.
-fn held_slots(c: &mut Client) -> Vec<i64> {
-    c.query(
-        "SELECT slot FROM snowmint_lease_slot WHERE token <> '' AND space_key IN \
-         (SELECT space_key FROM snowmint_lease_space WHERE space_text LIKE '%namespace=twodb%') \
-         ORDER BY slot",
-        &[],
-    )
-    .unwrap()
-    .iter()
-    .map(|r| r.get(0))
-    .collect()
+fn held_twodb(c: &mut Client) -> Vec<i64> {
+    crate::held_slots(c, "twodb", false)
+        .into_iter()
+        .map(|(slot, _)| slot)
+        .collect()
 }
 
 fn listed_slot(c: &mut Client) -> Option<i64> {
@@ -90,7 +84,7 @@ pub(super) fn two_databases(run: &mut Run, s: &Server) {
     let nodes =
         |v: &[i64]| -> HashSet<i64> { v.iter().map(|&id| node(&layout, id) as i64).collect() };
     let (nodes_a, nodes_b) = (nodes(&from_a), nodes(&from_b));
-    let (held_a, held_b) = (held_slots(&mut a), held_slots(&mut b));
+    let (held_a, held_b) = (held_twodb(&mut a), held_twodb(&mut b));
     let app_slot = app.slot() as i64;
     run.check(
         nodes_a.len() == 1 && nodes_a.iter().all(|n| held_a.contains(n)) && held_a.len() == 1,
