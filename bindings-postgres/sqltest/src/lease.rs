@@ -17,7 +17,9 @@
 //!   the killed calls took and never returned;
 //! - leased generators in two databases: each database's worker claims in
 //!   that database's lease tables (an application holder there gets another
-//!   node value), both mint (databases.rs).
+//!   node value), both mint (databases.rs);
+//! - the launcher terminated (started again, no second worker), then the
+//!   database's worker (started again by the new launcher, claims again).
 
 use std::collections::HashSet;
 use std::process::Command;
@@ -543,40 +545,57 @@ pub(crate) fn run_all(run: &mut Run, conninfo: &str, port: u16) {
     terminated(run, &mut c);
 }
 
-/// The database's worker terminated: the launcher starts it again, and it
-/// claims.
-fn terminated(run: &mut Run, c: &mut Client) {
-    let worker = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowmint lease worker' \
-                  AND datname = current_database()";
-    let before: Vec<i32> = c
-        .query(worker, &[])
+fn pids(c: &mut Client, query: &str) -> Vec<i32> {
+    c.query(query, &[])
         .unwrap()
         .iter()
         .map(|r| r.get(0))
-        .collect();
-    run.check(before.len() == 1, || format!("lease worker: {before:?}"));
+        .collect()
+}
+
+/// Terminates the one process `query` finds and waits up to 20 s for
+/// another to run: the pids before and after.
+fn terminate(run: &mut Run, c: &mut Client, query: &str, what: &str) -> (Vec<i32>, Vec<i32>) {
+    let before = pids(c, query);
+    run.check(before.len() == 1, || format!("{what}: {before:?}"));
     let ok: bool = c
-        .query_one(&format!("SELECT pg_terminate_backend(({worker}))"), &[])
+        .query_one(&format!("SELECT pg_terminate_backend(({query}))"), &[])
         .unwrap()
         .get(0);
-    run.check(ok, || "lease worker: not terminated".into());
+    run.check(ok, || format!("{what}: not terminated"));
     let deadline = Instant::now() + Duration::from_secs(20);
-    let mut after: Vec<i32> = Vec::new();
+    let mut after = Vec::new();
     while Instant::now() < deadline {
-        after = c
-            .query(worker, &[])
-            .unwrap()
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+        after = pids(c, query);
         if !after.is_empty() && after != before {
             break;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     run.check(!after.is_empty() && after != before, || {
-        format!("lease worker: not started again ({before:?} then {after:?})")
+        format!("{what}: not started again ({before:?} then {after:?})")
     });
+    (before, after)
+}
+
+/// The launcher terminated: the postmaster starts it again, and it starts
+/// no second worker for a database whose worker runs. Then the database's
+/// worker terminated: the new launcher (which found it running) starts it
+/// again, and it claims.
+fn terminated(run: &mut Run, c: &mut Client) {
+    let launcher =
+        "SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowmint lease launcher'";
+    let worker = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'snowmint lease worker' \
+                  AND datname = current_database()";
+    let workers = pids(c, worker);
+    let (l_before, l_after) = terminate(run, c, launcher, "lease launcher");
+    // A new launcher's first look (every 250 ms) is long done.
+    std::thread::sleep(Duration::from_millis(1500));
+    let still = pids(c, worker);
+    run.check(still == workers, || {
+        format!("after the launcher's restart: workers {workers:?} then {still:?}")
+    });
+    let (before, after) = terminate(run, c, worker, "lease worker");
     // The generator draws on its old published claim until then, and on a
     // new one (a slot the new worker claimed) after.
     // Until the new worker's claims, next_id refuses (lease_unavailable).
@@ -589,6 +608,8 @@ fn terminated(run: &mut Run, c: &mut Client) {
         format!("after the worker's restart: {got:?}")
     });
     println!(
-        "lease: the worker terminated ({before:?}), started again ({after:?}), next_ids answers"
+        "lease: the launcher terminated ({l_before:?}), started again ({l_after:?}), the worker \
+         kept ({still:?}); the worker terminated ({before:?}), started again ({after:?}), \
+         next_ids answers"
     );
 }
