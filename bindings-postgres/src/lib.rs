@@ -593,9 +593,10 @@ fn create_generator(
             "duplicate_generator",
         )
     }
-    if lease.is_some() {
+    if lease.is_some() && PRELOADED.load(Ordering::Acquire) {
         // This database's worker (started if it has none) claims once the
-        // definition is committed.
+        // definition is committed. (Without the preload there is none, and
+        // next_id says so.)
         lease::ask_for_worker();
     }
     invalidate();

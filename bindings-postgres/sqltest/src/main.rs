@@ -408,6 +408,25 @@ fn not_preloaded(run: &mut Run, conninfo: &str) {
          SELECT snowmint.create_generator('orders', 'twitter', '{\"datacenter\": 1, \"worker\": 1}');",
     )
     .unwrap();
+    // A leased one is declared too (no worker to ask for), and refused the same way.
+    let out: Out<String> = call(
+        &mut c,
+        "SELECT snowmint.create_generator('leased', 'twitter', '{\"datacenter\": 1}', \
+         lease => 'database?namespace=bare')::text",
+        &[],
+    );
+    run.check(matches!(out, Out::Ok(_)), || {
+        format!("not preloaded: a leased generator declared: {out:?}")
+    });
+    let out: Out<i64> = call(&mut c, "SELECT snowmint.next_id('leased')", &[]);
+    expect_error(
+        run,
+        &mut c,
+        "not preloaded, leased",
+        out,
+        "not_preloaded",
+        Some("55000"),
+    );
     let out: Out<String> = call(&mut c, "SELECT snowmint.format_id(42, 'base62')", &[]);
     run.check(out == Out::Ok("0000000000g".into()), || {
         format!("not preloaded: format_id {out:?}")
