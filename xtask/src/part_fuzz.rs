@@ -5,8 +5,13 @@
 //! a bounded time and fails if any finds a crash, a failed property, a hang
 //! or a memory blow-up.
 //!
+//! The test command's run is a smoke test (4 s per target: the corpora
+//! replayed, then new inputs); the release check's `fuzz` part, which CI
+//! runs, is the campaign (30 s per target).
+//!
 //! ```text
-//! cargo xtask test fuzz                               10 s per target, two at once
+//! cargo xtask test fuzz                               4 s per target, two at once
+//! cargo xtask release-check fuzz                      30 s per target
 //! SNOWMINT_FUZZ_SECONDS=720 cargo xtask test fuzz     a longer campaign
 //! SNOWMINT_FUZZ_JOBS=1 cargo xtask test fuzz          one target at a time
 //! SNOWMINT_FUZZ_TARGETS="id layout" cargo xtask test fuzz   only some targets
@@ -39,12 +44,22 @@ const TARGETS: [&str; 8] = [
 /// -timeout: one input taking longer is a hang; -rss_limit_mb: a blow-up.
 const FLAGS: [&str; 3] = ["-timeout=10", "-rss_limit_mb=2048", "-print_final_stats=1"];
 
+/// The test command's fuzz part: 4 s per target.
 pub fn run(p: &Part) -> Result<(), String> {
+    fuzz(p, 4)
+}
+
+/// The release check's: 30 s per target.
+pub fn campaign(p: &Part) -> Result<(), String> {
+    fuzz(p, 30)
+}
+
+fn fuzz(p: &Part, default_seconds: u64) -> Result<(), String> {
     let root = &p.root;
-    // 10 s: each seed corpus (10-30 inputs) and the inputs kept from earlier
-    // runs are replayed within the first second (libFuzzer's INITED line);
-    // the rest is new inputs. Two targets run at once (one core each).
-    let seconds: u64 = env_number("SNOWMINT_FUZZ_SECONDS", 10)?;
+    // Each seed corpus (10-30 inputs) and the inputs kept from earlier runs
+    // are replayed within the first second (libFuzzer's INITED line); the
+    // rest is new inputs. Two targets run at once (one core each).
+    let seconds: u64 = env_number("SNOWMINT_FUZZ_SECONDS", default_seconds)?;
     let jobs: usize = env_number("SNOWMINT_FUZZ_JOBS", 2)?.max(1);
     let chosen = std::env::var("SNOWMINT_FUZZ_TARGETS").unwrap_or_default();
     let some: Vec<String> = chosen.split_whitespace().map(str::to_string).collect();

@@ -369,6 +369,7 @@ pub fn part_in_process(root: &Path, name: &str) -> u8 {
         "release-c" => crate::part_release_c::run(&part),
         "release-python" => crate::part_release_python::run(&part),
         "release-node" => crate::part_release_node::run(&part),
+        "release-fuzz" => crate::part_fuzz::campaign(&part),
         "release-harness" => crate::harness::release_part(&part),
         _ => {
             eprintln!(
