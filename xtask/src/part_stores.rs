@@ -172,8 +172,10 @@ pub fn run(p: &Part) -> Result<(), String> {
     // the operations tests and the CLI's of the stores under test, and the
     // lease crate's unit tests. Every test uses namespaces, databases or
     // throwaway servers of its own. The suites that use Redis wait for its
-    // init fence ([`Suite::redis`]); the others start first, as soon as
-    // they are built, and the fence runs out beside them.
+    // init fence ([`Gate`]): the Redis suite's own tests and those of the
+    // operations and the CLI that of the shared server (usually long past),
+    // its fault tests that of the clock-stepped throwaway one (40 s from
+    // its start); the others start as soon as they are built.
     // A store's fault tests follow its own tests rather than run as a suite
     // of their own: tried so on 2026-11-27, the PostgreSQL and Redis fault
     // suites started in the same second, beside the Redis suite, and ran
@@ -233,9 +235,19 @@ pub fn run(p: &Part) -> Result<(), String> {
         };
         suites.push(suite);
     }
-    let redis = names.contains(&"redis");
-    for s in &mut suites {
-        s.redis = redis && matches!(s.name, "redis" | "ops" | "cli");
+    // What uses Redis waits for its init fence: the Redis suite's own tests
+    // and the operations and CLI tests for the shared (or first throwaway)
+    // server's, the Redis fault tests for the clock-stepped one's too.
+    if names.contains(&"redis") {
+        for s in &mut suites {
+            for (i, c) in s.cmds.iter_mut().enumerate() {
+                c.gate = match (s.name, i) {
+                    ("redis", 0) | ("ops" | "cli", _) => Gate::Redis,
+                    ("redis", _) => Gate::EveryRedis,
+                    _ => Gate::Open,
+                };
+            }
+        }
     }
     let failed = run_suites(p, &stores, suites, jobs.max(1))?;
     if !failed.is_empty() {
@@ -255,19 +267,58 @@ fn args(a: &[&str]) -> Vec<String> {
 struct Suite {
     name: &'static str,
     what: String,
-    cmds: Vec<(PathBuf, PathBuf, Vec<String>)>,
-    /// It uses Redis: it starts once the Redis init fence has passed.
-    redis: bool,
+    cmds: Vec<Cmd>,
+}
+
+/// A command of a suite: its folder, program and arguments, and the Redis
+/// init fence it waits for.
+struct Cmd {
+    dir: PathBuf,
+    exe: PathBuf,
+    args: Vec<String>,
+    gate: Gate,
+}
+
+/// The Redis init fence a command waits for before it starts
+/// ([`Stores::redis_ready_at`], [`Stores::ready_at`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    /// It uses no Redis.
+    Open,
+    /// It uses the Redis of `SNOWMINT_TEST_REDIS_URL`.
+    Redis,
+    /// It uses the clock-stepped Redis too (the Redis fault tests).
+    EveryRedis,
+}
+
+impl Gate {
+    fn passed(self, stores: &Stores) -> bool {
+        let at = match self {
+            Gate::Open => None,
+            Gate::Redis => stores.redis_ready_at(),
+            Gate::EveryRedis => stores.ready_at(),
+        };
+        at.is_none_or(|t| Instant::now() >= t)
+    }
 }
 
 impl Suite {
     fn new(name: &'static str, what: String, cmds: Vec<(PathBuf, PathBuf, Vec<String>)>) -> Suite {
-        Suite {
-            name,
-            what,
-            cmds,
-            redis: false,
-        }
+        let cmds = cmds
+            .into_iter()
+            .map(|(dir, exe, args)| Cmd {
+                dir,
+                exe,
+                args,
+                gate: Gate::Open,
+            })
+            .collect();
+        Suite { name, what, cmds }
+    }
+
+    /// Whether its next command may start now.
+    fn may_start(&self, next: usize, stores: &Stores) -> bool {
+        self.cmds.get(next).is_none_or(|c| c.gate.passed(stores))
     }
 }
 
@@ -291,7 +342,7 @@ impl Drop for Running {
 impl Running {
     /// Starts the next command; false when there is none.
     fn spawn_next(&mut self, env: &[(String, String)]) -> Result<bool, String> {
-        let Some((dir, exe, args)) = self.suite.cmds.get(self.next) else {
+        let Some(Cmd { dir, exe, args, .. }) = self.suite.cmds.get(self.next) else {
             return Ok(false);
         };
         self.next += 1;
@@ -330,10 +381,9 @@ fn run_suites(
     let mut failed = Vec::new();
     let mut said_fence = false;
     loop {
-        let fenced = stores.ready_at().is_some_and(|t| Instant::now() < t);
         while running.len() < jobs {
             // The first in the queue's order that may start now.
-            let Some(at) = queue.iter().position(|s| !(s.redis && fenced)) else {
+            let Some(at) = queue.iter().position(|s| s.may_start(0, stores)) else {
                 if !queue.is_empty() && !said_fence {
                     said_fence = true;
                     stores.say_fence_left(p);
@@ -364,13 +414,25 @@ fn run_suites(
         }
         let mut i = 0;
         while i < running.len() {
-            let ended = running[i].group.as_mut().and_then(Group::poll);
+            let r = &mut running[i];
+            if r.group.is_none() {
+                // Its next command waits for a Redis init fence.
+                if r.suite.may_start(r.next, stores) {
+                    r.spawn_next(&stores.env)?;
+                }
+                i += 1;
+                continue;
+            }
+            let ended = r.group.as_mut().and_then(Group::poll);
             let Some(f) = ended else {
                 i += 1;
                 continue;
             };
-            running[i].group = None;
-            if f.success() && running[i].spawn_next(&stores.env)? {
+            r.group = None;
+            if f.success() && r.next < r.suite.cmds.len() {
+                if r.suite.may_start(r.next, stores) {
+                    r.spawn_next(&stores.env)?;
+                }
                 i += 1;
                 continue;
             }

@@ -47,6 +47,9 @@ pub struct Stores {
     unvouched: Vec<String>,
     /// When the last Redis init fence passes.
     ready_at: Option<Instant>,
+    /// When the fence of `SNOWMINT_TEST_REDIS_URL`'s server passes (the
+    /// clock-stepped one's may pass later).
+    redis_ready_at: Option<Instant>,
 }
 
 impl Stores {
@@ -90,6 +93,7 @@ impl Stores {
             run: Run::new()?,
             unvouched: Vec::new(),
             ready_at: None,
+            redis_ready_at: None,
         };
         let mut vouching = None;
         if names.contains(&"redis") {
@@ -101,21 +105,45 @@ impl Stores {
             let urls = std::mem::take(&mut stores.unvouched);
             vouching = Some(std::thread::spawn(move || vouch(&cli, urls)));
         }
-        for &name in names.iter().filter(|&&n| n != "redis") {
-            p.say(&format!("stores: {name}"));
-            match name {
-                "postgres" => postgres::start(p, &mut stores, extra)?,
-                "mysql" => mysql::start(p, &mut stores, extra)?,
-                "etcd" => etcd::start(p, &mut stores, extra)?,
-                "zookeeper" => zookeeper::start(p, &mut stores, extra)?,
-                other => return Err(format!("no such store: {other}")),
-            }
-            if let Some(sig) = stopped_by() {
-                return Err(format!("stopped by signal {sig}"));
+        // The other stores start side by side, each on a thread of its own
+        // with a share of the run ([`Stores::shard`]): PostgreSQL, MariaDB,
+        // etcd and ZooKeeper each start up to four servers, one after
+        // another, and one after the other they took 25-45 s. What a store
+        // that failed had started is stopped by its share; what the others
+        // started is taken over, and stopped with the run.
+        let others: Vec<&str> = names.iter().copied().filter(|&n| n != "redis").collect();
+        let started: Vec<Result<Stores, String>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = others
+                .iter()
+                .map(|&name| {
+                    let mut share = stores.shard();
+                    let thread = scope.spawn(move || {
+                        start_one(p, name, &mut share, extra)?;
+                        Ok(share)
+                    });
+                    (name, thread)
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|(name, t)| {
+                    t.join()
+                        .unwrap_or_else(|_| Err(format!("stores: starting {name} panicked")))
+                })
+                .collect()
+        });
+        let mut failed = Vec::new();
+        for r in started {
+            match r {
+                Ok(share) => stores.absorb(share),
+                Err(e) => failed.push(e),
             }
         }
-        if extra == Extra::Yes && names.contains(&"postgres") {
-            clockshift::start_postgres(p, &mut stores)?;
+        if !failed.is_empty() {
+            return Err(failed.join("; "));
+        }
+        if let Some(sig) = stopped_by() {
+            return Err(format!("stopped by signal {sig}"));
         }
         if let Some(v) = vouching {
             let fences = match v.join() {
@@ -130,6 +158,9 @@ impl Stores {
                 // Whole seconds, rounded up: the margin the shell gave too.
                 let until = at + Duration::from_secs(wait.as_millis().div_ceil(1000) as u64);
                 stores.ready_at = Some(stores.ready_at.map_or(until, |t| t.max(until)));
+                if stores.var("SNOWMINT_TEST_REDIS_URL") == Some(url.as_str()) {
+                    stores.redis_ready_at = Some(until);
+                }
                 p.say(&format!(
                     "redis: lease init on {url}: new spaces fenced for {} ms from then",
                     wait.as_millis()
@@ -142,6 +173,13 @@ impl Stores {
     /// When the last Redis init fence passes (`None`: no fence).
     pub fn ready_at(&self) -> Option<Instant> {
         self.ready_at
+    }
+
+    /// When the init fence of the Redis that `SNOWMINT_TEST_REDIS_URL`
+    /// names passes (`None`: no fence); the tests that use only that server
+    /// may start then.
+    pub fn redis_ready_at(&self) -> Option<Instant> {
+        self.redis_ready_at
     }
 
     /// Says how long the Redis init fence has to run.
@@ -194,6 +232,48 @@ impl Stores {
 
     fn set(&mut self, key: &str, value: impl Into<String>) {
         self.env.push((key.to_string(), value.into()));
+    }
+
+    /// A share of this run for one store's start on a thread of its own:
+    /// the same folder and reaper, its own variables and stops, handed over
+    /// by [`Stores::absorb`] (dropped instead, it stops what it started).
+    fn shard(&self) -> Stores {
+        Stores {
+            env: Vec::new(),
+            run: self.run.shard(),
+            unvouched: Vec::new(),
+            ready_at: None,
+            redis_ready_at: None,
+        }
+    }
+
+    /// Takes over what `share` started.
+    fn absorb(&mut self, mut share: Stores) {
+        self.env.append(&mut share.env);
+        self.run.stops.append(&mut share.run.stops);
+        self.unvouched.append(&mut share.unvouched);
+    }
+}
+
+/// Starts (or finds) the store `name` (not Redis), and with [`Extra::Yes`]
+/// its tests' own servers.
+fn start_one(p: &Part, name: &str, s: &mut Stores, extra: Extra) -> Result<(), String> {
+    p.say(&format!("stores: {name}"));
+    match name {
+        "postgres" => {
+            postgres::start(p, s, extra)?;
+            if extra == Extra::Yes {
+                clockshift::start_postgres(p, s)?;
+            }
+        }
+        "mysql" => mysql::start(p, s, extra)?,
+        "etcd" => etcd::start(p, s, extra)?,
+        "zookeeper" => zookeeper::start(p, s, extra)?,
+        other => return Err(format!("no such store: {other}")),
+    }
+    match stopped_by() {
+        Some(sig) => Err(format!("stopped by signal {sig}")),
+        None => Ok(()),
     }
 }
 
@@ -347,6 +427,9 @@ fn stop_pid(pid: libc::pid_t, grace: Duration) {
 struct Run {
     dir: PathBuf,
     stops: Vec<Stop>,
+    /// A share of another run ([`Run::shard`]): its drop runs its own stops
+    /// only, leaving the folder, the reaper and the groups to that run.
+    share: bool,
     /// The servers started here, each leading a process group: reaped as
     /// they exit (a restart script waits for its server to be gone, which
     /// an unreaped child never is), killed at the end if still there.
@@ -385,10 +468,23 @@ impl Run {
         Ok(Run {
             dir,
             stops: Vec::new(),
+            share: false,
             groups,
             done,
             reaper: Some(reaper),
         })
+    }
+
+    /// A share of this run ([`Stores::shard`]).
+    fn shard(&self) -> Run {
+        Run {
+            dir: self.dir.clone(),
+            stops: Vec::new(),
+            share: true,
+            groups: Arc::clone(&self.groups),
+            done: Arc::clone(&self.done),
+            reaper: None,
+        }
     }
 
     /// Starts `cmd` as a server leading a process group of its own, its
@@ -440,6 +536,9 @@ impl Drop for Run {
             .collect();
         for t in threads {
             let _ = t.join();
+        }
+        if self.share {
+            return;
         }
         self.done.store(true, Ordering::SeqCst);
         if let Some(r) = self.reaper.take() {

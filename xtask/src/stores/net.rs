@@ -25,9 +25,14 @@ pub fn free_port() -> Result<u16, String> {
         })
         .filter(|&l| l >= 12000)
         .unwrap_or(32768);
+    // The stores start on threads of their own: a port handed out once is
+    // never handed out again by this process, though nothing listens yet.
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
     for _ in 0..200 {
         let port = u16::try_from(10000 + random() % (low - 10000)).unwrap_or(10000);
-        if !connects(port, Duration::from_secs(2)) {
+        let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+        if !given.contains(&port) && !connects(port, Duration::from_secs(2)) {
+            given.push(port);
             return Ok(port);
         }
     }
