@@ -49,12 +49,16 @@ REQUIRED["postgres"] = ("promotion",)
 # MariaDB: an outage longer than the window, so that holders run to the edge
 # of their reservation (where the reservation control issues past it).
 REQUIRED["mysql"] = ("kill-primary",)
+# etcd: the cluster replaced by one restored from a snapshot of a few seconds
+# before (etcd_restore.py).
+REQUIRED["etcd"] = ("restore",)
 
 # store -> [(configuration, control?, which build)]
 CONFIGS = {
     "file": [("file store, one host", False, "release"),
              ("file store, successor fence removed", True, "no-successor-fence")],
-    "etcd": [("etcd, 3 members", False, "release")],
+    "etcd": [("etcd, 3 members", False, "release"),
+             ("etcd restored from an older snapshot, fence removed", True, "no-etcd-fence")],
     "redis": [("redis primary/replica, failover", False, "release"),
               ("redis failover, fence removed", True, "no-redis-fence")],
     "zookeeper": [("zookeeper, 3 members", False, "release"),
