@@ -17,26 +17,27 @@ memory of cluster ID and revision, the space's marker naming the old
 cluster) fences those claims above every such reservation; the control build
 (``harness-control-no-etcd-fence``) does not, and issues their IDs again."""
 
-import math
+import json
 import os
 import shutil
 import subprocess
 import time
 
 from hosts import wait_for
-import procs
 from procs import Proc
 
 ETCD_CLIENT, ETCD_PEER = 2379, 2380
 # Each restored cluster listens this much above the one it replaced.
 GEN_PORTS = 100
 LAG_S = 3  # seconds of claims and IDs after the snapshot, before the switch
-# The switch comes this far past a whole second after the restarted holder
-# claimed, half way between its renewals (renew_ms 1000): when it came at
-# one (3 s after the claim), the holder's renewal found its slot gone before
-# any server had claimed it, and the control issued no duplicate
-# (20261129-125611-etcd-control-2). Between renewals, it still issues.
-PHASE_S = 0.5
+# The switch comes this long after a confirmation of the restarted holder's
+# lease (its renewals are sent renew_ms, 1000, after the one before), so
+# that it issues on for a while on the old cluster's reservation: a switch
+# just before its renewal (3 s after the snapshot: its third) made it lose its
+# slot before any server had claimed that, and the control issued no
+# duplicate (20261129-125611-etcd-control-2, 20261129-130334-etcd-control-1).
+PHASE_S = 0.4
+RENEW_S = 1.0
 TIMEOUT_S = 60  # a snapshot save or restore
 
 
@@ -109,9 +110,6 @@ class Members:
         self.etcdctl(src, f"--endpoints=http://{self.net.hosts[src]}:{self.member_port()}",
                      "--command-timeout=30s", "snapshot", "save", db)
         restarted = hooks.failover_holder_restart() if hooks else None
-        claimed = time.monotonic()
-        if restarted and procs.wait_until(lambda: hooks.has_slot(restarted), LAG_S):
-            claimed = time.monotonic()
         new = {}
         try:
             for h in self.hosts:
@@ -127,8 +125,9 @@ class Members:
         except BaseException:
             self.members = {**old, **{f"{h}.r{gen}": p for h, p in new.items()}}
             raise
-        due = claimed + LAG_S - 1 + PHASE_S
-        time.sleep(due + math.ceil(max(0.0, time.monotonic() - due)) - time.monotonic())
+        time.sleep(max(0.0, LAG_S - (time.monotonic() - t0)))
+        if restarted:
+            switch_between_renewals(hooks, restarted)
         lag = time.monotonic() - t0
         for h in self.hosts:
             self.upstream_file(h)
@@ -151,3 +150,20 @@ class Members:
                 f"by one restored from it (etcdctl snapshot restore, token {self.token(gen)}, "
                 f"ports {self.member_port()}/{ETCD_PEER + GEN_PORTS * gen}), old members "
                 "SIGKILLed, servers started with it")
+
+
+def switch_between_renewals(run, name):
+    """Waits (at most RENEW_S) until PHASE_S after the last confirmation that
+    holder ``name`` of ``run`` (run.Run) wrote, or a whole number of renewal
+    periods after it: its next renewal, to the restored cluster, is then
+    RENEW_S - PHASE_S away."""
+    path = os.path.join(run.dir, "holders", f"{name}.{run.incarnation[name]}.out")
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - 4096))
+            lines = [x for x in f.read().splitlines() if x.startswith(b'{"lease"')]
+        confirmed = json.loads(lines[-1])["lease"]["confirmed_at_ms"] / 1000
+    except (OSError, IndexError, ValueError, KeyError, TypeError):
+        return  # no lease line yet (the holder has no slot)
+    wait = (confirmed + PHASE_S - time.time()) % RENEW_S
+    time.sleep(wait)
