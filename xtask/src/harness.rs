@@ -149,6 +149,9 @@ fn prepare(p: &Part) -> Result<(), String> {
         let bin = p.root.join("target/harness/bin").join(control);
         mkdir(&bin)?;
         for exe in ["snowmint", "snowmint-server"] {
+            // A new file, not the old one rewritten: a run of another
+            // harness process may be executing it ("Text file busy").
+            let _ = std::fs::remove_file(bin.join(exe));
             copy(
                 &p.root.join("target/harness/control/ci").join(exe),
                 &bin.join(exe),
