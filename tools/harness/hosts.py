@@ -11,6 +11,7 @@ Faults are nftables rules in a table ``smh`` inside the host's own namespace
 """
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -28,12 +29,22 @@ def sh(*argv, check=True, ns=None, quiet=False):
     return r
 
 
+def ours(prefix, name):
+    """Whether ``name`` is a namespace, bridge or veth of the run ``prefix``
+    (``smh``: of any run). Not merely a name starting with the prefix: the
+    run of pid 1234 must not remove the one of pid 12345, which may be
+    running beside it."""
+    run = re.escape(prefix) + (r"\d+" if prefix == "smh" else "")
+    return re.fullmatch(run + r"(-.+|br|[vp]\d+)", name) is not None
+
+
 def cleanup(prefix):
-    """Removes every namespace, process in it, bridge and veth named ``prefix*``."""
-    if not prefix.startswith("smh"):
-        raise ValueError("harness names start with 'smh'")
+    """Removes every namespace, process in it, bridge and veth of the run
+    ``prefix`` (``smh``: of every run)."""
+    if not re.fullmatch(r"smh\d*", prefix):
+        raise ValueError("harness names start with 'smh' and a run's pid")
     for name in sh("ip", "netns", "list", check=False).stdout.split():
-        if name.startswith(prefix):
+        if ours(prefix, name):
             # Processes left in the namespace would keep nothing alive (the
             # namespace goes with its last process), but end them anyway.
             pids = sh("ip", "netns", "pids", name, check=False).stdout.split()
@@ -47,7 +58,7 @@ def cleanup(prefix):
         parts = line.split(":")
         if len(parts) > 1:
             dev = parts[1].strip().split("@")[0]
-            if dev.startswith(prefix):
+            if ours(prefix, dev):
                 sh("ip", "link", "del", dev, check=False)
 
 

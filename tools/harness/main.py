@@ -49,12 +49,16 @@ REQUIRED["postgres"] = ("promotion",)
 # MariaDB: an outage longer than the window, so that holders run to the edge
 # of their reservation (where the reservation control issues past it).
 REQUIRED["mysql"] = ("kill-primary",)
+# etcd: the cluster replaced by one restored from a snapshot of a few seconds
+# before (etcd_restore.py).
+REQUIRED["etcd"] = ("restore",)
 
 # store -> [(configuration, control?, which build)]
 CONFIGS = {
     "file": [("file store, one host", False, "release"),
              ("file store, successor fence removed", True, "no-successor-fence")],
-    "etcd": [("etcd, 3 members", False, "release")],
+    "etcd": [("etcd, 3 members", False, "release"),
+             ("etcd restored from an older snapshot, fence removed", True, "no-etcd-fence")],
     "redis": [("redis primary/replica, failover", False, "release"),
               ("redis failover, fence removed", True, "no-redis-fence")],
     "zookeeper": [("zookeeper, 3 members", False, "release"),
@@ -97,6 +101,9 @@ def main():
     ap.add_argument("--python", default="target/harness/venv/bin/python",
                     help="the interpreter of the Python holder, with the binding installed "
                          "(scripts/harness builds and installs it)")
+    ap.add_argument("--node", default="target/harness/node",
+                    help="the Node holder's project, with the packed npm package installed "
+                         "(scripts/harness packs and installs it)")
     ap.add_argument("--jobs", type=int, default=1,
                     help="stores run side by side, each group in a harness process of "
                          "its own (own bridge, namespaces and store clusters)")
@@ -132,6 +139,12 @@ def main():
             [python, "-c", "import snowmint"], capture_output=True, timeout=60).returncode:
         sys.exit(f"harness: {python} cannot import snowmint (the Python holder's binding): "
                  "./scripts/harness builds and installs it")
+    node = os.path.abspath(a.node)
+    if subprocess.run(["node", "-e", "require(process.argv[1])", os.path.join(
+            node, "node_modules", "snowmint")], capture_output=True, timeout=60).returncode:
+        sys.exit(f"harness: node cannot require snowmint from {node} (the Node holder's "
+                 "package): ./scripts/harness packs and installs it")
+    clients = {"python": python, "node": node}  # the Python and Node holders'
     stamp = a.stamp or time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     if a.jobs > 1 and not replay and len(store_list) > 1:
         return side_by_side(a, store_list, seed, stamp)
@@ -155,7 +168,7 @@ def main():
                 n += 1
                 length = seconds if replay else seconds * LENGTH.get(build, 1.0)
                 r = one(a, store, configuration, control, build, seed, length, replay,
-                        stamp, python, n, repeat=k + 1)
+                        stamp, clients, n, repeat=k + 1)
                 if r is None:
                     return 130
                 tries.append(r)
@@ -199,7 +212,7 @@ def configs_ok(results):
     return len(configurations(results) - bad)
 
 
-def one(a, store, configuration, control, build, seed, seconds, replay, stamp, python, n,
+def one(a, store, configuration, control, build, seed, seconds, replay, stamp, clients, n,
         repeat=1):
     """One run of a configuration, its schedule ``repeat`` times back to
     back; its result dict (None: interrupted)."""
@@ -218,11 +231,12 @@ def one(a, store, configuration, control, build, seed, seconds, replay, stamp, p
         "seed": seed, "seconds": seconds, "schedule": schedule,
         "cli": os.path.abspath(os.path.join(bindir, "snowmint")),
         "server": os.path.abspath(os.path.join(bindir, "snowmint-server")),
-        # The Python holder: the normal binding in every run, controls too,
-        # but for the SQL control: a holder of the normal build reads the
-        # server's real identity where the control's build reads a constant
-        # one, and each would fence the other (a third CLI holder instead).
-        "python": python,
+        # The Python and Node holders: the normal packages in every run,
+        # controls too, but for the SQL control: a holder of the normal build
+        # reads the server's real identity where the control's build reads a
+        # constant one, and each would fence the other (two more CLI holders
+        # instead).
+        **clients,
         "python_holder": build != "no-sql-fence",
         "expect": EXPECT.get(build, "duplicates"),
         "prefix": f"smh{os.getpid() % 100000}",
@@ -266,7 +280,7 @@ def side_by_side(a, store_list, seed, stamp):
     groups = [g for g in groups if g]
     base = [sys.executable, os.path.abspath(__file__), "--seed", str(seed), "--stamp", stamp,
             "--out", a.out, "--bin", a.bin, "--control-bin", a.control_bin,
-            "--python", a.python]
+            "--python", a.python, "--node", a.node]
     if a.short:
         base.append("--short")
     elif a.minutes:

@@ -11,6 +11,10 @@ one before it), so the chunks of different connections overtake each other:
 requests and answers of different clients, and of one client's connections,
 arrive in another order than they were sent.
 
+With --to-file, the store's address is read from that file ("ADDR:PORT"),
+re-read every 50 ms too: new connections go to the address it says (the
+etcd restore moves clients to the restored cluster at once).
+
 Everything is bounded: the connection to the store (3 s), a write the peer
 does not take (30 s), the chunks held per direction (64, then reading
 pauses), the connections (1000); when one side closes or fails, both are
@@ -109,10 +113,23 @@ async def pump(reader, writer, control):
 
 
 class Proxy:
-    def __init__(self, to_host, to_port, control):
+    def __init__(self, to_host, to_port, control, to_file=None):
         self.to_host, self.to_port, self.control = to_host, to_port, control
+        self.to_file = to_file
         self.open = 0
         self.total = 0
+
+    def retarget(self):
+        """The store's address from --to-file, if it names a new one."""
+        try:
+            with open(self.to_file) as f:
+                host, port = f.read().strip().rsplit(":", 1)
+            to = (host, int(port))
+        except (OSError, ValueError):
+            return
+        if to != (self.to_host, self.to_port):
+            log(f"new connections to {host}:{port} (were to {self.to_host}:{self.to_port})")
+            self.to_host, self.to_port = to
 
     async def handle(self, creader, cwriter):
         if self.open >= MAX_CONNECTIONS:
@@ -147,7 +164,7 @@ async def serve(a):
     control.read()
     host, port = a.listen.rsplit(":", 1)
     to_host, to_port = a.to.rsplit(":", 1)
-    proxy = Proxy(to_host, int(to_port), control)
+    proxy = Proxy(to_host, int(to_port), control, a.to_file)
     server = await asyncio.start_server(proxy.handle, host, int(port), reuse_address=True)
     log(f"{a.listen} -> {a.to}, control {a.control}")
     async with server:
@@ -155,6 +172,8 @@ async def serve(a):
         while True:
             await asyncio.sleep(POLL_S)
             control.read()
+            if proxy.to_file:
+                proxy.retarget()
             n += 1
             if n % 200 == 0:  # every 10 s
                 log(f"{proxy.open} connections open, {proxy.total} so far")
@@ -165,6 +184,7 @@ def main():
     ap.add_argument("--listen", required=True, metavar="ADDR:PORT")
     ap.add_argument("--to", required=True, metavar="ADDR:PORT", help="the store")
     ap.add_argument("--control", required=True, help='the file saying "0" or "MIN-MAX" (ms)')
+    ap.add_argument("--to-file", help="a file naming the store's ADDR:PORT (else --to's)")
     asyncio.run(serve(ap.parse_args()))
 
 

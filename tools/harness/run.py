@@ -17,6 +17,7 @@ from procs import Proc
 
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 PYHOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyholder.py")
+NODEHOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nodeholder.mjs")
 SERVER_PORT = 7610
 CLOCK_STEP_S = 20
 STEP_HOLD_S = 6  # a network store's stepped holder: restarts keep the step this long
@@ -130,6 +131,11 @@ class Run:
             # The Python process is the holder: libfaketime goes on it.
             cmd = (f"LD_PRELOAD=\"$SMH_PRELOAD\" exec {self.cfg['python']} {PYHOLDER} "
                    f"--lease \"$SMH_LEASE\" --burst {self.cfg['burst']}")
+        elif name.startswith("node"):
+            # The Node holder (nodeholder.mjs), the same way.
+            cmd = (f"LD_PRELOAD=\"$SMH_PRELOAD\" exec node {NODEHOLDER} --project "
+                   f"{self.cfg['node']} --lease \"$SMH_LEASE\" --burst {self.cfg['burst']} "
+                   f"--layout '{check.Layout.DESCRIPTOR}' --datacenter {check.Layout.DATACENTER}")
         else:
             # Bursts of `burst` IDs, 100 a second: paced so that a long run's
             # IDs (all kept for the checker) stay within disk and sort bounds.
@@ -414,12 +420,16 @@ class Run:
             # theirs: it has none until one is freed (a kill, a lost lease).
             fifth = "py1" if cfg.get("python_holder", True) else "cli3"
             self.start_holder(fifth, hh[0])
+            # And a sixth, the Node holder (the same exception as py1's).
+            sixth = "node1" if cfg.get("python_holder", True) else "cli4"
+            self.start_holder(sixth, hh[0])
             self.load = Proc("load", self.net.wrap(load_host, [
                 "python3", os.path.join(os.path.dirname(__file__), "load.py"),
                 "--out", os.path.join(self.dir, f"load-{load_host}.jsonl"),
                 "--seconds", str(cfg["seconds"] + 2), "--count", str(cfg["burst"]), "--token-file", self.token_file]
                 + servers), os.path.join(self.dir, "load.log"))
-            fifth_what = "Python holder (binding)" if fifth == "py1" else "a third CLI holder"
+            fifth_what = ("Python and Node holders (packages)" if fifth == "py1"
+                          else "a third and a fourth CLI holder")
             self.note(f"clients up: CLI holders on {', '.join(hh)}, {fifth_what} "
                       f"on {hh[0]}, servers on {', '.join(sh_)}, load from {load_host}")
             self.loop()

@@ -18,8 +18,9 @@ import time
 from hosts import sh, wait_for
 import procs
 from procs import Proc
+import etcd_restore
 
-ETCD_CLIENT, ETCD_PEER, REDIS_PORT = 2379, 2380, 6379
+REDIS_PORT = 6379
 # Each store server's delay proxy: the port clients use.
 ETCD_PROXY, REDIS_PROXY, ZK_PROXY, PG_PROXY = 12379, 16379, 12181, 15432
 LAG_S = 3  # seconds a Redis replica falls behind before a failover
@@ -100,14 +101,15 @@ class DelayProxy:
     control file, ``delay-<h>`` in the run's folder, says "0" until a
     store-delay."""
 
-    def __init__(self, net, work, h, port, to_port):
+    def __init__(self, net, work, h, port, to_port, to_file=None):
         self.h, self.port = h, port
         self.control = os.path.join(work, f"delay-{h}")
         set_delay(self.control, "0")
         a = net.hosts[h]
+        more = ["--to-file", to_file] if to_file else []  # its upstream moves (etcd restore)
         self.proc = Proc(f"proxy-{h}", net.wrap(h, [
             "python3", PROXY, "--listen", f"{a}:{port}", "--to", f"{a}:{to_port}",
-            "--control", self.control]), os.path.join(work, f"proxy-{h}.log"))
+            "--control", self.control, *more]), os.path.join(work, f"proxy-{h}.log"))
         wait_for(f"the proxy on {h}:{port}", lambda: net.reachable(h, h, port), 20)
 
     def stop(self):
@@ -169,50 +171,41 @@ class QuorumFaults:
         raise ValueError(kind)
 
 
-class Etcd(QuorumFaults):
+class Etcd(QuorumFaults, etcd_restore.Members):
     """Three members, one per store host; clients may use any of them, each
     through the delay proxy on its host (the members' peer traffic and the
-    harness's status calls go direct)."""
+    harness's status calls go direct); ``restore`` in etcd_restore.py."""
 
     name = "etcd"
     # The port clients use (drop-replies-member): the proxies'.
     client_port = ETCD_PROXY
     fault_kinds = ("kill-member", "kill-leader", "partition-member", "partition-leader",
-                   "drop-replies-member", "store-delay")
+                   "drop-replies-member", "store-delay", "restore")
 
     def __init__(self, net, work, hosts):
         self.net, self.work, self.hosts = net, work, hosts
         self.members = {}
-        self.cluster = ",".join(
-            f"{h}=http://{net.hosts[h]}:{ETCD_PEER}" for h in hosts)
         for h in hosts:
             self.start(h)
         wait_for("an etcd leader", lambda: self.leader() is not None, 30)
-        self.proxies = [DelayProxy(net, work, h, ETCD_PROXY, ETCD_CLIENT) for h in hosts]
+        self.proxies = [DelayProxy(net, work, h, ETCD_PROXY, self.member_port(),
+                                   self.upstream_file(h)) for h in hosts]
 
     def inject(self, kind, rng):
         if kind == "store-delay":
             # Every member's clients' traffic: the store as a whole is slow.
             return store_delay(self.proxies)
+        if kind == "restore":
+            return self.restore(), None
         return super().inject(kind, rng)
 
     def start(self, h):
-        a = self.net.hosts[h]
-        argv = self.net.wrap(h, [
-            "etcd", "--name", h, "--data-dir", os.path.join(self.work, f"etcd-{h}"),
-            "--listen-client-urls", f"http://{a}:{ETCD_CLIENT}",
-            "--advertise-client-urls", f"http://{a}:{ETCD_CLIENT}",
-            "--listen-peer-urls", f"http://{a}:{ETCD_PEER}",
-            "--initial-advertise-peer-urls", f"http://{a}:{ETCD_PEER}",
-            "--initial-cluster", self.cluster, "--initial-cluster-state", "new",
-            "--initial-cluster-token", os.path.basename(self.work),
-            "--heartbeat-interval", "100", "--election-timeout", "1000",
-        ])
-        self.members[h] = Proc(f"etcd-{h}", argv, os.path.join(self.work, f"etcd-{h}.log"))
+        self.members[h] = Proc(f"etcd-{h}", self.member_argv(h),
+                               os.path.join(self.work, f"etcd-{h}.log"))
 
     def _status(self, h):
         r = sh("curl", "-s", "-m", "2", "-X", "POST", "-d", "{}",
-               f"http://{self.net.hosts[h]}:{ETCD_CLIENT}/v3/maintenance/status",
+               f"http://{self.net.hosts[h]}:{self.member_port()}/v3/maintenance/status",
                ns=self.net.ns[h], check=False)
         try:
             return json.loads(r.stdout) if r.returncode == 0 else None

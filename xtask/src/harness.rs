@@ -17,29 +17,33 @@
 //! ```
 //!
 //! Results: target/harness/<run>/result.json and record.txt. Runs need root,
-//! iproute2, nftables, etcd, redis-server, libfaketime, PostgreSQL 15,
+//! iproute2, nftables, etcd (and etcdctl), redis-server, libfaketime, PostgreSQL 15,
 //! MariaDB and ZooKeeper (installed with apt-get when missing). Before a run
 //! this builds the CLI and the server (the test command's `ci` profile, into
 //! target/ci), the control builds (target/harness/bin/CONTROL: the same
 //! build with one protection removed, a Cargo feature of snowmint-lease, in
 //! a target folder of its own so that target/ci never holds an unsafe
-//! binary), and the Python binding's wheel for the Python holder
-//! (target/harness/wheel, installed into target/harness/venv).
+//! binary), the Python binding's wheel for the Python holder
+//! (target/harness/wheel, installed into target/harness/venv), and the Node
+//! package for the Node holder (packed into target/npm as the node part
+//! packs it, installed into target/harness/node).
 
 use std::path::Path;
 use std::process::Command;
 
+use crate::part_node;
 use crate::proc::Group;
 use crate::step::{copy, glob, mkdir, remove_dir, Part};
 use crate::tools::{apt, executable, which};
 use crate::venv::build_venv;
 
 /// The control builds: each removes one protection.
-const CONTROLS: [&str; 4] = [
+const CONTROLS: [&str; 5] = [
     "no-successor-fence",
     "no-redis-fence",
     "no-sql-fence",
     "past-reservation",
+    "no-etcd-fence",
 ];
 
 /// Runs the harness with `args`; its exit code (a signal: 128 + it).
@@ -49,8 +53,9 @@ pub fn run(root: &Path, args: &[String]) -> u8 {
         args.iter()
             .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
     };
-    // The results table reads result.json files only: no root, no builds.
-    if !has("--table") {
+    // The results table reads result.json files only, and the help is
+    // main.py's: no root, no builds.
+    if !has("--table") && !has("--help") && !has("-h") {
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("harness: needs root (network namespaces and nftables)");
@@ -95,6 +100,8 @@ fn prepare(p: &Part) -> Result<(), String> {
     for (present, package) in [
         (which("nft").is_some(), "nftables"),
         (which("etcd").is_some(), "etcd-server"),
+        // etcdctl: the etcd control's snapshot and restore.
+        (which("etcdctl").is_some(), "etcd-client"),
         (which("redis-server").is_some(), "redis-server"),
         (
             Path::new("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1").exists(),
@@ -142,6 +149,9 @@ fn prepare(p: &Part) -> Result<(), String> {
         let bin = p.root.join("target/harness/bin").join(control);
         mkdir(&bin)?;
         for exe in ["snowmint", "snowmint-server"] {
+            // A new file, not the old one rewritten: a run of another
+            // harness process may be executing it ("Text file busy").
+            let _ = std::fs::remove_file(bin.join(exe));
             copy(
                 &p.root.join("target/harness/control/ci").join(exe),
                 &bin.join(exe),
@@ -191,5 +201,18 @@ fn prepare(p: &Part) -> Result<(), String> {
             ])
             .args(["--force-reinstall", "--no-deps"])
             .arg(wheel),
-    )
+    )?;
+
+    // The Node holder (tools/harness/nodeholder.mjs) runs on the npm
+    // package as the node part packs it (target/npm), installed as users
+    // install it into a project of the harness's own, target/harness/node.
+    let packed = part_node::build_and_pack(p)?;
+    let project = p.root.join("target/harness/node");
+    p.say(&format!(
+        "the Node package's tarballs, installed into {}",
+        project.display()
+    ));
+    remove_dir(&project)?;
+    let platform = part_node::host_tarball(&p.root)?;
+    part_node::consumer_project(p, &project, &packed, &[&platform], &[])
 }

@@ -36,53 +36,13 @@ pub fn run(p: &Part) -> Result<(), String> {
     let root = &p.root;
     let consumer = root.join(".cache/node-consumer");
     let fallback_consumer = root.join(".cache/node-consumer-fallback");
-    let pkg: serde_json::Value =
-        serde_json::from_str(&read(&root.join("bindings-node/package.json"))?)
-            .map_err(|e| format!("bindings-node/package.json: {e}"))?;
-    let version = pkg["version"]
-        .as_str()
-        .ok_or("bindings-node/package.json has no version")?;
 
     p.say("node: rustfmt (snowmint-node; clippy as the addon builds)");
     p.check(
         p.cmd("cargo")
             .args(["fmt", "-p", "snowmint-node", "--check"]),
     )?;
-
-    wasm_fallback(p)?;
-
-    // The committed loader (binding.js) and declarations (index.d.ts) are
-    // what the release build generates (napi build -x: the release check's
-    // node part checks they are fresh), and the packages carry those. So this host's
-    // addon is built by cargo itself, as napi build would name it: napi build
-    // always passes --target, which puts the build in target/<triple>/ci and
-    // compiles every dependency a second time instead of reusing target/ci.
-    let node_file = format!("snowmint.{PLATFORM}.node");
-    p.say(&format!("node: this host's addon (cargo build --profile ci -p snowmint-node, as bindings-node/{node_file})"));
-    p.check(
-        p.cmd("cargo")
-            .args(["build", "--quiet", "--profile", "ci", "-p", "snowmint-node"]),
-    )?;
-    copy(
-        &root.join("target/ci/libsnowmint_node.so"),
-        &root.join("bindings-node").join(&node_file),
-    )?;
-    for dir in fs::read_dir(root.join("bindings-node/npm"))
-        .map_err(|e| format!("bindings-node/npm: {e}"))?
-        .flatten()
-    {
-        for f in glob(&dir.path(), ".node").unwrap_or_default() {
-            fs::remove_file(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-        }
-    }
-    copy(
-        &root.join("bindings-node").join(&node_file),
-        &root
-            .join("bindings-node/npm")
-            .join(PLATFORM)
-            .join(&node_file),
-    )?;
-    let packed = pack(p, &[PLATFORM])?;
+    let packed = build_and_pack(p)?;
 
     p.say(&format!(
         "node: install snowmint + snowmint-{PLATFORM} + snowmint-wasm into {}",
@@ -92,7 +52,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     remove_dir(&fallback_consumer)?;
     mkdir(&root.join(".cache"))?;
     let typescript = format!("typescript@{TYPESCRIPT_VERSION}");
-    let platform_tgz = format!("snowmint-{PLATFORM}-{version}.tgz");
+    let platform_tgz = host_tarball(root)?;
     test_consumer(p, &consumer, &packed, &platform_tgz)?;
 
     std::env::set_var("SNOWMINT_VECTORS", root.join("vectors"));
@@ -130,6 +90,58 @@ pub fn run(p: &Part) -> Result<(), String> {
 
     p.say("node: all tests passed");
     Ok(())
+}
+
+/// The name of this host's platform package's tarball in target/npm.
+pub fn host_tarball(root: &Path) -> Result<String, String> {
+    let pkg: serde_json::Value =
+        serde_json::from_str(&read(&root.join("bindings-node/package.json"))?)
+            .map_err(|e| format!("bindings-node/package.json: {e}"))?;
+    let version = pkg["version"]
+        .as_str()
+        .ok_or("bindings-node/package.json has no version")?;
+    Ok(format!("snowmint-{PLATFORM}-{version}.tgz"))
+}
+
+/// The WebAssembly fallback and this host's addon, built, and packed with
+/// the main package into target/npm (the fault harness's Node holder
+/// installs the same tarballs).
+pub fn build_and_pack(p: &Part) -> Result<Packed, String> {
+    let root = &p.root;
+    wasm_fallback(p)?;
+
+    // The committed loader (binding.js) and declarations (index.d.ts) are
+    // what the release build generates (napi build -x: the release check's
+    // node part checks they are fresh), and the packages carry those. So this host's
+    // addon is built by cargo itself, as napi build would name it: napi build
+    // always passes --target, which puts the build in target/<triple>/ci and
+    // compiles every dependency a second time instead of reusing target/ci.
+    let node_file = format!("snowmint.{PLATFORM}.node");
+    p.say(&format!("node: this host's addon (cargo build --profile ci -p snowmint-node, as bindings-node/{node_file})"));
+    p.check(
+        p.cmd("cargo")
+            .args(["build", "--quiet", "--profile", "ci", "-p", "snowmint-node"]),
+    )?;
+    copy(
+        &root.join("target/ci/libsnowmint_node.so"),
+        &root.join("bindings-node").join(&node_file),
+    )?;
+    for dir in fs::read_dir(root.join("bindings-node/npm"))
+        .map_err(|e| format!("bindings-node/npm: {e}"))?
+        .flatten()
+    {
+        for f in glob(&dir.path(), ".node").unwrap_or_default() {
+            fs::remove_file(&f).map_err(|e| format!("{}: {e}", f.display()))?;
+        }
+    }
+    copy(
+        &root.join("bindings-node").join(&node_file),
+        &root
+            .join("bindings-node/npm")
+            .join(PLATFORM)
+            .join(&node_file),
+    )?;
+    pack(p, &[PLATFORM])
 }
 
 /// The WebAssembly fallback (bindings-wasm/pkg-node, npm name

@@ -1,0 +1,74 @@
+// A lease holder on the Node package (docs/HARNESS.md, "Clients"), as
+// pyholder.py is on the Python binding: a leased snowmint Generator issuing
+// flat out, writing what a CLI holder writes with --on-demand --lease-lines,
+// so check.py reads it the same way: after each burst, its IDs one per line,
+// then {"lease": ...} (the lease as it stands once the burst was issued, its
+// fields named as the CLI and the Python binding name them). Reads nothing.
+// Exits 1 on any snowmint error (no free slot, lease lost or expired, clock
+// behind the slot's hwm): the harness's supervisor restarts it.
+//
+//   node nodeholder.mjs --project DIR --lease URL --layout JSON --datacenter N [--burst N]
+//
+// DIR is the project the harness installed the packed tarballs into
+// (target/harness/node): `snowmint` is required from there, as a user's
+// project requires it. Run in a client host's namespace; under libfaketime
+// for holder-clock-step, which then steps the addon's clock too.
+
+import { createRequire } from 'node:module';
+import { writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+
+const { values: a } = parseArgs({
+  options: {
+    project: { type: 'string' },
+    lease: { type: 'string' },
+    layout: { type: 'string' },
+    datacenter: { type: 'string' },
+    burst: { type: 'string', default: '100' },
+  },
+});
+for (const k of ['project', 'lease', 'layout', 'datacenter']) {
+  if (!a[k]) {
+    process.stderr.write(`nodeholder: --${k} is required\n`);
+    process.exit(2);
+  }
+}
+const { Generator, Layout, __backend } = createRequire(join(a.project, 'package.json'))('snowmint');
+if (__backend !== 'native') {
+  // The WebAssembly fallback has no lease stores.
+  process.stderr.write(`nodeholder: the native addon did not load (${__backend})\n`);
+  process.exit(2);
+}
+
+// LeaseInfo's camelCase names as the CLI's lease lines spell them.
+const snake = (info) =>
+  Object.fromEntries(Object.entries(info).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
+
+// Synchronous writes to the holder's output file (fd 1): each burst and its
+// lease line are on disk before the next burst is issued.
+const out = (text) => {
+  const buf = Buffer.from(text);
+  for (let off = 0; off < buf.length; ) off += writeSync(1, buf, off);
+};
+
+let gen;
+try {
+  // The CLI holder's options: the same layout, node and clock policy.
+  gen = new Generator(Layout.fromJson(a.layout), { datacenter: Number(a.datacenter) }, {
+    lease: a.lease,
+    clockBackwards: 'wait:5',
+  });
+  const burst = Number(a.burst);
+  for (;;) {
+    const ids = gen.nextIds(burst);
+    // Read after the burst: the confirmation it shows (renewals,
+    // confirmedAtMs) is the one in force at the burst's IDs or a later one.
+    out(`${ids.join('\n')}\n${JSON.stringify({ lease: snake(gen.lease) })}\n`);
+    // The CLI holder's feeder's pace: a burst every 10 ms at most.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+} catch (e) {
+  process.stderr.write(`nodeholder: ${e && e.code ? `${e.code}: ` : ''}${e && e.message}\n`);
+  process.exit(1);
+}
