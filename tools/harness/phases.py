@@ -1,0 +1,369 @@
+"""The no-vacuous-pass check (docs/HARNESS.md, "The checker"): a run passes
+only if it exercised what it claims to, every holder and server issuing in
+every quiet phase, and IDs issued during the faults that leave service up.
+
+Phases: the stretches between one fault's end and the next fault's start,
+before the first and after the last (run.py's timeline.json: the loop's and
+each fault's start and end, this machine's clock). A holder's IDs are placed
+in time by when the harness saw them written (holders/progress.tsv: each
+output file's size, sampled every loop turn, so a stepped clock does not
+move them); a server's by when the load client received its answer.
+
+The minimum: MIN_RATE bursts (a CLI burst or a server call: `burst` IDs) per
+second of the phase, at least one burst. A healthy CLI holder issues about
+100 bursts a second, a server more: the minimum is a fraction of a percent
+of it, and only a participant that issued (almost) nothing falls short.
+
+Exceptions, each needing evidence from the run:
+  * No slot. Five participants share four slots (run.py), so one at a time
+    has none: in a phase, one participant may fall short if it shows it had
+    no slot there: a holder restarted in the phase or not running for part
+    of it (one without a slot exits, `all 4 slots are held`), a server
+    restarted in it or whose /readyz said 503 in it. Only one per phase.
+  * After a store fault (STORE_OUTAGE: the store, or its leader, unreachable
+    or gone for every client), every lease may have lapsed and its old
+    claims must expire (ttl 3 s) before anyone claims again; ZooKeeper's
+    election can take seconds more. In the phase after one, any number of
+    participants may fall short with that same evidence (restarted, not
+    running, or 503), but not all of them.
+  * Phases shorter than MIN_PHASE_S (a run's end right after a heal) are
+    not required; they are still counted.
+Fault windows: the participants the fault did not target must together
+issue the minimum during every fault that leaves the store serving
+(SERVING: a holder's or server's kill, stop or clock step, a non-leader
+member's partition, loss or kill, delays); the others are counted only."""
+
+import glob
+import json
+import os
+from bisect import bisect_left
+
+SLOTS = 4  # the layout's worker field: 2 bits
+MIN_RATE = 1.0  # bursts per second of a phase
+MIN_PHASE_S = 1.0
+# Faults after which the store may have been out for every client.
+STORE_OUTAGE = ("partition-leader", "partition-primary", "drop-replies-primary",
+                "kill-leader", "kill-primary", "restart-primary", "failover", "promotion",
+                "store-clock-step", "store-delay", "partition-member", "drop-replies-member",
+                "kill-member")
+# Faults during which the store serves the participants they did not target.
+SERVING = ("holder-kill", "holder-stop", "holder-clock-step", "server-kill", "server-stop",
+           "store-delay", "partition-member", "drop-replies-member", "kill-member")
+
+
+def minimum(burst, ms):
+    return max(burst, int(burst * MIN_RATE * ms / 1000))
+
+
+def phases(tl):
+    """[(name, start ms, end ms, the fault before it or None)]."""
+    out, a, before = [], tl["start"], None
+    for i, f in enumerate(tl["faults"]):
+        out.append((f"phase {i}", a, f["start"], before))
+        a, before = f.get("end", f["start"]), f
+    out.append((f"phase {len(tl['faults'])}", a, tl["end"], before))
+    return out
+
+
+class Tally:
+    """IDs per participant, placed in time: ``add(who, ms, n)``; events
+    (``restart``: an incarnation started, ``down``: [from, to) none ran,
+    ``unready``: a /readyz 503) for the exceptions' evidence."""
+
+    def __init__(self):
+        self.ids = {}  # who -> ([ms], [n]) sorted at seal()
+        self.restarts, self.down, self.unready = {}, {}, {}
+
+    def add(self, who, ms, n):
+        self.ids.setdefault(who, ([], []))
+        self.ids[who][0].append(ms)
+        self.ids[who][1].append(n)
+
+    def seal(self):
+        for who, (ts, ns) in list(self.ids.items()):
+            pairs = sorted(zip(ts, ns))
+            cum, total = [], 0
+            for _, n in pairs:
+                total += n
+                cum.append(total)
+            self.ids[who] = ([t for t, _ in pairs], cum)
+        for d in (self.restarts, self.unready):
+            for v in d.values():
+                v.sort()
+
+    def count(self, who, a, b):
+        ts, cum = self.ids.get(who, ([], []))
+        i, j = bisect_left(ts, a), bisect_left(ts, b)
+        return (cum[j - 1] if j else 0) - (cum[i - 1] if i else 0)
+
+    def no_slot(self, who, a, b):
+        """The evidence that ``who`` had no slot for part of [a, b)."""
+        for d in (self.restarts, self.unready):
+            ts = d.get(who, [])
+            i = bisect_left(ts, a)
+            if i < len(ts) and ts[i] < b:
+                return True
+        return any(x < b and y > a for x, y in self.down.get(who, []))
+
+
+def read_holders(run_dir, tally):
+    """Each holder incarnation's IDs, placed at the first sample that saw
+    them written; its starts and the stretches no incarnation ran."""
+    seen = {}  # file -> ([size], [ms])
+    spans = {}  # holder -> [(start, end)]
+    with open(os.path.join(run_dir, "holders", "progress.tsv")) as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) != 3:
+                continue  # a line cut by the end of the run
+            name, ms, what = parts[0], int(parts[1]), parts[2]
+            who = name.rsplit(".", 2)[0]
+            if what == "start":
+                tally.restarts.setdefault(who, []).append(ms)
+                spans.setdefault(who, []).append([ms, None])
+            elif what == "end":
+                if spans.get(who) and spans[who][-1][1] is None:
+                    spans[who][-1][1] = ms
+            else:
+                sizes, times = seen.setdefault(name, ([], []))
+                sizes.append(int(what))
+                times.append(ms)
+    for who, ss in spans.items():
+        # A holder's first start is the run's; later ones are restarts.
+        tally.restarts[who] = tally.restarts[who][1:]
+        gaps = [(x[1], y[0]) for x, y in zip(ss, ss[1:]) if x[1] is not None]
+        tally.down[who] = gaps
+    for path in glob.glob(os.path.join(run_dir, "holders", "*.out")):
+        name = os.path.basename(path)
+        sizes, times = seen.get(name, ([], []))
+        if not sizes:
+            continue
+        who = name.rsplit(".", 2)[0]
+        with open(path, "rb") as f:
+            data = f.read()
+        pos, n_at = 0, {}
+        for line in data.split(b"\n")[:-1]:
+            pos += len(line) + 1
+            if line and not line.startswith(b"{"):
+                k = bisect_left(sizes, pos)
+                if k < len(sizes):
+                    n_at[times[k]] = n_at.get(times[k], 0) + 1
+        for ms, n in n_at.items():
+            tally.add(who, ms, n)
+
+
+def read_servers(run_dir, tally):
+    for path in glob.glob(os.path.join(run_dir, "load-*.jsonl")):
+        with open(path) as f:
+            for line in f:
+                if not line.endswith("\n"):
+                    break
+                r = json.loads(line)
+                who = f"server-{r['srv']}"
+                if r["k"] == "ids":
+                    tally.add(who, r["t1"], len(r["ids"]))
+                elif r["k"] == "ready" and not r["ok"]:
+                    tally.unready.setdefault(who, []).append(r["t0"])
+    starts = os.path.join(run_dir, "servers.tsv")
+    if os.path.exists(starts):
+        with open(starts) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) == 2:
+                    tally.restarts.setdefault(parts[0], []).append(int(parts[1]))
+        for who in tally.restarts:
+            if who.startswith("server-"):
+                tally.restarts[who] = sorted(tally.restarts[who])[1:]
+
+
+def judge(tl, tally):
+    """The check over a sealed tally; a dict for result.json: the minimum
+    rule, per-phase and per-fault counts, and the shortfalls (each a line)."""
+    who_all, burst = tl["participants"], tl["burst"]
+    per_phase, per_fault, short = [], [], []
+    for name, a, b, before in phases(tl):
+        need = minimum(burst, b - a)
+        counts = {w: tally.count(w, a, b) for w in who_all}
+        required = (b - a) >= MIN_PHASE_S * 1000
+        low = [w for w in who_all if counts[w] < need]
+        excused = [w for w in low if tally.no_slot(w, a, b)]
+        after_outage = before is not None and before["kind"] in STORE_OUTAGE
+        cap = len(who_all) - 1 if after_outage else max(0, len(who_all) - SLOTS)
+        # The excused beyond the cap (the first ones by name) fall short too.
+        failing = [w for w in low if w not in excused] + excused[cap:]
+        after = f" after {before['kind']}" if before else ""
+        per_phase.append({"phase": name, "after": before["kind"] if before else None,
+                          "seconds": round((b - a) / 1000, 1), "minimum": need,
+                          "required": required, "ids": counts, "excused": excused[:cap],
+                          "short": failing if required else []})
+        if required and failing:
+            short.append(f"{name}{after} ({(b - a) / 1000:.1f} s, minimum {need} each): "
+                         + ", ".join(f"{w} issued {counts[w]}" for w in failing))
+    for i, f in enumerate(tl["faults"]):
+        a, b = f["start"], f.get("end", tl["end"])
+        counts = {w: tally.count(w, a, b) for w in who_all}
+        others = sum(n for w, n in counts.items() if w != f.get("target"))
+        need = minimum(burst, b - a)
+        required = f["kind"] in SERVING
+        per_fault.append({"fault": i, "kind": f["kind"], "target": f.get("target"),
+                          "seconds": round((b - a) / 1000, 1), "ids": counts,
+                          "required": required, "minimum": need if required else None})
+        if required and others < need:
+            short.append(f"fault {i} {f['kind']} ({(b - a) / 1000:.1f} s): the participants "
+                         f"it left serving issued {others}, minimum {need}")
+    return {"rule": f"{MIN_RATE:g} burst(s) of {burst} IDs per second of a phase, at least "
+                    f"{burst}, per holder and server; one without a slot excused per phase "
+                    "(any after a store fault, not all)",
+            "per_phase": per_phase, "per_fault": per_fault, "short": short}
+
+
+def check(run_dir):
+    """The check of a run folder (None: a run from before timeline.json)."""
+    path = os.path.join(run_dir, "timeline.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        tl = json.load(f)
+    tally = Tally()
+    read_holders(run_dir, tally)
+    read_servers(run_dir, tally)
+    tally.seal()
+    return judge(tl, tally)
+
+
+def record_lines(result):
+    """record.txt's lines: the minimum, each phase's and fault's IDs per
+    participant, what fell short."""
+    per_phase = result.get("ids_per_phase")
+    if per_phase is None:
+        return ["", "no vacuous pass: not checked (no timeline.json)"]
+    lines = ["", f"no vacuous pass: minimum {result['ids_minimum']}",
+             "IDs per phase (between faults) and per fault, by when they were issued:"]
+    for p in per_phase:
+        note = "" if p["required"] else ", not required"
+        after = f" after {p['after']}" if p["after"] else ""
+        lines.append(f"  {p['phase']:9}{after} ({p['seconds']} s, minimum {p['minimum']}{note}): "
+                     + ", ".join(f"{w} {n}" for w, n in p["ids"].items())
+                     + (f"; excused (no slot): {', '.join(p['excused'])}" if p["excused"] else ""))
+    for f in result["ids_per_fault"]:
+        need = f"minimum {f['minimum']} from the others" if f["required"] else "not required"
+        lines.append(f"  fault {f['fault']:<3} {f['kind']} {f['target'] or ''} "
+                     f"({f['seconds']} s, {need}): "
+                     + ", ".join(f"{w} {n}" for w, n in f["ids"].items()))
+    lines.append(f"too few IDs: {len(result['too_few_ids'])}")
+    lines += [f"  {s}" for s in result["too_few_ids"]]
+    return lines
+
+
+def summary(result):
+    """One line for the run's printed summary: the phases, the fewest IDs a
+    participant issued in a required phase against its minimum, and what
+    fell short."""
+    per_phase = result.get("ids_per_phase")
+    if per_phase is None:
+        return "phases not checked"
+    req = [p for p in per_phase if p["required"]]
+    low = min(((n, w, p) for p in req for w, n in p["ids"].items() if w not in p["excused"]),
+              default=None, key=lambda x: x[0])
+    text = f"{len(req)} phases of {len(per_phase)} required"
+    if low:
+        n, w, p = low
+        text += f", fewest {n} ({w}, {p['phase']}, minimum {p['minimum']})"
+    faults = [f for f in result["ids_per_fault"] if f["required"]]
+    text += f"; {len(faults)} fault windows required"
+    short = result["too_few_ids"]
+    return text + (f"; TOO FEW IDS: {'; '.join(short)}" if short else "; none short")
+
+
+def starved_caught(vac, starved):
+    """The starved control (main.py) is caught when the phase it starved fell
+    short for every holder and server it stopped (run.run_one also requires
+    that nothing else failed)."""
+    if not vac or not starved:
+        return False
+    ph = vac["per_phase"][starved["phase"]]
+    return ph["required"] and set(starved["participants"]) <= set(ph["short"])
+
+
+def self_test():
+    """The rule's cases on a made-up timeline (ms): a healthy run passes, the
+    slotless participant is excused once per phase (any number after a store
+    fault, never all), a starved phase fails for everyone in it; and the
+    placing of a holder's IDs by its output's growth."""
+    import tempfile
+
+    who = ["cli1", "cli2", "py1", "server-srv1", "server-srv2"]
+    tl = {"start": 0, "end": 30000, "burst": 100, "participants": who, "faults": [
+        {"kind": "holder-stop", "target": "cli1", "start": 6000, "end": 9000},
+        {"kind": "kill-leader", "target": None, "start": 12000, "end": 15000},
+        {"kind": "partition-primary", "target": None, "start": 20000, "end": 25000},
+        {"kind": "server-kill", "target": "server-srv1", "start": 29500, "end": 29800}]}
+    assert [p[1:3] for p in phases(tl)] == [(0, 6000), (9000, 12000), (15000, 20000),
+                                            (25000, 29500), (29800, 30000)]
+    assert minimum(100, 3000) == 300 and minimum(100, 200) == 100
+
+    def run(silent=(), slotless=(), more=()):
+        """Every participant issues a burst every 100 ms but ``silent`` ones
+        in the given (who, from, to); ``slotless`` (who, at) restarts."""
+        t = Tally()
+        for w in who:
+            for ms in range(0, 30000, 100):
+                if not any(w == s and a <= ms < b for s, a, b in silent):
+                    t.add(w, ms, 100)
+        for w, ms in slotless:
+            t.restarts.setdefault(w, []).append(ms)
+        for w, ms in more:
+            t.unready.setdefault(w, []).append(ms)
+        t.seal()
+        return judge(tl, t)
+
+    ok = run()
+    assert ok["short"] == [], ok["short"]
+    assert ok["per_phase"][1]["ids"]["cli1"] == 3000 and ok["per_phase"][1]["minimum"] == 300
+    assert ok["per_fault"][0]["required"] and not ok["per_fault"][2]["required"]
+    assert ok["per_fault"][0]["ids"]["cli2"] == 3000
+    # One without a slot (restarted in the phase), after a client fault: excused.
+    one = run(silent=[("py1", 9000, 12000)], slotless=[("py1", 10000)])
+    assert one["short"] == [] and one["per_phase"][1]["excused"] == ["py1"], one
+    # Without the evidence (no restart): short.
+    r = run(silent=[("py1", 9000, 12000)])
+    assert r["per_phase"][1]["short"] == ["py1"] and len(r["short"]) == 1, r["short"]
+    # Two without a slot after a client fault: one too many.
+    r = run(silent=[("py1", 9000, 12000), ("server-srv2", 9000, 12000)],
+            slotless=[("py1", 10000)], more=[("server-srv2", 9500)])
+    assert r["per_phase"][1]["short"] == ["server-srv2"], r["short"]
+    # After a store fault any number may be churning, not all.
+    four = [(w, 15000, 20000) for w in who[:4]]
+    r = run(silent=four, slotless=[(w, 16000) for w in who[:3]], more=[("server-srv1", 15500)])
+    assert r["short"] == [] and len(r["per_phase"][2]["excused"]) == 4, r
+    r = run(silent=[(w, 15000, 20000) for w in who], slotless=[(w, 16000) for w in who[:3]],
+            more=[(w, 15500) for w in who[3:]])
+    assert len(r["per_phase"][2]["short"]) == 1, r["short"]
+    # Starved: nothing issued in phase 1, no evidence: every participant short.
+    starved = {"phase": 1, "participants": who}
+    r = run(silent=[(w, 9000, 12000) for w in who])
+    assert r["per_phase"][1]["short"] == who and len(r["short"]) == 1, r["short"]
+    assert starved_caught(r, starved) and not starved_caught(ok, starved)
+    assert not starved_caught(run(silent=[("py1", 9000, 12000)]), starved)
+    # A fault that leaves others serving needs their IDs; an outage does not.
+    r = run(silent=[(w, 6000, 9000) for w in who[1:]] + [(w, 20000, 25000) for w in who])
+    assert len(r["short"]) == 1 and r["short"][0].startswith("fault 0 holder-stop"), r["short"]
+    # The last phase (0.2 s) is not required.
+    r = run(silent=[(w, 29800, 30000) for w in who])
+    assert r["short"] == [] and not r["per_phase"][4]["required"]
+    # Placing: each ID at the first sample that saw its line written.
+    with tempfile.TemporaryDirectory() as d:
+        os.makedirs(os.path.join(d, "holders"))
+        with open(os.path.join(d, "holders", "cli1.1.out"), "w") as f:
+            f.write("11\n12\n{\"lease\":{}}\n13\n14\n15\n{\"lease\":{}}\n16\n")
+        with open(os.path.join(d, "holders", "progress.tsv"), "w") as f:
+            f.write("cli1.1.out\t100\tstart\ncli1.1.out\t200\t6\ncli1.1.out\t400\t28\n"
+                    "cli1.1.out\t600\tend\ncli1.2.out\t900\tstart\ncli1.1.out\t1000\t44\n"
+                    "cli1.2.out\t11")
+        t = Tally()
+        read_holders(d, t)
+        t.seal()
+        assert t.ids["cli1"] == ([200, 400, 1000], [2, 5, 6]), t.ids
+        assert t.restarts["cli1"] == [900] and t.down["cli1"] == [(600, 900)]
+        assert t.no_slot("cli1", 700, 800) and not t.no_slot("cli1", 0, 500)
+    print("phases: self-test passed")
