@@ -3,9 +3,10 @@
 [--table RUN_DIR ...].
 
 For each store: the real configuration, then its control runs (which must
-be caught: duplicates, or for the reservation control IDs past a confirmed
-reservation) on the same schedule. Exits 0 only if every real run passed
-and every control run failed."""
+be caught: duplicates, for the reservation control IDs past a confirmed
+reservation, for the starved control too few IDs and nothing else) on the
+same schedule. Exits 0 only if every real run passed and every control run
+failed."""
 
 import argparse
 import glob
