@@ -477,6 +477,7 @@ class Run:
         pending = list(self.cfg["schedule"])
         active = None  # (end time, undo, text, timeline entry)
         faults = self.timeline["faults"]
+        self.sample()  # what came before the loop is no phase's
         self.timeline["start"] = wall_ms()
         starve = self.cfg.get("starve")
         while time.monotonic() < end:
@@ -484,6 +485,7 @@ class Run:
             if active and now >= active[0] and not self.holding():
                 if active[1]:
                     active[1]()
+                self.sample()  # the fault's IDs before its end
                 active[3]["end"] = wall_ms()
                 self.note(f"healed: {active[2]}")
                 active = None
@@ -492,9 +494,10 @@ class Run:
             if (not active and pending and now >= pending[0]["at"]
                     and self.ready_for(pending[0]["kind"], now - pending[0]["at"])):
                 ev = pending.pop(0)
+                self.sample()  # the phase's IDs before the fault
+                at = wall_ms()
                 if self.timeline["starved"]:
                     self.feed()
-                at = wall_ms()
                 text, undo = self.inject(ev["kind"])
                 if text:
                     self.note(f"fault: {text}")
