@@ -507,14 +507,15 @@ class Run:
             self.supervise()
             self.sample()
             time.sleep(0.2)
+        self.sample()
         if active:
             if active[1]:
                 active[1]()
             active[3]["end"] = wall_ms()
             self.note(f"healed: {active[2]}")
+        self.timeline["end"] = wall_ms()
         if self.timeline["starved"]:
             self.feed()
-        self.timeline["end"] = wall_ms()
 
     def starve(self):
         """The starved control (main.py): every holder and the load client
