@@ -135,6 +135,8 @@ def read_holders(run_dir, tally):
         # A holder's first start is the run's; later ones are restarts.
         tally.restarts[who] = tally.restarts[who][1:]
         gaps = [(x[1], y[0]) for x, y in zip(ss, ss[1:]) if x[1] is not None]
+        if ss[-1][1] is not None:
+            gaps.append((ss[-1][1], float("inf")))  # ended, not started again
         tally.down[who] = gaps
     for path in glob.glob(os.path.join(run_dir, "holders", "*.out")):
         name = os.path.basename(path)
@@ -370,11 +372,13 @@ def self_test():
         with open(os.path.join(d, "holders", "progress.tsv"), "w") as f:
             f.write("cli1.1.out\t100\tstart\ncli1.1.out\t200\t6\ncli1.1.out\t400\t28\n"
                     "cli1.1.out\t600\tend\ncli1.2.out\t900\tstart\ncli1.1.out\t1000\t44\n"
-                    "cli1.2.out\t11")
+                    "cli1.2.out\t1200\tend\ncli1.2.out\t11")
         t = Tally()
         read_holders(d, t)
         t.seal()
         assert t.ids["cli1"] == ([200, 400, 1000], [2, 5, 6]), t.ids
-        assert t.restarts["cli1"] == [900] and t.down["cli1"] == [(600, 900)]
+        assert t.restarts["cli1"] == [900], t.restarts
+        assert t.down["cli1"] == [(600, 900), (1200, float("inf"))], t.down
         assert t.no_slot("cli1", 700, 800) and not t.no_slot("cli1", 0, 500)
+        assert t.no_slot("cli1", 5000, 6000)  # ended, never started again
     print("phases: self-test passed")

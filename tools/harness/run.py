@@ -29,6 +29,8 @@ CLI_CLOCK_STEPS = 2
 DEFER_S = 20
 # How long a holder-clock-step lasts at most while its holder has not issued.
 STEP_CLAIM_S = 15
+# The starved control's phase lasts at least this long.
+STARVE_S = 2.0
 
 
 def end_input(p):
@@ -491,7 +493,7 @@ class Run:
                 active = None
                 if starve and len(faults) == 1:
                     self.starve()
-            if (not active and pending and now >= pending[0]["at"]
+            if (not active and pending and now >= pending[0]["at"] and not self.starving()
                     and self.ready_for(pending[0]["kind"], now - pending[0]["at"])):
                 ev = pending.pop(0)
                 self.sample()  # the phase's IDs before the fault
@@ -527,7 +529,13 @@ class Run:
             p.signal(signal.SIGSTOP)
         self.load.signal(signal.SIGSTOP)
         self.timeline["starved"] = {"phase": 1, "participants": who, "stopped": True}
+        self.starved_until = time.monotonic() + STARVE_S
         self.note("starved: every holder and the load client stopped (SIGSTOP)")
+
+    def starving(self):
+        """Whether the starved phase is younger than STARVE_S (the next fault
+        waits: a phase under phases.MIN_PHASE_S would not be checked)."""
+        return bool(self.timeline["starved"]) and time.monotonic() < self.starved_until
 
     def feed(self):
         if self.timeline["starved"].pop("stopped", False):
