@@ -270,7 +270,8 @@ def summary(result):
     req = [p for p in per_phase if p["required"]]
     low = min(((n, w, p) for p in req for w, n in p["ids"].items() if w not in p["excused"]),
               default=None, key=lambda x: x[0])
-    text = f"{len(req)} phases of {len(per_phase)} required"
+    text = (f"minimum {result['ids_minimum'].split(';')[0]}; "
+            f"{len(req)} phases of {len(per_phase)} required")
     if low:
         n, w, p = low
         text += f", fewest {n} ({w}, {p['phase']}, minimum {p['minimum']})"
@@ -351,6 +352,13 @@ def self_test():
     r = run(silent=[(w, 9000, 12000) for w in who])
     assert r["per_phase"][1]["short"] == who and len(r["short"]) == 1, r["short"]
     assert starved_caught(r, starved) and not starved_caught(ok, starved)
+    # What the run prints and record.txt says.
+    def result(v):
+        return {"ids_minimum": v["rule"], "ids_per_phase": v["per_phase"],
+                "ids_per_fault": v["per_fault"], "too_few_ids": v["short"]}
+    assert summary(result(ok)).endswith("none short"), summary(result(ok))
+    assert "TOO FEW IDS: phase 1 after holder-stop" in summary(result(r)), summary(result(r))
+    assert record_lines(result(r))[-1].startswith("  phase 1 after holder-stop (3.0 s, minimum 300")
     # The fifth without a slot, excused, all the others short: caught.
     r = run(silent=[(w, 9000, 12000) for w in who], slotless=[("py1", 10000)])
     assert r["per_phase"][1]["excused"] == ["py1"] and starved_caught(r, starved), r
