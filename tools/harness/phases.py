@@ -36,11 +36,16 @@ member's partition, loss or kill, delays); the others are counted only."""
 import glob
 import json
 import os
+import re
 from bisect import bisect_left, bisect_right
 
 SLOTS = 4  # the layout's worker field: 2 bits
 MIN_RATE = 1.0  # bursts per second of a phase
 MIN_PHASE_S = 1.0
+# After a fence's "no ID before" time: a holder's restart and claim.
+FENCE_SLACK_MS = 1000
+# A fenced holder's error (CLI and binding alike), its times in ms.
+FENCED = re.compile(rb"no ID before (\d+) ms \(now (\d+) ms")
 # Faults after which the store may have been out for every client.
 STORE_OUTAGE = ("partition-leader", "partition-primary", "drop-replies-primary",
                 "kill-leader", "kill-primary", "restart-primary", "failover", "promotion",
@@ -73,6 +78,20 @@ class Tally:
     def __init__(self):
         self.ids = {}  # who -> ([ms], [n]) sorted at seal()
         self.restarts, self.down, self.unready = {}, {}, {}
+        self.fenced = {}  # who -> [(from, to)]: the store let it issue no ID then
+
+    def fence(self, who, start, until):
+        self.fenced.setdefault(who, []).append((start, until + FENCE_SLACK_MS))
+
+    def fenced_ms(self, who, a, b):
+        """How much of (a, b] ``who`` was fenced."""
+        total, end = 0, a
+        for x, y in sorted(self.fenced.get(who, [])):
+            x, y = max(x, end), min(y, b)
+            if y > x:
+                total += y - x
+                end = y
+        return total
 
     def add(self, who, ms, n):
         self.ids.setdefault(who, ([], []))
@@ -114,6 +133,7 @@ def read_holders(run_dir, tally):
     them written; its starts and the stretches no incarnation ran."""
     seen = {}  # file -> ([size], [ms])
     spans = {}  # holder -> [(start, end)]
+    logpos, behind = {}, {}  # holder -> [(log offset, incarnation)]; incarnation -> ms
     with open(os.path.join(run_dir, "holders", "progress.tsv")) as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
@@ -127,10 +147,27 @@ def read_holders(run_dir, tally):
             elif what == "end":
                 if spans.get(who) and spans[who][-1][1] is None:
                     spans[who][-1][1] = ms
+            elif what == "log":
+                logpos.setdefault(who, []).append((ms, name))
+            elif what == "behind":
+                behind[name] = ms
             else:
                 sizes, times = seen.setdefault(name, ([], []))
                 sizes.append(int(what))
                 times.append(ms)
+    for who, parts in logpos.items():
+        # Fenced: refused by the successor or a store's fence until a time,
+        # each incarnation's messages (from its offset in the log on) in its
+        # own clock, which a clock step put behind by a known amount.
+        log = os.path.join(run_dir, f"{who}.log")
+        if not os.path.exists(log):
+            continue
+        with open(log, "rb") as f:
+            data = f.read()
+        for (pos, name), (nxt, _) in zip(parts, parts[1:] + [(len(data), None)]):
+            off = behind.get(name, 0)
+            for m in FENCED.finditer(data, pos, nxt):
+                tally.fence(who, int(m.group(2)) + off, int(m.group(1)) + off)
     for who, ss in spans.items():
         # A holder's first start is the run's; later ones are restarts.
         tally.restarts[who] = tally.restarts[who][1:]
@@ -169,6 +206,12 @@ def read_servers(run_dir, tally):
                     tally.add(who, r["t1"], len(r["ids"]))
                 elif r["k"] == "ready" and not r["ok"]:
                     tally.unready.setdefault(who, []).append(r["t0"])
+                elif r["k"] == "lease":
+                    # A claim's floor above its reservation and its clock:
+                    # fenced until then (the lease's hwm_ms).
+                    hwm, until = r["lease"].get("hwm_ms"), r["lease"].get("reserved_until_ms")
+                    if hwm and until is not None and hwm > until and hwm > r["t1"]:
+                        tally.fence(who, r["t1"], hwm)
     starts = os.path.join(run_dir, "servers.tsv")
     if os.path.exists(starts):
         with open(starts) as f:
@@ -187,10 +230,13 @@ def judge(tl, tally):
     who_all, burst = tl["participants"], tl["burst"]
     per_phase, per_fault, short = [], [], []
     for name, a, b, before in phases(tl):
-        need = minimum(burst, b - a)
         counts = {w: tally.count(w, a, b) for w in who_all}
+        fenced = {w: tally.fenced_ms(w, a, b) for w in who_all}
+        # A participant's minimum is for the part of the phase it was not fenced.
+        need = {w: minimum(burst, b - a - fenced[w]) for w in who_all}
         required = (b - a) >= MIN_PHASE_S * 1000
-        low = [w for w in who_all if counts[w] < need]
+        low = [w for w in who_all if counts[w] < need[w]
+               and b - a - fenced[w] >= MIN_PHASE_S * 1000]
         excused = [w for w in low if tally.no_slot(w, a, b)]
         after_outage = before is not None and before["kind"] in STORE_OUTAGE
         cap = len(who_all) - 1 if after_outage else max(0, len(who_all) - SLOTS)
@@ -198,27 +244,33 @@ def judge(tl, tally):
         failing = [w for w in low if w not in excused] + excused[cap:]
         after = f" after {before['kind']}" if before else ""
         per_phase.append({"phase": name, "after": before["kind"] if before else None,
-                          "seconds": round((b - a) / 1000, 1), "minimum": need,
+                          "seconds": round((b - a) / 1000, 1), "minimum": minimum(burst, b - a),
                           "required": required, "ids": counts, "excused": excused[:cap],
+                          "fenced_s": {w: round(v / 1000, 1) for w, v in fenced.items() if v},
                           "short": failing if required else []})
         if required and failing:
-            short.append(f"{name}{after} ({(b - a) / 1000:.1f} s, minimum {need} each): "
-                         + ", ".join(f"{w} issued {counts[w]}" for w in failing))
+            short.append(f"{name}{after} ({(b - a) / 1000:.1f} s): "
+                         + ", ".join(f"{w} issued {counts[w]}, minimum {need[w]}"
+                                     for w in failing))
     for i, f in enumerate(tl["faults"]):
         a, b = f["start"], f.get("end", tl["end"])
         counts = {w: tally.count(w, a, b) for w in who_all}
-        others = sum(n for w, n in counts.items() if w != f.get("target"))
-        need = minimum(burst, b - a)
-        required = f["kind"] in SERVING
+        others = [w for w in who_all if w != f.get("target")]
+        # Required of those not fenced throughout and not shown without a slot.
+        free = max((b - a - tally.fenced_ms(w, a, b) for w in others
+                    if not tally.no_slot(w, a, b)), default=0)
+        need = minimum(burst, free)
+        required = f["kind"] in SERVING and free >= MIN_PHASE_S * 1000
         per_fault.append({"fault": i, "kind": f["kind"], "target": f.get("target"),
                           "seconds": round((b - a) / 1000, 1), "ids": counts,
                           "required": required, "minimum": need if required else None})
-        if required and others < need:
+        total = sum(counts[w] for w in others)
+        if required and total < need:
             short.append(f"fault {i} {f['kind']} ({(b - a) / 1000:.1f} s): the participants "
-                         f"it left serving issued {others}, minimum {need}")
+                         f"it left serving issued {total}, minimum {need}")
     return {"rule": f"{MIN_RATE:g} burst(s) of {burst} IDs per second of a phase, at least "
-                    f"{burst}, per holder and server; one without a slot excused per phase "
-                    "(any after a store fault, not all)",
+                    f"{burst}, per holder and server, for the part of it not fenced; one "
+                    "without a slot excused per phase (any after a store fault, not all)",
             "per_phase": per_phase, "per_fault": per_fault, "short": short}
 
 
@@ -249,7 +301,9 @@ def record_lines(result):
         after = f" after {p['after']}" if p["after"] else ""
         lines.append(f"  {p['phase']:9}{after} ({p['seconds']} s, minimum {p['minimum']}{note}): "
                      + ", ".join(f"{w} {n}" for w, n in p["ids"].items())
-                     + (f"; excused (no slot): {', '.join(p['excused'])}" if p["excused"] else ""))
+                     + (f"; excused (no slot): {', '.join(p['excused'])}" if p["excused"] else "")
+                     + ("; fenced: " + ", ".join(f"{w} {v} s" for w, v in p["fenced_s"].items())
+                        if p.get("fenced_s") else ""))
     for f in result["ids_per_fault"]:
         need = f"minimum {f['minimum']} from the others" if f["required"] else "not required"
         lines.append(f"  fault {f['fault']:<3} {f['kind']} {f['target'] or ''} "
@@ -268,7 +322,8 @@ def summary(result):
     if per_phase is None:
         return "phases not checked"
     req = [p for p in per_phase if p["required"]]
-    low = min(((n, w, p) for p in req for w, n in p["ids"].items() if w not in p["excused"]),
+    low = min(((n, w, p) for p in req for w, n in p["ids"].items() if w not in p["excused"]
+               and p["seconds"] - p.get("fenced_s", {}).get(w, 0) >= MIN_PHASE_S),
               default=None, key=lambda x: x[0])
     text = (f"minimum {result['ids_minimum'].split(';')[0]}; "
             f"{len(req)} phases of {len(per_phase)} required")
@@ -358,7 +413,8 @@ def self_test():
                 "ids_per_fault": v["per_fault"], "too_few_ids": v["short"]}
     assert summary(result(ok)).endswith("none short"), summary(result(ok))
     assert "TOO FEW IDS: phase 1 after holder-stop" in summary(result(r)), summary(result(r))
-    assert record_lines(result(r))[-1].startswith("  phase 1 after holder-stop (3.0 s, minimum 300")
+    assert record_lines(result(r))[-1].startswith("  phase 1 after holder-stop (3.0 s): cli1 "
+                                                  "issued 0, minimum 300"), record_lines(result(r))
     # The fifth without a slot, excused, all the others short: caught.
     r = run(silent=[(w, 9000, 12000) for w in who], slotless=[("py1", 10000)])
     assert r["per_phase"][1]["excused"] == ["py1"] and starved_caught(r, starved), r
@@ -369,6 +425,27 @@ def self_test():
     # A fault that leaves others serving needs their IDs; an outage does not.
     r = run(silent=[(w, 6000, 9000) for w in who[1:]] + [(w, 20000, 25000) for w in who])
     assert len(r["short"]) == 1 and r["short"][0].startswith("fault 0 holder-stop"), r["short"]
+    # Fenced (the store refused IDs until a time): required only for the rest.
+    def fenced(silent, fences):
+        t = Tally()
+        for w in who:
+            for ms in range(0, 30000, 100):
+                if not any(w == s and a < ms <= b for s, a, b in silent):
+                    t.add(w, ms, 100)
+        for w, a, b in fences:
+            t.fence(w, a, b)
+        t.seal()
+        return judge(tl, t)
+    # Everyone fenced through phase 2 (until 19000, +1 s to claim): not short.
+    r = fenced([(w, 15000, 20000) for w in who], [(w, 14000, 19000) for w in who])
+    assert r["short"] == [] and r["per_phase"][2]["fenced_s"]["cli1"] == 5.0, r
+    # Fenced until 17000 (+1 s): 2 s left, nothing issued in them: short.
+    r = fenced([(w, 15000, 20000) for w in who], [(w, 14000, 17000) for w in who])
+    assert r["short"] == ["phase 2 after kill-leader (5.0 s): " + ", ".join(
+        f"{w} issued 0, minimum 200" for w in who)], r["short"]
+    # A fault whose others were all fenced throughout: not required.
+    r = fenced([(w, 6000, 9000) for w in who[1:]], [(w, 5000, 9000) for w in who[1:]])
+    assert r["short"] == [] and not r["per_fault"][0]["required"], r
     # The last phase (0.2 s) is not required.
     r = run(silent=[(w, 29800, 30000) for w in who])
     assert r["short"] == [] and not r["per_phase"][4]["required"]
@@ -381,8 +458,17 @@ def self_test():
             f.write("cli1.1.out\t100\tstart\ncli1.1.out\t200\t6\ncli1.1.out\t400\t28\n"
                     "cli1.1.out\t600\tend\ncli1.2.out\t900\tstart\ncli1.1.out\t1000\t44\n"
                     "cli1.2.out\t1200\tend\ncli1.2.out\t11")
+        fence = ("snowmint: error: lease fenced: ...; no ID before 5000 ms (now 3000 ms, "
+                 "2000 ms to go) [lease_fenced]\n")
+        with open(os.path.join(d, "cli1.log"), "w") as f:
+            f.write(fence + fence)  # incarnation 1's, then 2's (its clock 20 s behind)
+        with open(os.path.join(d, "holders", "progress.tsv"), "a") as f:
+            f.write(f"\ncli1.1.out\t0\tlog\ncli1.2.out\t{len(fence)}\tlog\n"
+                    "cli1.2.out\t20000\tbehind\n")
         t = Tally()
         read_holders(d, t)
+        assert t.fenced["cli1"] == [(3000, 6000), (23000, 26000)], t.fenced
+        assert t.fenced_ms("cli1", 2000, 4000) == 1000
         t.seal()
         assert t.ids["cli1"] == ([200, 400, 1000], [2, 5, 6]), t.ids
         assert t.restarts["cli1"] == [900], t.restarts

@@ -153,6 +153,13 @@ class Run:
         k = self.incarnation[name] = self.incarnation.get(name, 0) + 1
         out = open(os.path.join(self.dir, "holders", f"{name}.{k}.out"), "wb")
         self.progress.write(f"{name}.{k}.out\t{wall_ms()}\tstart\n")
+        # Where its messages begin in the holder's log, and how far its clock
+        # is behind (phases.py places its fence messages in real time).
+        log = os.path.join(self.dir, f"{name}.log")
+        pos = os.path.getsize(log) if os.path.exists(log) else 0
+        self.progress.write(f"{name}.{k}.out\t{pos}\tlog\n")
+        if step:
+            self.progress.write(f"{name}.{k}.out\t{self.clock_step_s() * 1000}\tbehind\n")
         if name.startswith("py"):
             # The Python process is the holder: libfaketime goes on it.
             cmd = (f"LD_PRELOAD=\"$SMH_PRELOAD\" exec {self.cfg['python']} {PYHOLDER} "
