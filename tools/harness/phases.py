@@ -15,6 +15,14 @@ second of the phase, at least one burst. A healthy CLI holder issues about
 of it, and only a participant that issued (almost) nothing falls short.
 
 Exceptions, each needing evidence from the run:
+  * Fenced. A store's fence lets a new claim issue no ID before a time T:
+    Redis after a start or a failover, the SQL identity fence after a
+    promotion (about 11 s here), a successor's floor (the slot's previous
+    holder's reservation). A holder says so (`no ID before T ms (now N ms`,
+    in its incarnation's part of its log, in its own clock: a clock step's
+    offset is added back), a server's lease shows an hwm_ms above its
+    reservation and its clock. Until T + FENCE_SLACK_MS it owes nothing:
+    its minimum is for the rest of the phase (none under MIN_PHASE_S).
   * No slot. Five participants share four slots (run.py), so one at a time
     has none: in a phase, one participant may fall short if it shows it had
     no slot there: a holder restarted in the phase or not running for part
@@ -30,8 +38,10 @@ Exceptions, each needing evidence from the run:
     not required; they are still counted.
 Fault windows: the participants the fault did not target must together
 issue the minimum during every fault that leaves the store serving
-(SERVING: a holder's or server's kill, stop or clock step, a non-leader
-member's partition, loss or kill, delays); the others are counted only."""
+(SERVING: a holder's or server's kill, stop or clock step, a member's
+partition, loss or kill, delays), for the longest stretch one of them not
+fenced or shown without a slot could issue in; the others are counted
+only."""
 
 import glob
 import json
