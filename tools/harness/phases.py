@@ -61,6 +61,11 @@ STORE_OUTAGE = ("partition-leader", "partition-primary", "drop-replies-primary",
                 "kill-leader", "kill-primary", "restart-primary", "failover", "promotion",
                 "store-clock-step", "store-delay", "partition-member", "drop-replies-member",
                 "kill-member")
+# Faults after which the store fences every new claim (Redis's failover
+# fence, the SQL identity fence): no ID before a time 10-12 s on here. A
+# fault right after one can keep clients from even hearing of it.
+FENCING = ("failover", "promotion")
+FENCING_S = 15.0
 # Faults during which the store serves the participants they did not target.
 SERVING = ("holder-kill", "holder-stop", "holder-clock-step", "server-kill", "server-stop",
            "store-delay", "partition-member", "drop-replies-member", "kill-member")
@@ -239,7 +244,11 @@ def judge(tl, tally):
     rule, per-phase and per-fault counts, and the shortfalls (each a line)."""
     who_all, burst = tl["participants"], tl["burst"]
     per_phase, per_fault, short = [], [], []
+    fenced_until = float("-inf")  # FENCING_S after the last FENCING fault's end
     for name, a, b, before in phases(tl):
+        for f in tl["faults"]:
+            if f["kind"] in FENCING and f.get("end", a) <= a:
+                fenced_until = max(fenced_until, f.get("end", a) + FENCING_S * 1000)
         counts = {w: tally.count(w, a, b) for w in who_all}
         fenced = {w: tally.fenced_ms(w, a, b) for w in who_all}
         # A participant's minimum is for the part of the phase it was not fenced.
@@ -249,7 +258,8 @@ def judge(tl, tally):
                and b - a - fenced[w] >= MIN_PHASE_S * 1000]
         excused = [w for w in low if tally.no_slot(w, a, b)]
         after_outage = before is not None and before["kind"] in STORE_OUTAGE
-        cap = len(who_all) - 1 if after_outage else max(0, len(who_all) - SLOTS)
+        cap = (len(who_all) if a < fenced_until else len(who_all) - 1 if after_outage
+               else max(0, len(who_all) - SLOTS))
         # The excused beyond the cap (the first ones by name) fall short too.
         failing = [w for w in low if w not in excused] + excused[cap:]
         after = f" after {before['kind']}" if before else ""
@@ -453,6 +463,14 @@ def self_test():
     r = fenced([(w, 15000, 20000) for w in who], [(w, 14000, 17000) for w in who])
     assert r["short"] == ["phase 2 after kill-leader (5.0 s): " + ", ".join(
         f"{w} issued 0, minimum 200" for w in who)], r["short"]
+    # Within FENCING_S of a failover's end all may be out (with evidence).
+    tl["faults"][1]["kind"] = "failover"
+    r = run(silent=[(w, 15000, 20000) for w in who], slotless=[(w, 16000) for w in who[:3]],
+            more=[(w, 15500) for w in who[3:]])
+    assert r["short"] == [] and len(r["per_phase"][2]["excused"]) == 5, r["short"]
+    r = run(silent=[(w, 15000, 20000) for w in who])  # but not without evidence
+    assert len(r["per_phase"][2]["short"]) == 5, r["short"]
+    tl["faults"][1]["kind"] = "kill-leader"
     # A fault whose others were all fenced throughout: not required.
     r = fenced([(w, 6000, 9000) for w in who[1:]], [(w, 5000, 9000) for w in who[1:]])
     assert r["short"] == [] and not r["per_fault"][0]["required"], r
