@@ -33,7 +33,9 @@ Exceptions, each needing evidence from the run:
     claims must expire (ttl 3 s) before anyone claims again; ZooKeeper's
     election can take seconds more. In the phase after one, any number of
     participants may fall short with that same evidence (restarted, not
-    running, or 503), but not all of them.
+    running, or 503), but not all of them, unless within FENCING_S of a
+    failover's or promotion's end: their fence holds every claim off, and a
+    fault right after one can hide it from the clients.
   * Phases shorter than MIN_PHASE_S (a run's end right after a heal) are
     not required; they are still counted.
 Fault windows: the participants the fault did not target must together
