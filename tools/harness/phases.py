@@ -151,6 +151,7 @@ def read_holders(run_dir, tally):
     seen = {}  # file -> ([size], [ms])
     spans = {}  # holder -> [(start, end)]
     logpos, behind = {}, {}  # holder -> [(log offset, incarnation)]; incarnation -> ms
+    started = {}  # incarnation -> its start
     with open(os.path.join(run_dir, "holders", "progress.tsv")) as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
@@ -159,6 +160,7 @@ def read_holders(run_dir, tally):
             name, ms, what = parts[0], int(parts[1]), parts[2]
             who = name.rsplit(".", 2)[0]
             if what == "start":
+                started[name] = ms
                 tally.restarts.setdefault(who, []).append(ms)
                 spans.setdefault(who, []).append([ms, None])
             elif what == "end":
@@ -183,8 +185,15 @@ def read_holders(run_dir, tally):
             data = f.read()
         for (pos, name), (nxt, _) in zip(parts, parts[1:] + [(len(data), None)]):
             off = behind.get(name, 0)
+            # A stepped incarnation's fence is its clock's: it ends for the
+            # holder when an unstepped incarnation of it starts.
+            until = min((t for n, t in started.items() if n.rsplit(".", 2)[0] == who
+                         and t > started.get(name, t) and not behind.get(n)),
+                        default=float("inf")) if off else float("inf")
             for m in FENCED.finditer(data, pos, nxt):
-                tally.fence(who, int(m.group(2)) + off, int(m.group(1)) + off)
+                start, end = int(m.group(2)) + off, int(m.group(1)) + off
+                if start < until:
+                    tally.fence(who, start, min(end, until - FENCE_SLACK_MS))
     for who, ss in spans.items():
         # A holder's first start is the run's; later ones are restarts.
         tally.restarts[who] = tally.restarts[who][1:]
@@ -505,4 +514,10 @@ def self_test():
         assert t.down["cli1"] == [(600, 900), (1200, float("inf"))], t.down
         assert t.no_slot("cli1", 700, 800) and not t.no_slot("cli1", 0, 500)
         assert t.no_slot("cli1", 5000, 6000)  # ended, never started again
+        # A stepped incarnation's fence ends when an unstepped one starts.
+        with open(os.path.join(d, "holders", "progress.tsv"), "a") as f:
+            f.write("cli1.3.out\t24000\tstart\n")
+        t = Tally()
+        read_holders(d, t)
+        assert t.fenced["cli1"] == [(3000, 6000), (23000, 24000)], t.fenced
     print("phases: self-test passed")
