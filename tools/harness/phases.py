@@ -31,7 +31,9 @@ Exceptions, each needing evidence from the run:
   * After a store fault (STORE_OUTAGE: the store, or its leader, unreachable
     or gone for every client), every lease may have lapsed and its old
     claims must expire (ttl 3 s) before anyone claims again; ZooKeeper's
-    election can take seconds more. In the phase after one, any number of
+    election can take seconds more. After a holder-clock-step (UNSETTLED):
+    the step kills the holders without a slot (down 6 s), pauses the
+    servers without one, and may SIGKILL its holder. In the phase after one, any number of
     participants may fall short with that same evidence (restarted, not
     running, or 503), but not all of them, unless within FENCING_S of a
     failover's or promotion's end: their fence holds every claim off, and a
@@ -40,7 +42,7 @@ Exceptions, each needing evidence from the run:
     not required; they are still counted.
 Fault windows: the participants the fault did not target must together
 issue the minimum during every fault that leaves the store serving
-(SERVING: a holder's or server's kill, stop or clock step, a member's
+(SERVING: a holder's or server's kill or stop, a member's
 partition, loss or kill, delays), for the longest stretch one of them not
 fenced or shown without a slot could issue in; the others are counted
 only."""
@@ -63,13 +65,21 @@ STORE_OUTAGE = ("partition-leader", "partition-primary", "drop-replies-primary",
                 "kill-leader", "kill-primary", "restart-primary", "failover", "promotion",
                 "store-clock-step", "store-delay", "partition-member", "drop-replies-member",
                 "kill-member")
+# Faults after which any number may be without a slot (with evidence): the
+# store faults, and a holder clock step, which kills the holders without a
+# slot and keeps them down 6 s, pauses the servers without one, and may
+# SIGKILL its holder (its slot held until the claim expires).
+UNSETTLED = STORE_OUTAGE + ("holder-clock-step",)
 # Faults after which the store fences every new claim (Redis's failover
 # fence, the SQL identity fence): no ID before a time 10-12 s on here. A
 # fault right after one can keep clients from even hearing of it.
 FENCING = ("failover", "promotion")
 FENCING_S = 15.0
 # Faults during which the store serves the participants they did not target.
-SERVING = ("holder-kill", "holder-stop", "holder-clock-step", "server-kill", "server-stop",
+# Not a holder-clock-step: it kills the holders and pauses the servers
+# without a slot, and lasts until its holder issues (ZooKeeper: the others
+# may be between claims throughout).
+SERVING = ("holder-kill", "holder-stop", "server-kill", "server-stop",
            "store-delay", "partition-member", "drop-replies-member", "kill-member")
 
 
@@ -268,7 +278,7 @@ def judge(tl, tally):
         low = [w for w in who_all if counts[w] < need[w]
                and b - a - fenced[w] >= MIN_PHASE_S * 1000]
         excused = [w for w in low if tally.no_slot(w, a, b)]
-        after_outage = before is not None and before["kind"] in STORE_OUTAGE
+        after_outage = before is not None and before["kind"] in UNSETTLED
         cap = (len(who_all) if a < fenced_until else len(who_all) - 1 if after_outage
                else max(0, len(who_all) - SLOTS))
         # The excused beyond the cap (the first ones by name) fall short too.
@@ -287,9 +297,10 @@ def judge(tl, tally):
         a, b = f["start"], f.get("end", tl["end"])
         counts = {w: tally.count(w, a, b) for w in who_all}
         others = [w for w in who_all if w != f.get("target")]
-        # Required of those not fenced throughout and not shown without a slot.
+        # Required of those not fenced throughout and not shown without a
+        # slot (unless they issued some: they had one).
         free = max((b - a - tally.fenced_ms(w, a, b) for w in others
-                    if not tally.no_slot(w, a, b)), default=0)
+                    if counts[w] or not tally.no_slot(w, a, b)), default=0)
         need = minimum(burst, free)
         required = f["kind"] in SERVING and free >= MIN_PHASE_S * 1000
         per_fault.append({"fault": i, "kind": f["kind"], "target": f.get("target"),
