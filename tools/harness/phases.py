@@ -312,7 +312,8 @@ def judge(tl, tally):
                          f"it left serving issued {total}, minimum {need}")
     return {"rule": f"{MIN_RATE:g} burst(s) of {burst} IDs per second of a phase, at least "
                     f"{burst}, per holder and server, for the part of it not fenced; one "
-                    "without a slot excused per phase (any after a store fault, not all)",
+                    "without a slot excused per phase (any after a store fault or a holder clock "
+                    f"step, not all but within {FENCING_S:g} s of a failover or promotion)",
             "per_phase": per_phase, "per_fault": per_fault, "short": short}
 
 
