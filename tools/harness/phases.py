@@ -38,6 +38,9 @@ Exceptions, each needing evidence from the run:
     running, or 503), but not all of them, unless within FENCING_S of a
     failover's or promotion's end: their fence holds every claim off, and a
     fault right after one can hide it from the clients.
+  * The store serving nobody: ZooKeeper without a leader and a majority
+    (timeline.json's store_unserving, run.py's probe of `srvr` about every
+    second): every participant counts as fenced then.
   * Phases shorter than MIN_PHASE_S (a run's end right after a heal) are
     not required; they are still counted.
 Fault windows: the participants the fault did not target must together
@@ -327,8 +330,18 @@ def check(run_dir):
     tally = Tally()
     read_holders(run_dir, tally)
     read_servers(run_dir, tally)
+    store_down(tl, tally)
     tally.seal()
     return judge(tl, tally)
+
+
+def store_down(tl, tally):
+    """While the store served no client (ZooKeeper without a leader and a
+    majority: an election, a lost quorum; run.py's probe), every participant
+    counts as fenced."""
+    for x, y in tl.get("store_unserving", []):
+        for w in tl["participants"]:
+            tally.fence(w, x, y if y is not None else tl["end"])
 
 
 def record_lines(result):
@@ -494,6 +507,10 @@ def self_test():
     r = run(silent=[(w, 15000, 20000) for w in who])  # but not without evidence
     assert len(r["per_phase"][2]["short"]) == 5, r["short"]
     tl["faults"][1]["kind"] = "kill-leader"
+    # The store serving nobody (ZooKeeper's election) from 14000 on: all fenced.
+    t = Tally()
+    store_down(dict(tl, store_unserving=[[14000, None]]), t)
+    assert t.fenced_ms("py1", 15000, 20000) == 5000 and t.fenced_ms("cli1", 0, 14000) == 0
     # A fault whose others were all fenced throughout: not required.
     r = fenced([(w, 6000, 9000) for w in who[1:]], [(w, 5000, 9000) for w in who[1:]])
     assert r["short"] == [] and not r["per_fault"][0]["required"], r

@@ -7,6 +7,7 @@ import os
 import random
 import signal
 import subprocess
+import threading
 import time
 
 import check
@@ -460,7 +461,13 @@ class Run:
             fifth_what = "Python holder (binding)" if fifth == "py1" else "a third CLI holder"
             self.note(f"clients up: CLI holders on {', '.join(hh)}, {fifth_what} "
                       f"on {hh[0]}, servers on {', '.join(sh_)}, load from {load_host}")
-            self.loop()
+            stop = threading.Event()
+            if hasattr(self.store, "serving"):
+                threading.Thread(target=self.watch_store, args=(stop,), daemon=True).start()
+            try:
+                self.loop()
+            finally:
+                stop.set()
         finally:
             self.net.heal_all()
             for p, _ in list(self.holders.values()) + list(self.servers.values()):
@@ -525,6 +532,25 @@ class Run:
         self.timeline["end"] = wall_ms()
         if self.timeline["starved"]:
             self.feed()
+
+    def watch_store(self, stop):
+        """Records when a store that can say so (ZooKeeper) stopped and
+        started serving (its ``serving()``, probed about every second, each
+        probe 9 s at most): phases.py excuses everyone while it did not."""
+        was, out = True, self.timeline.setdefault("store_unserving", [])
+        while not stop.is_set():
+            t = wall_ms()
+            try:
+                now = self.store.serving()
+            except Exception:  # noqa: BLE001 - a failed probe says nothing
+                now = was
+            if now != was:
+                if now:
+                    out[-1][1] = t
+                else:
+                    out.append([t, None])
+                was = now
+            stop.wait(1.0)
 
     def starve(self):
         """The starved control (main.py): every holder and the load client
