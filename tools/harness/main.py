@@ -3,9 +3,10 @@
 [--table RUN_DIR ...].
 
 For each store: the real configuration, then its control runs (which must
-be caught: duplicates, or for the reservation control IDs past a confirmed
-reservation) on the same schedule. Exits 0 only if every real run passed
-and every control run failed."""
+be caught: duplicates, for the reservation control IDs past a confirmed
+reservation, for the starved control too few IDs and nothing else) on the
+same schedule. Exits 0 only if every real run passed and every control run
+failed."""
 
 import argparse
 import glob
@@ -19,6 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 
 import hosts  # noqa: E402
+import phases  # noqa: E402
 import run  # noqa: E402
 import stores  # noqa: E402
 import table  # noqa: E402
@@ -56,7 +58,8 @@ REQUIRED["etcd"] = ("restore",)
 # store -> [(configuration, control?, which build)]
 CONFIGS = {
     "file": [("file store, one host", False, "release"),
-             ("file store, successor fence removed", True, "no-successor-fence")],
+             ("file store, successor fence removed", True, "no-successor-fence"),
+             ("file store, holders starved", True, "starved")],
     "etcd": [("etcd, 3 members", False, "release"),
              ("etcd restored from an older snapshot, fence removed", True, "no-etcd-fence")],
     "redis": [("redis primary/replica, failover", False, "release"),
@@ -74,12 +77,16 @@ CONFIGS["postgres"] = [
 CONFIGS["mysql"] = [("mariadb, one server", False, "release"),
                     ("mariadb, issuing past the confirmed reservation", True,
                      "past-reservation")]
+# The no-vacuous-pass control (phases.py): the normal build, every holder
+# and the load client stopped for the phase after the first fault (run.py,
+# Run.starve); it must fail by that rule alone, in that phase, for all of them.
+NORMAL = ("release", "starved")
 # What a control run must show (the others: duplicates).
-EXPECT = {"past-reservation": "reservation_violations"}
+EXPECT = {"past-reservation": "reservation_violations", "starved": "vacuous"}
 # Runs of a build shorter than the run length (its schedule is a prefix of
 # the real run's, its required kinds placed anew): the reservation control
 # needs one outage, which its two kill-primary faults bring within 30 s.
-LENGTH = {"past-reservation": 0.5}
+LENGTH = {"past-reservation": 0.5, "starved": 0.5}
 
 
 def main():
@@ -224,7 +231,7 @@ def one(a, store, configuration, control, build, seed, seconds, replay, stamp, c
                 for k in range(repeat) for e in schedule]
     seconds *= repeat
     name = f"{stamp}-{store}-{'control' if control else 'real'}-{n}"
-    bindir = a.bin if build == "release" else os.path.join(a.control_bin, build)
+    bindir = a.bin if build in NORMAL else os.path.join(a.control_bin, build)
     cfg = {
         "name": name, "dir": os.path.abspath(os.path.join(a.out, name)),
         "store": store, "configuration": configuration, "control": control,
@@ -239,6 +246,7 @@ def one(a, store, configuration, control, build, seed, seconds, replay, stamp, c
         **clients,
         "python_holder": build != "no-sql-fence",
         "expect": EXPECT.get(build, "duplicates"),
+        "starve": build == "starved",
         "prefix": f"smh{os.getpid() % 100000}",
         "subnet": f"10.77.{(os.getpid() + n) % 200 + 20}",
         "namespace": f"smh-{os.getpid()}-{n}",
@@ -268,6 +276,8 @@ def one(a, store, configuration, control, build, seed, seconds, replay, stamp, c
           f"{r.get('reservation_violations', 0)} reservation violations, "
           f"{r['faults_injected']} faults; "
           f"record: {cfg['dir']}/record.txt", flush=True)
+    if "ids_per_phase" in r:
+        print(f"harness: {name}: IDs per phase: {phases.summary(r)}", flush=True)
     return r
 
 

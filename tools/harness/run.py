@@ -7,10 +7,12 @@ import os
 import random
 import signal
 import subprocess
+import threading
 import time
 
 import check
 import hosts
+import phases
 import procs
 import stores
 from procs import Proc
@@ -29,6 +31,8 @@ CLI_CLOCK_STEPS = 2
 DEFER_S = 20
 # How long a holder-clock-step lasts at most while its holder has not issued.
 STEP_CLAIM_S = 15
+# The starved control's phase lasts at least this long.
+STARVE_S = 2.0
 
 
 def end_input(p):
@@ -106,6 +110,13 @@ class Run:
         self.clock_steps = 0
         self.hold = None  # (stepped holder, until): the fault lasts until it issues
         self.held = set()  # servers kept down by a failover until the promotion
+        # For the no-vacuous-pass check (phases.py): the faults' and the
+        # loop's wall-clock times, and how far each holder incarnation's
+        # output had grown when (sampled every loop turn), so that its IDs
+        # are placed in time by the machine's clock, not by their stepped one.
+        self.timeline = {"faults": [], "starved": None}
+        self.progress = open(os.path.join(self.dir, "holders", "progress.tsv"), "w")
+        self.sizes = {}  # output file -> last size written to progress
 
     def note(self, text):
         line = (round(time.monotonic() - self.t0, 1), text)
@@ -122,11 +133,35 @@ class Run:
                 f"&window_ms=2000&timeout_ms={timeout}"
                 + (f"&max_skew_ms={skew}" if skew else ""))
 
+    def sample(self, names=None):
+        """Records the size of each holder's current output file when it grew
+        (the time it was seen at: milliseconds, this machine's clock)."""
+        now = int(time.time() * 1000)
+        for name in names or list(self.holders):
+            f = f"{name}.{self.incarnation[name]}.out"
+            try:
+                size = os.path.getsize(os.path.join(self.dir, "holders", f))
+            except OSError:
+                continue
+            if size != self.sizes.get(f, 0):
+                self.sizes[f] = size
+                self.progress.write(f"{f}\t{now}\t{size}\n")
+
     def start_holder(self, name, host, step=False):
         """A CLI holder (cli*), or the Python holder (py*): pyholder.py on the
         binding, in the harness's venv, writing the same lines."""
+        if name in self.holders:
+            self.sample([name])  # the ended incarnation's last output
         k = self.incarnation[name] = self.incarnation.get(name, 0) + 1
         out = open(os.path.join(self.dir, "holders", f"{name}.{k}.out"), "wb")
+        self.progress.write(f"{name}.{k}.out\t{wall_ms()}\tstart\n")
+        # Where its messages begin in the holder's log, and how far its clock
+        # is behind (phases.py places its fence messages in real time).
+        log = os.path.join(self.dir, f"{name}.log")
+        pos = os.path.getsize(log) if os.path.exists(log) else 0
+        self.progress.write(f"{name}.{k}.out\t{pos}\tlog\n")
+        if step:
+            self.progress.write(f"{name}.{k}.out\t{self.clock_step_s() * 1000}\tbehind\n")
         if name.startswith("py"):
             # The Python process is the holder: libfaketime goes on it.
             cmd = (f"LD_PRELOAD=\"$SMH_PRELOAD\" exec {self.cfg['python']} {PYHOLDER} "
@@ -247,6 +282,8 @@ class Run:
         env = {"SNOWMINT_LEASE": self.store.url(self.opts())}
         p = Proc(f"{name}.{k}", self.net.wrap(host, argv),
                  os.path.join(self.dir, f"{name}.log"), env=env)
+        with open(os.path.join(self.dir, "servers.tsv"), "a") as f:
+            f.write(f"server-{name}\t{wall_ms()}\n")
         self.servers[name] = (p, host)
 
     def supervise(self):
@@ -264,6 +301,8 @@ class Run:
                 if p.alive():
                     self.dead_since.pop(name, None)
                     continue
+                if name not in self.dead_since and group is self.holders:
+                    self.progress.write(f"{name}.{self.incarnation[name]}.out\t{wall_ms()}\tend\n")
                 since = self.dead_since.setdefault(name, now)
                 if now < until and name != stepped:
                     continue
@@ -432,11 +471,24 @@ class Run:
                           else "a third and a fourth CLI holder")
             self.note(f"clients up: CLI holders on {', '.join(hh)}, {fifth_what} "
                       f"on {hh[0]}, servers on {', '.join(sh_)}, load from {load_host}")
-            self.loop()
+            stop = threading.Event()
+            if hasattr(self.store, "serving"):
+                threading.Thread(target=self.watch_store, args=(stop,), daemon=True).start()
+            try:
+                self.loop()
+            finally:
+                stop.set()
         finally:
             self.net.heal_all()
             for p, _ in list(self.holders.values()) + list(self.servers.values()):
                 p.stop()
+            self.sample()  # what the holders wrote until they ended
+            self.progress.close()
+            self.timeline.update(
+                participants=sorted(self.holders) + [f"server-{s}" for s in sorted(self.servers)],
+                burst=cfg["burst"])
+            with open(os.path.join(self.dir, "timeline.json"), "w") as f:
+                json.dump(self.timeline, f, indent=1)
             if hasattr(self, "load"):
                 self.load.stop()
             if hasattr(self, "store"):
@@ -449,26 +501,106 @@ class Run:
         start = time.monotonic()
         end = start + self.cfg["seconds"]
         pending = list(self.cfg["schedule"])
-        active = None  # (end time, undo)
+        active = None  # (end time, undo, text, timeline entry)
+        faults = self.timeline["faults"]
+        self.sample()  # what came before the loop is no phase's
+        self.timeline["start"] = wall_ms()
+        starve = self.cfg.get("starve")
         while time.monotonic() < end:
             now = time.monotonic() - start
             if active and now >= active[0] and not self.holding():
                 if active[1]:
                     active[1]()
+                self.sample()  # the fault's IDs before its end
+                active[3]["end"] = wall_ms()
                 self.note(f"healed: {active[2]}")
                 active = None
-            if (not active and pending and now >= pending[0]["at"]
+                if starve and len(faults) == 1:
+                    self.starve()
+            if (not active and pending and now >= pending[0]["at"] and not self.starving()
                     and self.ready_for(pending[0]["kind"], now - pending[0]["at"])):
                 ev = pending.pop(0)
+                self.sample()  # the phase's IDs before the fault
+                at = wall_ms()
+                if self.timeline["starved"]:
+                    self.feed()
                 text, undo = self.inject(ev["kind"])
                 if text:
                     self.note(f"fault: {text}")
-                    active = (now + ev["seconds"], undo, text)
+                    entry = {"kind": ev["kind"], "target": fault_target(text), "start": at}
+                    faults.append(entry)
+                    active = (now + ev["seconds"], undo, text, entry)
             self.supervise()
+            self.sample()
             time.sleep(0.2)
-        if active and active[1]:
-            active[1]()
+        self.sample()
+        if active:
+            if active[1]:
+                active[1]()
+            active[3]["end"] = wall_ms()
             self.note(f"healed: {active[2]}")
+        self.timeline["end"] = wall_ms()
+        if self.timeline["starved"]:
+            self.feed()
+
+    def watch_store(self, stop):
+        """Records when a store that can say so (ZooKeeper) stopped and
+        started serving (its ``serving()``, probed about every second, each
+        probe 9 s at most): phases.py excuses everyone while it did not."""
+        was, out = True, self.timeline.setdefault("store_unserving", [])
+        while not stop.is_set():
+            t = wall_ms()
+            try:
+                now = self.store.serving()
+            except Exception:  # noqa: BLE001 - a failed probe says nothing
+                now = was
+            if now != was:
+                if now:
+                    out[-1][1] = t
+                else:
+                    out.append([t, None])
+                was = now
+            stop.wait(1.0)
+
+    def starve(self):
+        """The starved control (main.py): every holder and the load client
+        stopped (SIGSTOP) from the first fault's end to the next fault's
+        start, a phase in which nothing is issued; the no-vacuous-pass check
+        must fail the run for it."""
+        who = sorted(self.holders) + [f"server-{s}" for s in sorted(self.servers)]
+        for p, _ in self.holders.values():
+            p.signal(signal.SIGSTOP)
+        self.load.signal(signal.SIGSTOP)
+        self.timeline["starved"] = {"phase": 1, "participants": who, "stopped": True}
+        self.starved_until = time.monotonic() + STARVE_S
+        self.note("starved: every holder and the load client stopped (SIGSTOP)")
+
+    def starving(self):
+        """Whether the starved phase is younger than STARVE_S (the next fault
+        waits: a phase under phases.MIN_PHASE_S would not be checked)."""
+        return bool(self.timeline["starved"]) and time.monotonic() < self.starved_until
+
+    def feed(self):
+        if self.timeline["starved"].pop("stopped", False):
+            for p, _ in self.holders.values():
+                p.signal(signal.SIGCONT)
+            self.load.signal(signal.SIGCONT)
+            self.note("starved: holders and load client continued (SIGCONT)")
+
+
+def wall_ms():
+    return int(time.time() * 1000)
+
+
+def fault_target(text):
+    """The holder or server a client fault hit (its participant name in the
+    checker's counts), from its record text ("holder-stop cli1 (SIGSTOP)"),
+    else None."""
+    kind, _, rest = text.partition(" ")
+    if kind.startswith(("holder-", "server-")) and rest:
+        name = rest.split()[0]
+        return f"server-{name}" if kind.startswith("server-") else name
+    return None
 
 
 def run_one(cfg):
@@ -485,16 +617,24 @@ def run_one(cfg):
         signal.signal(signal.SIGTERM, old)
         signal.signal(signal.SIGINT, old_int)
     res = check.check_run(cfg["dir"])
+    vac = phases.check(cfg["dir"])
     ids = sum(res.counts.values())
     faults = [t for _, t in r.record if t.startswith("fault: ")]
-    clean = res.duplicates == 0 and res.n_violations == 0
+    # Why a real run would fail (none: it passes).
+    reasons = [why for why, bad in (
+        ("duplicates", res.duplicates), ("violations", res.n_violations), ("no IDs", ids == 0),
+        ("vacuous", vac is None or vac["short"])) if bad]
     if cfg["control"]:
         # What the control's missing protection must show.
-        caught = (res.reservation_violations if cfg.get("expect") == "reservation_violations"
-                  else res.duplicates)
-        verdict = "control-failed-as-expected" if caught > 0 else "CONTROL-PASSED"
+        expect = cfg.get("expect")
+        if expect == "vacuous":
+            caught = reasons == ["vacuous"] and phases.starved_caught(vac, r.timeline["starved"])
+        else:
+            caught = (res.reservation_violations if expect == "reservation_violations"
+                      else res.duplicates) > 0
+        verdict = "control-failed-as-expected" if caught else "CONTROL-PASSED"
     else:
-        verdict = "pass" if clean and ids > 0 else "FAIL"
+        verdict = "FAIL (" + ", ".join(reasons) + ")" if reasons else "pass"
     result = {
         "store": cfg["store"], "configuration": cfg["configuration"],
         "kind": "control" if cfg["control"] else "real", "seed": cfg["seed"],
@@ -506,7 +646,12 @@ def run_one(cfg):
         # The names the results table reads (runs before these counts were split).
         "duplicates_found": res.duplicates,
         "reservation_or_node_violations": res.n_violations,
-        "answers_while_unready": res.unready_answers, "verdict": verdict,
+        "answers_while_unready": res.unready_answers,
+        # The no-vacuous-pass check (phases.py): its minimum, IDs per phase
+        # and per fault, and what fell short.
+        "ids_minimum": vac and vac["rule"], "ids_per_phase": vac and vac["per_phase"],
+        "ids_per_fault": vac and vac["per_fault"], "too_few_ids": vac and vac["short"],
+        "fail_reasons": reasons, "verdict": verdict,
         "ok": verdict in ("pass", "control-failed-as-expected"),
     }
     with open(os.path.join(cfg["dir"], "result.json"), "w") as f:
@@ -537,6 +682,7 @@ def write_record(cfg, record, res, result):
                  f"{res.node_violations}")
     lines += [f"  {v}" for v in res.violations]
     lines.append(f"answers while /readyz said 503: {res.unready_answers}")
+    lines += phases.record_lines(result)
     lines += ["", "replay: ./scripts/harness --replay " + os.path.join(cfg["dir"], "schedule.json")]
     with open(os.path.join(cfg["dir"], "record.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")

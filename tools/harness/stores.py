@@ -488,6 +488,12 @@ admin.enableServer=false
         a holder-clock-step (run.Run.ready_for)."""
         return self._quorum()
 
+    def serving(self):
+        """A leader and a majority serve (else an election or a lost quorum:
+        no client is served; run.Run.watch_store records it)."""
+        modes = [self.mode(h) for h in self.hosts]
+        return "leader" in modes and len([m for m in modes if m]) * 2 > len(self.hosts)
+
     def leader(self):
         for h in self.hosts:
             if self.mode(h) == "leader":

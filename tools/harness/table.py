@@ -83,9 +83,14 @@ def ids(r):
 
 def duplicates(r):
     """The duplicates, and IDs past a confirmed reservation when there were
-    any (the reservation control's finding)."""
+    any (the reservation control's finding), and the phases or faults with
+    too few IDs (the no-vacuous-pass check's, the starved control's)."""
     past = r.get("reservation_violations")
     more = f" ({past:,} past a reservation)" if isinstance(past, int) and past else ""
+    short = r.get("too_few_ids")
+    if isinstance(short, list) and short:
+        n, s = len(short), "s" if len(short) > 1 else ""
+        more += f" (too few IDs in {n} phase{s} or fault{s})"
     return f"{number(r.get('duplicates_found'))}{more}"
 
 
@@ -118,12 +123,17 @@ def self_test():
         "unconfirmed_per_holder": {}, "duplicates_found": 0,
         "reservation_or_node_violations": 0, "answers_while_unready": 0,
         "verdict": "pass", "ok": True}
+    starved = dict(real, configuration="file store, holders starved", kind="control",
+                   seconds=30.0, faults_injected=1, faults=["fault: holder-kill cli1 (SIGKILL)"],
+                   too_few_ids=["phase 1 after holder-kill (3.0 s, minimum 300 each): ..."],
+                   verdict="control-failed-as-expected")
     error = {"store": "etcd", "configuration": "etcd, 3 members", "kind": "real", "seed": 5,
              "verdict": "ERROR", "error": "RuntimeError: timed out", "ok": False,
              "ids_checked": 0, "duplicates_found": 0, "faults_injected": 0}
     with tempfile.TemporaryDirectory() as tmp:
         for name, r in (("20260101-000000-redis-real-1", real),
-                        ("20260101-000000-etcd-real-2", error)):
+                        ("20260101-000000-etcd-real-2", error),
+                        ("20260101-000000-file-control-3", starved)):
             os.makedirs(os.path.join(tmp, name))
             with open(os.path.join(tmp, name, "result.json"), "w") as f:
                 json.dump(r, f)
@@ -134,11 +144,14 @@ def self_test():
     want = [
         HEADER,
         "| `20260101-000000-etcd-real-2` | etcd, 3 members | seed 5 | 0 | 0 | 0 | ERROR |",
+        "| `20260101-000000-file-control-3` | file store, holders starved | seed 4, 30 s "
+        "| 1 (holder-kill) | 1,234,567 (3,567 / 1,231,000) | 0 (too few IDs in 1 phase or fault) "
+        "| control-failed-as-expected |",
         "| `20260101-000000-redis-real-1` | redis primary/replica, failover | seed 4, 1 min "
         "| 3 (2 failover, holder-stop) | 1,234,567 (3,567 / 1,231,000) | 0 | pass |",
     ]
     assert out == "\n".join(want), out
-    assert one == "\n".join([HEADER, want[2]]), one
+    assert one == "\n".join([HEADER, want[3]]), one
     print("table: self-test passed")
     return 0
 

@@ -3,9 +3,10 @@
 //! one bridge, store clusters on three of them, CLI holders and
 //! snowmint-server instances on the others, a seeded schedule of partitions,
 //! one-way loss, kills, pauses and clock steps, then a checker over every
-//! ID. Each store's real configuration must pass; each control run (a build
-//! or a configuration with a protection removed) must be caught issuing
-//! duplicates, or IDs past a confirmed reservation.
+//! ID. Each store's real configuration must pass (and issue IDs in every
+//! phase between faults); each control run (a build or a configuration with
+//! a protection removed) must be caught issuing duplicates, IDs past a
+//! confirmed reservation, or (holders starved) too few IDs.
 //!
 //! ```text
 //! ./scripts/harness --short                 # about a minute per run
