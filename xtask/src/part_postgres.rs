@@ -19,9 +19,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::proc::Group;
 use crate::step::{mkdir, remove_dir, Part};
+use crate::stores::{Extra, Stores, Voucher};
 use crate::tools::{apt, cargo_tool, FileLock, Source};
 
 /// pgrx and cargo-pgrx, pinned together (bindings-postgres/Cargo.toml; 0.19
@@ -313,17 +315,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     p.say("cargo fmt --check (bindings-postgres)");
     p.check(cargo(p, &target).args(["fmt", "--all", "--", "--check"]))?;
 
-    // The extension goes into that PostgreSQL's own folders, which every
-    // checkout on the machine shares: from the install to the end of the
-    // tests one run at a time, so that each tests what it installed.
-    let lock = std::env::temp_dir().join(format!("snowmint-postgres-{PG_MAJOR}.lock"));
-    p.say(&format!(
-        "the install lock {} (one checkout at a time)",
-        lock.display()
-    ));
-    let _installed = FileLock::acquire(&lock)?;
-    install(p, &pg_config)?;
-
+    // First: it vouches for a Redis (its init fence runs out meanwhile).
     p.say("building the SQL tests (bindings-postgres/sqltest)");
     p.check(cargo(p, &target).args([
         "build",
@@ -333,6 +325,44 @@ pub fn run(p: &Part) -> Result<(), String> {
         "snowmint-pg-sqltest",
     ]))?;
     let sqltest = target.join("release/snowmint-pg-sqltest");
+    // The stores across machines start (or are found) while the extension
+    // builds and the first clusters' tests run.
+    std::thread::scope(|s| {
+        let stores = s.spawn(|| lease_stores(p, &sqltest));
+        tests(p, &bin, &pg_config, &sqltest, stores)
+    })
+}
+
+/// Redis, etcd and ZooKeeper for the leased generators on them: the servers
+/// answering on their standard ports, else throwaway ones (xtask/src/stores/);
+/// a Redis vouched for with the SQL tests' `init` (the lease crate's own,
+/// as `snowmint lease init` runs it: the CLI is not built here).
+fn lease_stores(p: &Part, sqltest: &Path) -> Result<Stores, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let _ = tx.send(Voucher {
+        program: sqltest.to_path_buf(),
+        args: vec!["init".into()],
+    });
+    Stores::start(p, &["redis", "etcd", "zookeeper"], Extra::No, rx)
+}
+
+fn tests(
+    p: &Part,
+    bin: &Path,
+    pg_config: &Path,
+    sqltest: &Path,
+    stores: std::thread::ScopedJoinHandle<'_, Result<Stores, String>>,
+) -> Result<(), String> {
+    // The extension goes into that PostgreSQL's own folders, which every
+    // checkout on the machine shares: from the install to the end of the
+    // tests one run at a time, so that each tests what it installed.
+    let lock = std::env::temp_dir().join(format!("snowmint-postgres-{PG_MAJOR}.lock"));
+    p.say(&format!(
+        "the install lock {} (one checkout at a time)",
+        lock.display()
+    ));
+    let _installed = FileLock::acquire(&lock)?;
+    install(p, pg_config)?;
 
     // The clusters live where the `postgres` user can reach them (a build
     // directory under root's home is not: /root is private).
@@ -344,9 +374,9 @@ pub fn run(p: &Part) -> Result<(), String> {
         "a throwaway cluster with shared_preload_libraries=snowmint ({})",
         dir.display()
     ));
-    let (cluster, port) = Cluster::start(p, &bin, &dir, true)?;
+    let (cluster, port) = Cluster::start(p, bin, &dir, true)?;
     // And one without the preload: next_id must say what is missing.
-    let (bare, bare_port) = Cluster::start(p, &bin, &clusters.join("cluster-bare"), false)?;
+    let (bare, bare_port) = Cluster::start(p, bin, &clusters.join("cluster-bare"), false)?;
     p.say(&format!(
         "SQL tests on 127.0.0.1:{port} (and 127.0.0.1:{bare_port}, not preloaded)"
     ));
@@ -354,7 +384,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     // A group of its own, stopped with the runner; the clusters are stopped
     // by their drops below on every way out.
     let result = run_sqltest(
-        Command::new(&sqltest)
+        Command::new(sqltest)
             .env("SNOWMINT_PG_DUMP", bin.join("pg_dump"))
             .arg(conninfo(port))
             .arg(p.root.join("vectors"))
@@ -368,16 +398,36 @@ pub fn run(p: &Part) -> Result<(), String> {
         return result;
     }
 
+    let stores = match stores.join() {
+        Ok(Ok(stores)) => stores,
+        Ok(Err(e)) => {
+            let _ = std::fs::remove_dir_all(&clusters);
+            return Err(e);
+        }
+        Err(_) => return Err("the thread starting the stores panicked".into()),
+    };
     // Leases: a cluster of their own (restarted and killed by the tests),
     // with fsync on (the lease store refuses a server without it).
     let dir = clusters.join("cluster-lease");
-    let (lease, port) = Cluster::start_with(p, &bin, &dir, true, "", &[])?;
+    let (lease, port) = Cluster::start_with(p, bin, &dir, true, "", &[])?;
     p.say(&format!(
-        "lease tests on 127.0.0.1:{port} (pg_ctl restart, SIGKILL of the postmaster, a stolen slot)"
+        "lease tests on 127.0.0.1:{port} (pg_ctl restart, SIGKILL of the postmaster, a stolen slot; \
+         then Redis, etcd, ZooKeeper)"
     ));
+    // Their Redis test is last: the init fence, if any, runs out meanwhile
+    // (the tests wait for what is left of it then: the Unix ms it passes).
+    stores.say_fence_left(p);
+    let fence_left = stores.ready_at().map_or(Duration::ZERO, |at| {
+        at.saturating_duration_since(Instant::now())
+    });
+    let ready_at_ms = (SystemTime::now() + fence_left)
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
     let result = run_sqltest(
-        Command::new(&sqltest)
-            .env("SNOWMINT_PG_BIN", &bin)
+        Command::new(sqltest)
+            .envs(stores.env.iter().map(|(k, v)| (k, v)))
+            .env("SNOWMINT_TEST_REDIS_READY_AT_MS", ready_at_ms.to_string())
+            .env("SNOWMINT_PG_BIN", bin)
             .env("SNOWMINT_PG_DATA", &lease.data)
             .env("SNOWMINT_PG_LOG", dir.join("server.log"))
             .env("SNOWMINT_PG_OPTS", &lease.opts)
@@ -398,7 +448,8 @@ pub fn run(p: &Part) -> Result<(), String> {
 
     // A wall-clock step: a cluster under libfaketime (fsync on, for its
     // leased generator), its offset in a file the tests rewrite.
-    let result = clock_steps(p, &bin, &clusters, &sqltest, &conninfo);
+    drop(stores);
+    let result = clock_steps(p, bin, &clusters, sqltest, &conninfo);
     let _ = std::fs::remove_dir_all(&clusters);
     result
 }

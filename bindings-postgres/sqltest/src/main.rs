@@ -4,7 +4,9 @@
 //! connections minting at once, bad input, convert_sequence.
 //!
 //! Usage: `snowmint-pg-sqltest CONNINFO VECTORS_DIR [CONNINFO_NOT_PRELOADED]`,
-//! or `snowmint-pg-sqltest lease CONNINFO PORT` (lease.rs), or
+//! or `snowmint-pg-sqltest lease CONNINFO PORT` (lease.rs, with the stores
+//! across machines in `SNOWMINT_TEST_<STORE>_URL`), or
+//! `snowmint-pg-sqltest init --store URL --json` (a store's init), or
 //! `snowmint-pg-sqltest clock CONNINFO OFFSET_FILE` (clock.rs)
 //! (CONNINFO as libpq reads it: `host=127.0.0.1 port=5999 user=postgres
 //! dbname=postgres`; the third, a server without the preload).
@@ -443,8 +445,42 @@ fn not_preloaded(run: &mut Run, conninfo: &str) {
     println!("not preloaded: next_id refused with not_preloaded");
 }
 
+/// `init --store URL --json`: the lease crate's own init of a store, as
+/// `snowmint lease init` runs it, printing its fence as that command does
+/// (`fence_ms`, `now_ms`): the test runner vouches for a Redis with it, the
+/// CLI not built.
+fn init(args: &[String]) -> ExitCode {
+    let [flag, url, json] = args else {
+        eprintln!("usage: snowmint-pg-sqltest init --store URL --json");
+        return ExitCode::from(2);
+    };
+    if flag != "--store" || json != "--json" {
+        eprintln!("usage: snowmint-pg-sqltest init --store URL --json");
+        return ExitCode::from(2);
+    }
+    match snowmint_lease::ops::initialize(url) {
+        Ok(i) => {
+            let (fence_ms, now_ms) = i
+                .fence
+                .map_or((None, None), |f| (Some(f.fence_ms), Some(f.now_ms)));
+            println!(
+                "{}",
+                serde_json::json!({"store": i.store, "fence_ms": fence_ms, "now_ms": now_ms})
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("init: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("init") {
+        return init(&args[2..]);
+    }
     if args.get(1).map(String::as_str) == Some("lease") {
         let (Some(conninfo), Some(Ok(port))) = (args.get(2), args.get(3).map(|p| p.parse())) else {
             eprintln!("usage: snowmint-pg-sqltest lease CONNINFO PORT");

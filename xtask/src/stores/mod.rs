@@ -82,11 +82,11 @@ impl Stores {
     /// init` while the other stores start, so that its fence runs out
     /// meanwhile; the fence is not waited for here ([`Stores::fence_wait`]).
     /// A closed `cli` (its build failed) fails the start if Redis needs it.
-    pub fn start(
+    pub fn start<V: Into<Voucher> + Send + 'static>(
         p: &Part,
         names: &[&str],
         extra: Extra,
-        cli: mpsc::Receiver<PathBuf>,
+        cli: mpsc::Receiver<V>,
     ) -> Result<Stores, String> {
         let mut stores = Stores {
             env: Vec::new(),
@@ -279,13 +279,16 @@ fn start_one(p: &Part, name: &str, s: &mut Stores, extra: Extra) -> Result<(), S
 
 /// `snowmint lease init` on each of `urls`, with the CLI `cli` gives: for
 /// each, when it ran and how long its fence has to run.
-fn vouch(
-    cli: &mpsc::Receiver<PathBuf>,
+fn vouch<V: Into<Voucher>>(
+    cli: &mpsc::Receiver<V>,
     urls: Vec<String>,
 ) -> Result<Vec<(String, Instant, Duration)>, String> {
-    let cli = cli.recv().map_err(|_| {
-        "stores: no CLI for `snowmint lease init` (its build failed: above)".to_string()
-    })?;
+    let cli: Voucher = cli
+        .recv()
+        .map_err(|_| {
+            "stores: no CLI for `snowmint lease init` (its build failed: above)".to_string()
+        })?
+        .into();
     let mut fences = Vec::new();
     for url in urls {
         let at = Instant::now();
@@ -293,6 +296,25 @@ fn vouch(
         fences.push((url, at, wait));
     }
     Ok(fences)
+}
+
+/// What vouches for a Redis: a program run with its `args`, then `--store
+/// URL --json`, printing the JSON of `snowmint lease init --json` (the CLI,
+/// or a test program running the lease crate's same init).
+#[derive(Debug, Clone)]
+pub struct Voucher {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+/// The CLI: `snowmint lease init`.
+impl From<PathBuf> for Voucher {
+    fn from(cli: PathBuf) -> Voucher {
+        Voucher {
+            program: cli,
+            args: vec!["lease".into(), "init".into()],
+        }
+    }
 }
 
 /// `cargo build --profile ci -p snowmint-cli` (every store: its default

@@ -130,11 +130,11 @@ pub fn throwaway(
 }
 
 /// `cli lease init --store URL --json` (the product's own init with the
-/// default settings): how long until its fence passes (zero when there is
-/// none or it has passed).
-pub fn lease_init(cli: &Path, url: &str) -> Result<Duration, String> {
-    let mut cmd = Command::new(cli);
-    cmd.args(["lease", "init", "--store", url, "--json"]);
+/// default settings; or what else `cli` names): how long until its fence
+/// passes (zero when there is none or it has passed).
+pub fn lease_init(cli: &super::Voucher, url: &str) -> Result<Duration, String> {
+    let mut cmd = Command::new(&cli.program);
+    cmd.args(&cli.args).args(["--store", url, "--json"]);
     let out = run_within(&mut cmd, Duration::from_secs(30))
         .map_err(|e| format!("redis: could not vouch for {url} with lease init: {e}"))?;
     let v: serde_json::Value = out
