@@ -36,7 +36,8 @@ Exceptions, each needing evidence from the run:
     servers without one, and may SIGKILL its holder. In the phase after one, any number of
     participants may fall short with that same evidence (restarted, not
     running, or 503), but not all of them, unless within FENCING_S of a
-    failover's, promotion's or restore's end: their fence holds every claim off, and a
+    failover's, promotion's, restore's or store clock step's end: their fence (the
+    step's refusals) holds every claim off, and a
     fault right after one can hide it from the clients.
   * The store serving nobody: ZooKeeper without a leader and a majority
     (timeline.json's store_unserving, run.py's probe of `srvr` about every
@@ -77,7 +78,10 @@ UNSETTLED = STORE_OUTAGE + ("holder-clock-step",)
 # fence, the SQL identity fence, etcd's fence of a restored cluster): no ID
 # before a time 10-12 s on here. A fault right after one can keep clients
 # from even hearing of it.
-FENCING = ("failover", "promotion", "restore")
+# A store clock step of +-30 s (beyond max_skew_ms) refuses every renewal
+# and claim while it lasts, so every reservation runs out and everyone
+# claims again after it.
+FENCING = ("failover", "promotion", "restore", "store-clock-step")
 FENCING_S = 15.0
 # Faults during which the store serves the participants they did not target.
 # Not a holder-clock-step: it kills the holders and pauses the servers
