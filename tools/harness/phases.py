@@ -41,7 +41,9 @@ Exceptions, each needing evidence from the run:
     fault right after one can hide it from the clients.
   * The store serving nobody: ZooKeeper without a leader and a majority
     (timeline.json's store_unserving, run.py's probe of `srvr` about every
-    second): every participant counts as fenced then.
+    second): every participant counts as fenced then; and for RECOVERY_MS
+    after a store fault ends (a renewal that failed in it is retried, a
+    reservation that ran out waits for it).
   * Phases shorter than MIN_PHASE_S (a run's end right after a heal) are
     not required; they are still counted.
 Fault windows: the participants the fault did not target must together
@@ -62,6 +64,9 @@ MIN_RATE = 1.0  # bursts per second of a phase
 MIN_PHASE_S = 1.0
 # After a fence's "no ID before" time: a holder's restart and claim.
 FENCE_SLACK_MS = 1000
+# After a store fault, every participant's lease may be recovering (a
+# renewal retried, a claim again): not counted for this long.
+RECOVERY_MS = 3000
 # A fenced holder's error (CLI and binding alike), its times in ms.
 FENCED = re.compile(rb"no ID before (\d+) ms \(now (\d+) ms")
 # Faults after which the store may have been out for every client.
@@ -343,10 +348,17 @@ def check(run_dir):
 def store_down(tl, tally):
     """While the store served no client (ZooKeeper without a leader and a
     majority: an election, a lost quorum; run.py's probe), every participant
-    counts as fenced."""
+    counts as fenced; and for RECOVERY_MS after a store fault (STORE_OUTAGE)
+    ends: a renewal that timed out in it is retried a quarter of renew_ms
+    later and takes up to timeout_ms (ZooKeeper's 2 s: several quorum
+    writes), a reservation that ran out waits for it."""
     for x, y in tl.get("store_unserving", []):
         for w in tl["participants"]:
             tally.fence(w, x, y if y is not None else tl["end"])
+    for f in tl["faults"]:
+        if f["kind"] in STORE_OUTAGE and "end" in f:
+            for w in tl["participants"]:
+                tally.fence(w, f["end"], f["end"] + RECOVERY_MS - FENCE_SLACK_MS)
 
 
 def record_lines(result):
