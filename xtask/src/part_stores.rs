@@ -416,7 +416,8 @@ fn run_suites(
         while i < running.len() {
             let r = &mut running[i];
             if r.group.is_none() {
-                // Its next command waits for a Redis init fence.
+                // Between two commands: the next starts once its Redis init
+                // fence (if any) has passed.
                 if r.suite.may_start(r.next, stores) {
                     r.spawn_next(&stores.env)?;
                 }
@@ -430,9 +431,8 @@ fn run_suites(
             };
             r.group = None;
             if f.success() && r.next < r.suite.cmds.len() {
-                if r.suite.may_start(r.next, stores) {
-                    r.spawn_next(&stores.env)?;
-                }
+                // Its next command starts on the next turn, once its gate
+                // has passed (above).
                 i += 1;
                 continue;
             }
