@@ -43,6 +43,10 @@ fn run(cli: Cli, out: &mut impl Write) -> Result<(), Failure> {
 }
 
 fn main() -> ExitCode {
+    if let Some(why) = snowmint_lease::control_build_refusal() {
+        eprintln!("snowmint: error: {why}");
+        return ExitCode::from(2);
+    }
     let cli = Cli::parse();
     let stdout = io::stdout();
     let mut out = BufWriter::new(stdout.lock());

@@ -57,6 +57,40 @@ mod sql;
 #[cfg(feature = "zookeeper")]
 mod zookeeper;
 
+/// The protection this build removes, for the fault harness's negative
+/// controls (one of the `harness-control-*` Cargo features, each UNSAFE:
+/// docs/HARNESS.md), or `None`, as in every build but those.
+pub const HARNESS_CONTROL: Option<&str> = if cfg!(feature = "harness-control-no-successor-fence") {
+    Some("no-successor-fence")
+} else if cfg!(feature = "harness-control-no-redis-fence") {
+    Some("no-redis-fence")
+} else if cfg!(feature = "harness-control-no-sql-fence") {
+    Some("no-sql-fence")
+} else if cfg!(feature = "harness-control-past-reservation") {
+    Some("past-reservation")
+} else if cfg!(feature = "harness-control-no-etcd-fence") {
+    Some("no-etcd-fence")
+} else {
+    None
+};
+
+/// Why a program built on this crate must not start: it is a harness control
+/// build ([`HARNESS_CONTROL`]) and `SNOWMINT_HARNESS_CONTROL` does not name
+/// its control. The CLI and the server call this first, so that a control
+/// build left where a normal one is expected (the harness builds them in the
+/// test command's target folder) refuses to run instead of issuing IDs.
+pub fn control_build_refusal() -> Option<String> {
+    let control = HARNESS_CONTROL?;
+    if std::env::var("SNOWMINT_HARNESS_CONTROL").as_deref() == Ok(control) {
+        return None;
+    }
+    Some(format!(
+        "this is a fault-harness control build with a protection removed ({control}): it can \
+         issue duplicate IDs and runs only inside the harness (SNOWMINT_HARNESS_CONTROL={control}); \
+         rebuild without the harness-control-{control} feature"
+    ))
+}
+
 pub use any::{AnyGenerator, PlainGenerator};
 #[doc(hidden)]
 pub use driver::decide;

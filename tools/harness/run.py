@@ -182,6 +182,7 @@ class Run:
                    f"'{check.Layout.DESCRIPTOR}' --node datacenter={check.Layout.DATACENTER} "
                    f"--lease \"$SMH_LEASE\" --on-demand --lease-lines --clock-backwards wait:5")
         env = {"SMH_LEASE": self.store.url(self.opts()), "SMH_PRELOAD": "",
+               "SNOWMINT_HARNESS_CONTROL": self.cfg.get("control_build", ""),
                "FAKETIME": f"-{self.clock_step_s()}s", "DONT_FAKE_MONOTONIC": "1"}
         if step:
             env["SMH_PRELOAD"] = FAKETIME_LIB
@@ -279,7 +280,8 @@ class Run:
                 # addresses are the run's own network namespaces on this
                 # machine, so nothing crosses a real network.
                 "--insecure"]
-        env = {"SNOWMINT_LEASE": self.store.url(self.opts())}
+        env = {"SNOWMINT_LEASE": self.store.url(self.opts()),
+               "SNOWMINT_HARNESS_CONTROL": self.cfg.get("control_build", "")}
         p = Proc(f"{name}.{k}", self.net.wrap(host, argv),
                  os.path.join(self.dir, f"{name}.log"), env=env)
         with open(os.path.join(self.dir, "servers.tsv"), "a") as f:

@@ -22,9 +22,9 @@
 //! MariaDB and ZooKeeper (installed with apt-get when missing). Before a run
 //! this builds the CLI and the server (the test command's `ci` profile, into
 //! target/ci), the control builds (target/harness/bin/CONTROL: the same
-//! build with one protection removed, a Cargo feature of snowmint-lease, in
-//! a target folder of its own so that target/ci never holds an unsafe
-//! binary), the Python binding's wheel for the Python holder
+//! build with one protection removed, a Cargo feature of snowmint-lease,
+//! copied out of target/ci before the normal build replaces them there; a
+//! control binary refuses to start outside the harness), the Python binding's wheel for the Python holder
 //! (target/harness/wheel, installed into target/harness/venv), and the Node
 //! package for the Node holder (packed into target/npm as the node part
 //! packs it, installed into target/harness/node).
@@ -54,6 +54,16 @@ pub fn run(root: &Path, args: &[String]) -> u8 {
         args.iter()
             .any(|a| a == flag || a.starts_with(&format!("{flag}=")))
     };
+    // The seed fixed here, not by main.py: the control builds are chosen by
+    // it (`--controls`) before the run starts.
+    let mut args = args.to_vec();
+    if !has("--seed") && !has("--replay") {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        args.extend(["--seed".to_string(), now.to_string()]);
+    }
+    let args = &args[..];
     // The results table reads result.json files only, and the help is
     // main.py's: no root, no builds.
     if !has("--table") && !has("--help") && !has("-h") {
@@ -64,7 +74,7 @@ pub fn run(root: &Path, args: &[String]) -> u8 {
         }
         if !has("--cleanup") {
             let p = Part::new(root);
-            if let Err(e) = prepare(&p) {
+            if let Err(e) = prepare(&p, &main, args) {
                 eprintln!("harness: {e}");
                 return 1;
             }
@@ -95,8 +105,41 @@ pub fn release_part(p: &Part) -> Result<(), String> {
     }
 }
 
-/// The Debian packages, the builds and the Python holder's venv.
-fn prepare(p: &Part) -> Result<(), String> {
+/// A control build must refuse to start unless `SNOWMINT_HARNESS_CONTROL`
+/// names its control, and start when it does (`--version`).
+fn refuses_outside_the_harness(exe: &Path, control: &str) -> Result<(), String> {
+    let run = |value: Option<&str>| {
+        let mut cmd = Command::new(exe);
+        cmd.arg("--version").env_remove("SNOWMINT_HARNESS_CONTROL");
+        if let Some(v) = value {
+            cmd.env("SNOWMINT_HARNESS_CONTROL", v);
+        }
+        cmd.output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))
+    };
+    let outside = run(None)?;
+    let inside = run(Some(control))?;
+    let said = String::from_utf8_lossy(&outside.stderr);
+    if outside.status.code() != Some(2) || !said.contains(control) {
+        return Err(format!(
+            "{} (control {control}) started without SNOWMINT_HARNESS_CONTROL ({}): {said}",
+            exe.display(),
+            outside.status
+        ));
+    }
+    if !inside.status.success() {
+        return Err(format!(
+            "{} (control {control}) does not start with SNOWMINT_HARNESS_CONTROL={control}: {}",
+            exe.display(),
+            String::from_utf8_lossy(&inside.stderr)
+        ));
+    }
+    Ok(())
+}
+
+/// The Debian packages, the builds (the control builds that `args` need:
+/// `main.py --builds`) and the Python holder's venv.
+fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
     let mut missing = Vec::new();
     for (present, package) in [
         (which("nft").is_some(), "nftables"),
@@ -126,7 +169,6 @@ fn prepare(p: &Part) -> Result<(), String> {
     }
     apt(p, &missing)?;
 
-    p.say("build: CLI and server (--profile ci)");
     let build = |extra: &[&str]| -> Result<(), String> {
         p.check(
             p.cmd("nice")
@@ -135,30 +177,43 @@ fn prepare(p: &Part) -> Result<(), String> {
                 .args(extra),
         )
     };
-    build(&[])?;
-    for control in CONTROLS {
+    // The control builds share the test command's target folder, so that
+    // only the lease crate and what links it are compiled again for each
+    // (a target folder of their own compiled every dependency once more:
+    // five minutes of a new machine's CI). Each build's binaries are copied
+    // out at once; the normal build comes last and puts the normal binaries
+    // back in target/ci. A control binary left there by an interrupted run
+    // refuses to start (snowmint_lease::control_build_refusal), which is
+    // checked here for every control.
+    let built = p.root.join("target/ci");
+    let listed = p.output(
+        Command::new("python3")
+            .arg(main)
+            .args(args)
+            .arg("--builds")
+            .current_dir(&p.root),
+    )?;
+    for control in listed.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if !CONTROLS.contains(&control) {
+            return Err(format!("main.py --builds named {control}, not a control build"));
+        }
         p.say(&format!(
             "control build: CLI and server, {control} (target/harness/bin/{control})"
         ));
         let feature = format!("snowmint-lease/harness-control-{control}");
-        build(&[
-            "--target-dir",
-            "target/harness/control",
-            "--features",
-            &feature,
-        ])?;
+        build(&["--features", &feature])?;
         let bin = p.root.join("target/harness/bin").join(control);
         mkdir(&bin)?;
         for exe in ["snowmint", "snowmint-server"] {
             // A new file, not the old one rewritten: a run of another
             // harness process may be executing it ("Text file busy").
             let _ = std::fs::remove_file(bin.join(exe));
-            copy(
-                &p.root.join("target/harness/control/ci").join(exe),
-                &bin.join(exe),
-            )?;
+            copy(&built.join(exe), &bin.join(exe))?;
+            refuses_outside_the_harness(&bin.join(exe), control)?;
         }
     }
+    p.say("build: CLI and server (--profile ci)");
+    build(&[])?;
 
     // The Python holder (tools/harness/pyholder.py) runs on the binding: a
     // wheel for this host, built as the python test part builds its own, in
