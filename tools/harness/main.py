@@ -98,6 +98,12 @@ def main():
     ap.add_argument("--seed", type=int)
     ap.add_argument("--kind", choices=("real", "control"),
                     help="only the real runs, or only the controls")
+    ap.add_argument("--controls", type=int, metavar="N",
+                    help="run N of the stores' controls (all by default), taking turns by the "
+                         "seed: N consecutive ones of CONFIGS' order from seed %% their number")
+    ap.add_argument("--builds", action="store_true",
+                    help="print the control builds these arguments need, one per line, and run "
+                         "nothing (no root; scripts/harness builds only these)")
     ap.add_argument("--replay", metavar="SCHEDULE_JSON")
     ap.add_argument("--cleanup", action="store_true",
                     help="remove namespaces, bridges and veths left by earlier runs")
@@ -116,6 +122,8 @@ def main():
                          "its own (own bridge, namespaces and store clusters)")
     ap.add_argument("--stamp", help=argparse.SUPPRESS)  # a --jobs child's: its parent's
     ap.add_argument("--first-run", type=int, default=0, help=argparse.SUPPRESS)
+    # A --jobs child's: the controls its parent chose (STORE:BUILD,...).
+    ap.add_argument("--control-set", help=argparse.SUPPRESS)
     ap.add_argument("--redis-control", action="store_true",
                     help="(no effect: the Redis control now runs by default)")
     ap.add_argument("--table", nargs="+", metavar="RUN_DIR",
@@ -125,22 +133,28 @@ def main():
     if a.table:
         print(table.table(a.table))
         return 0
+    replay = None
+    if a.replay:
+        with open(a.replay) as f:
+            replay = json.load(f)
+    store_list = [replay["store"]] if replay else (
+        a.store or ["file", "etcd", "redis", "postgres", "mysql", "zookeeper"])
+    seed = replay["seed"] if replay else (a.seed if a.seed is not None else int(time.time()))
+    wanted = chosen(a, store_list, seed, replay)
+    if a.builds:
+        for build in sorted({b for _, _, _, b in wanted if b not in NORMAL}):
+            print(build)
+        return 0
     if os.geteuid() != 0:
         sys.exit("harness: needs root (network namespaces, nftables)")
     if a.cleanup:
         hosts.cleanup("smh")
         return 0
 
-    replay = None
-    if a.replay:
-        with open(a.replay) as f:
-            replay = json.load(f)
-        store_list = [replay["store"]]
+    if replay:
         seconds = replay["seconds"]
     else:
-        store_list = a.store or ["file", "etcd", "redis", "postgres", "mysql", "zookeeper"]
         seconds = 60 * (a.minutes if a.minutes else 1.0 if a.short else 5.0)
-    seed = replay["seed"] if replay else (a.seed if a.seed is not None else int(time.time()))
     python = os.path.abspath(a.python)
     if not os.path.exists(python) or subprocess.run(
             [python, "-c", "import snowmint"], capture_output=True, timeout=60).returncode:
@@ -155,13 +169,14 @@ def main():
     stamp = a.stamp or time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     if a.jobs > 1 and not replay and len(store_list) > 1:
         return side_by_side(a, store_list, seed, stamp)
+    if a.controls is not None and a.control_set is None:
+        print("harness: controls this run: " + (", ".join(
+            f"{st} {b}" for st, _, c, b in wanted if c) or "none"), flush=True)
     results = []
     n = a.first_run
     for store in store_list:
         for configuration, control, build in CONFIGS[store]:
-            if replay and (configuration != replay["configuration"]):
-                continue
-            if a.kind and a.kind != ("control" if control else "real"):
+            if (store, configuration, control, build) not in wanted:
                 continue
             tries = []
             # A control not caught runs again on the same schedule (the real
@@ -191,6 +206,26 @@ def main():
 
 
 CONTROL_TRIES = 3
+
+
+def chosen(a, store_list, seed, replay):
+    """The (store, configuration, control?, build) runs these arguments
+    ask for: a replay's one configuration, else every configuration of the
+    stores (of ``--kind``), with only ``--controls N`` of their controls,
+    N consecutive ones in CONFIGS' order from seed % their number (so that
+    successive seeds take turns: CI runs a few per run)."""
+    runs = [(store, *c) for store in store_list for c in CONFIGS[store]
+            if not replay or c[0] == replay["configuration"]]
+    runs = [r for r in runs if not a.kind or a.kind == ("control" if r[2] else "real")]
+    controls = [r for r in runs if r[2]]
+    if a.control_set is not None:
+        keep = set(a.control_set.split(",")) - {""}
+        return [r for r in runs if not r[2] or f"{r[0]}:{r[3]}" in keep]
+    if replay or a.controls is None or a.controls >= len(controls):
+        return runs
+    first = seed % len(controls)
+    keep = {controls[(first + i) % len(controls)] for i in range(max(a.controls, 0))}
+    return [r for r in runs if not r[2] or r in keep]
 
 
 def settle(tries):
@@ -238,6 +273,9 @@ def one(a, store, configuration, control, build, seed, seconds, replay, stamp, c
         "seed": seed, "seconds": seconds, "schedule": schedule,
         "cli": os.path.abspath(os.path.join(bindir, "snowmint")),
         "server": os.path.abspath(os.path.join(bindir, "snowmint-server")),
+        # A control build starts only when this names its control
+        # (snowmint_lease::control_build_refusal).
+        "control_build": "" if build in NORMAL else build,
         # The Python and Node holders: the normal packages in every run,
         # controls too, but for the SQL control: a holder of the normal build
         # reads the server's real identity where the control's build reads a
@@ -297,6 +335,10 @@ def side_by_side(a, store_list, seed, stamp):
         base += ["--minutes", str(a.minutes)]
     if a.kind:
         base += ["--kind", a.kind]
+    wanted = chosen(a, store_list, seed, None)
+    base += ["--control-set", ",".join(f"{st}:{b}" for st, _, c, b in wanted if c)]
+    print("harness: controls this run: " + (", ".join(
+        f"{st} {b}" for st, _, c, b in wanted if c) or "none"), flush=True)
     children = []
     for i, g in enumerate(groups):
         argv = base + ["--first-run", str(100 * i)]
@@ -325,8 +367,7 @@ def side_by_side(a, store_list, seed, stamp):
         with open(path) as f:
             results.append(json.load(f))
     bad = [r for r in results if not r["ok"]]
-    expected = sum(1 for s in store_list for _, control, _ in CONFIGS[s]
-                   if not a.kind or a.kind == ("control" if control else "real"))
+    expected = len(wanted)
     print(f"harness: all groups: {configs_ok(results)} of {expected} configurations as required"
           + (f"; not: {', '.join(r['configuration'] for r in bad)}" if bad else ""))
     return 1 if bad or len(configurations(results)) != expected or any(codes) else 0
