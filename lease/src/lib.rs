@@ -60,6 +60,8 @@ mod zookeeper;
 pub use any::{AnyGenerator, PlainGenerator};
 #[doc(hidden)]
 pub use driver::decide;
+#[doc(hidden)]
+pub use driver::step;
 pub use driver::{InfoValue, LeaseInfo, LeasedGenerator};
 pub use error::LeaseError;
 #[cfg(feature = "etcd")]
