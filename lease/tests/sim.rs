@@ -1,9 +1,16 @@
 //! A deterministic simulation of the lease protocol: a model store with the
 //! detection the real stores have, holders with their own clocks and
-//! settings, a network with latency and faults, and a seeded scheduler. Every
-//! decision a holder takes on a store's answer is the real driver's
-//! (`snowmint_lease::decide`); no threads, no sleeps. docs/LEASES.md,
-//! "Checked by a simulation", lists what it models and what it leaves out.
+//! settings, a network with latency and faults, and a seeded scheduler; no
+//! threads, no sleeps. A holder's claim (the skew check, the claim, the
+//! first bound), each renewal and the release on close are the production
+//! driver's own steps (`snowmint_lease::step`, which the real lease's
+//! renewal thread runs too), on the model store through the `Store` trait
+//! and a virtual clock (`snowmint::Clock`); their decisions are the
+//! driver's (`snowmint_lease::decide`). What stays modelled: the worker
+//! thread (a virtual network with the worker's deadline rule, `sim/net.rs`),
+//! the renewal thread's timing (the scheduler picks when a holder renews),
+//! and the generator (see below). docs/LEASES.md, "Checked by a
+//! simulation", lists what it models and what it leaves out.
 //!
 //! The checker classifies violations (`check::Kind`): a successor starting
 //! below a unit a predecessor issued or may still issue, an ID issued twice,
@@ -26,12 +33,17 @@
 mod check;
 #[path = "sim/model.rs"]
 mod model;
+#[path = "sim/net.rs"]
+mod net;
+#[path = "sim/variant.rs"]
+mod variant;
 #[path = "sim/world.rs"]
 mod world;
 
 use check::{Kind, Violation};
 use model::Flavor;
-use world::{schedule, Counts, Variant, SAFE};
+use variant::{Counts, Variant, SAFE};
+use world::schedule;
 
 /// Every variant by the name its replay command uses.
 const VARIANTS: &[&str] = &[
@@ -340,6 +352,46 @@ fn without_the_hwm_bound_a_store_clock_ahead_poisons_hwm() {
 #[test]
 fn raising_the_bound_without_a_confirmation_overruns_the_reservation() {
     control("unconfirmed-bound", Kind::ReservationOverrun);
+}
+
+/// The build that issues one millisecond past the confirmed reservation
+/// (Cargo feature `harness-control-past-reservation`, the harness's control
+/// for its own checker): the driver's claim and renewal steps give the
+/// generator that bound, and only they do, so only a simulation that runs
+/// them finds it. Its IDs past the confirmed `hwm` are found when issued;
+/// before that, the claim check already finds a successor whose first unit
+/// the bound covers (the only other kind allowed here). Run it by name with
+/// that feature (the protected schedules above fail in that build, as they
+/// must).
+#[cfg(feature = "harness-control-past-reservation")]
+#[test]
+fn the_past_reservation_build_overruns_the_reservation() {
+    let mut counts = Counts::default();
+    let overrun = (0..100_000).find_map(|seed| {
+        let c = schedule(seed, variant("safe"), &mut counts, false);
+        for v in &c.found {
+            assert!(
+                matches!(
+                    v.kind,
+                    Kind::ReservationOverrun | Kind::SuccessorBelowPredecessor
+                ),
+                "schedule {seed}: {:?}: {}\nreplay: {}",
+                v.kind,
+                v.detail,
+                replay_command(seed, "safe")
+            );
+        }
+        let v = c
+            .found
+            .into_iter()
+            .find(|v| v.kind == Kind::ReservationOverrun);
+        v.map(|v| (seed, v))
+    });
+    let (seed, v) = overrun.expect("no ID past the reservation in 100,000 schedules");
+    println!(
+        "past-reservation build, schedule {seed}: {:?}: {}",
+        v.kind, v.detail
+    );
 }
 
 // ---- documented-unsafe: what the protections do not cover ----------------

@@ -99,6 +99,12 @@ pub struct Model {
     pub p: Protections,
     /// The store's clock, Unix ms (virtual).
     pub now: u64,
+    /// True time, Unix ms (virtual): what `clock_writes` are checked against.
+    pub real: u64,
+    /// The network delivers the next request twice.
+    pub twice: bool,
+    /// Calls refused (settings, `max_hwm`), for the counts.
+    pub refused: u64,
     pub slots: Vec<Option<Rec>>,
     pub marker: Option<Marker>,
     log: Vec<Undo>,
@@ -107,8 +113,8 @@ pub struct Model {
     tokens: u64,
     /// Claims that fenced (a detected loss), for the counts.
     pub fences: u64,
-    /// Every `hwm` written from the store's clock: (store now, window),
-    /// checked by the world against true time.
+    /// Every `hwm` written from the store's clock: (store now, true time),
+    /// checked by the world.
     pub clock_writes: Vec<(u64, u64)>,
 }
 
@@ -129,6 +135,9 @@ impl Model {
             flavor,
             p,
             now,
+            real: now,
+            twice: false,
+            refused: 0,
             slots: vec![None; slots],
             marker: Some(Marker {
                 server: 1,
@@ -246,7 +255,7 @@ impl Model {
         let old = self.slots[pick];
         let prev = old.as_ref().map_or(0, |r| r.hwm).max(fence);
         let hwm = prev.max(now + req.window_ms);
-        self.clock_writes.push((now, req.window_ms));
+        self.clock_writes.push((now, self.real));
         let holder = Holder {
             slot: pick as u64,
             token: format!("{:x}", self.tokens),
@@ -298,7 +307,7 @@ impl Model {
         let r = self.current(h)?;
         self.too_far(window_ms, max_hwm)?;
         let hwm = r.hwm.max(now + window_ms);
-        self.clock_writes.push((now, window_ms));
+        self.clock_writes.push((now, self.real));
         self.write(
             h.slot as usize,
             Rec {
