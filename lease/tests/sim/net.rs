@@ -6,7 +6,7 @@
 //! their deadline, and an answer after `timeout_ms` goes to the call's own
 //! `late` handler (the driver's), as the worker hands it.
 
-use std::any::TypeId;
+use std::any::{Any, TypeId};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -139,6 +139,9 @@ pub struct Net<'a> {
     /// With `Variant::own_clocks`: the store clock's offsets from true time
     /// within `max_skew_ms` of every holder's (but the far one's), ms.
     pub band: Option<(i64, i64)>,
+    /// The `hwm` of the last renewal answered within its deadline (what
+    /// the store confirmed to a holder, whatever the driver makes of it).
+    pub confirmed: Option<u64>,
 }
 
 impl<'a> Net<'a> {
@@ -157,6 +160,7 @@ impl<'a> Net<'a> {
             unchecked_claims: false,
             base_skew: 0,
             band: None,
+            confirmed: None,
         }
     }
 
@@ -303,6 +307,10 @@ impl<'a> Net<'a> {
             }
         };
         if self.real() - start <= timeout {
+            let any: &dyn Any = &answer;
+            if let Some(Ok(r)) = any.downcast_ref::<Result<Renewal, StoreError>>() {
+                self.confirmed = Some(r.hwm_ms);
+            }
             return answer;
         }
         // Past the deadline: the worker has given up; the answer goes to

@@ -276,6 +276,7 @@ impl World<'_> {
         // What a driver that raises its bound without a confirmation would
         // raise it to (`Variant::unconfirmed_bound`).
         let unconfirmed = decide::limit(sent + proc.s.window_ms, sent, &proc.s);
+        self.net.confirmed = None;
         let next = step::renew_once(
             &proc.store,
             &self.space,
@@ -306,13 +307,12 @@ impl World<'_> {
             return;
         };
         let h = self.procs[p].held.as_mut().unwrap();
-        let (renewals, hwm) = {
-            let s = h.status.lock().unwrap();
-            (s.renewals, s.hwm_ms)
-        };
-        if renewals > before {
+        // The checker's reservation is what the store answered in time,
+        // not what the driver recorded.
+        if let Some(hwm) = self.net.confirmed {
             h.max_confirmed = h.max_confirmed.max(hwm);
-        } else if self.v.unconfirmed_bound {
+        }
+        if self.v.unconfirmed_bound && h.status.lock().unwrap().renewals == before {
             h.gen.reserve_until(Some(unconfirmed));
         }
         let t = &mut self.check.tenures[h.tenure];
