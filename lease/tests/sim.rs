@@ -8,9 +8,10 @@
 //! and a virtual clock (`snowmint::Clock`); their decisions are the
 //! driver's (`snowmint_lease::decide`). What stays modelled: the worker
 //! thread (a virtual network with the worker's deadline rule, `sim/net.rs`),
-//! the renewal thread's timing (the scheduler picks when a holder renews),
-//! and the generator (see below). docs/LEASES.md, "Checked by a
-//! simulation", lists what it models and what it leaves out.
+//! how late the renewal thread wakes (a holder renews once the wait its last
+//! renewal step returned has passed, when the scheduler picks it), and the
+//! generator (see below). docs/LEASES.md, "Checked by a simulation", lists
+//! what it models and what it leaves out.
 //!
 //! The checker classifies violations (`check::Kind`): a successor starting
 //! below a unit a predecessor issued or may still issue, an ID issued twice,
@@ -347,38 +348,25 @@ fn without_the_hwm_bound_a_store_clock_ahead_poisons_hwm() {
     control("no-hwm-bound", Kind::PoisonedHwm);
 }
 
-/// A driver that raises its bound on a renewal nobody answered issues above
-/// what the store confirmed.
-#[test]
-fn raising_the_bound_without_a_confirmation_overruns_the_reservation() {
-    control("unconfirmed-bound", Kind::ReservationOverrun);
-}
-
-/// The build that issues one millisecond past the confirmed reservation
-/// (Cargo feature `harness-control-past-reservation`, the harness's control
-/// for its own checker): the driver's claim and renewal steps give the
-/// generator that bound, and only they do, so only a simulation that runs
-/// them finds it. Its IDs past the confirmed `hwm` are found when issued;
-/// before that, the claim check already finds a successor whose first unit
-/// the bound covers (the only other kind allowed here). Run it by name with
-/// that feature (the protected schedules above fail in that build, as they
-/// must).
-#[cfg(feature = "harness-control-past-reservation")]
-#[test]
-fn the_past_reservation_build_overruns_the_reservation() {
+/// Runs variant `name` until a schedule has an ID issued above what the
+/// store confirmed to its holder (at most 100,000 schedules), and asserts
+/// that every violation until then is of that kind, or a successor whose
+/// first unit the too-high bound covers (found at its claim, before any ID
+/// past the reservation): the two faces of a bound past the reservation.
+fn overrun_control(name: &str) {
     let mut counts = Counts::default();
     let overrun = (0..100_000).find_map(|seed| {
-        let c = schedule(seed, variant("safe"), &mut counts, false);
+        let c = schedule(seed, variant(name), &mut counts, false);
         for v in &c.found {
             assert!(
                 matches!(
                     v.kind,
                     Kind::ReservationOverrun | Kind::SuccessorBelowPredecessor
                 ),
-                "schedule {seed}: {:?}: {}\nreplay: {}",
+                "{name}, schedule {seed}: {:?}: {}\nreplay: {}",
                 v.kind,
                 v.detail,
-                replay_command(seed, "safe")
+                replay_command(seed, name)
             );
         }
         let v = c
@@ -387,11 +375,29 @@ fn the_past_reservation_build_overruns_the_reservation() {
             .find(|v| v.kind == Kind::ReservationOverrun);
         v.map(|v| (seed, v))
     });
-    let (seed, v) = overrun.expect("no ID past the reservation in 100,000 schedules");
-    println!(
-        "past-reservation build, schedule {seed}: {:?}: {}",
-        v.kind, v.detail
-    );
+    let Some((seed, v)) = overrun else {
+        panic!("{name}: no ID past the reservation in 100,000 schedules");
+    };
+    println!("{name}, schedule {seed}: {:?}: {}", v.kind, v.detail);
+}
+
+/// A driver that raises its bound on a renewal nobody answered issues above
+/// what the store confirmed.
+#[test]
+fn raising_the_bound_without_a_confirmation_overruns_the_reservation() {
+    overrun_control("unconfirmed-bound");
+}
+
+/// The build that issues one millisecond past the confirmed reservation
+/// (Cargo feature `harness-control-past-reservation`, the harness's control
+/// for its own checker): the driver's claim and renewal steps give the
+/// generator that bound, and only they do, so only a simulation that runs
+/// them finds it. Run it by name with that feature (the protected
+/// schedules above fail in that build, as they must).
+#[cfg(feature = "harness-control-past-reservation")]
+#[test]
+fn the_past_reservation_build_overruns_the_reservation() {
+    overrun_control("safe");
 }
 
 // ---- documented-unsafe: what the protections do not cover ----------------

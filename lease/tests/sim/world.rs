@@ -25,6 +25,9 @@ struct Held {
     prev_hwm: u64,
     max_confirmed: u64,
     tenure: usize,
+    /// When its renewal thread wakes next (true time): the wait the
+    /// driver's renewal step returned, counted from its end.
+    renew_at: u64,
 }
 
 struct Proc {
@@ -263,6 +266,7 @@ impl World<'_> {
             prev_hwm: claim.prev_hwm_ms,
             max_confirmed: claim.hwm_ms,
             tenure,
+            renew_at: self.real() + s.renew_ms,
         });
     }
 
@@ -301,12 +305,14 @@ impl World<'_> {
                 self.t(self.real())
             );
         }
-        let Some(_) = next else {
+        let Some(wait) = next else {
             self.net.counts.lost += 1;
             self.stop(p);
             return;
         };
+        let real = self.real();
         let h = self.procs[p].held.as_mut().unwrap();
+        h.renew_at = real + wait;
         // The checker's reservation is what the store answered in time,
         // not what the driver recorded.
         if let Some(hwm) = self.net.confirmed {
@@ -462,9 +468,16 @@ impl World<'_> {
                     self.claim(p);
                     return;
                 }
+                let due = self.procs[p]
+                    .held
+                    .as_ref()
+                    .is_some_and(|h| h.renew_at <= self.real());
                 match self.net.rng.below(100) {
                     0..=59 => self.issue(p),
-                    60..=89 => self.renew(p),
+                    // The renewal thread, once its wait has passed (it may
+                    // wake late: the scheduler picks when).
+                    60..=89 if due => self.renew(p),
+                    60..=89 => self.issue(p),
                     90..=95 => self.close(p),
                     _ => {
                         // A crash: no release; a new process reads the wall clock.
