@@ -59,6 +59,8 @@ const VARIANTS: &[&str] = &[
     "no-hwm-bound",
     "undetectable-loss",
     "unchecked-claims",
+    "unchecked-claims-redis",
+    "unchecked-claims-redis-no-lower-bound",
     "holder-clock-error",
     "holder-clock-error-three-skew-fence",
     "unconfirmed-bound",
@@ -105,7 +107,19 @@ fn variant(name: &str) -> Variant {
             v.undetectable = true;
             v.flavor = Some(Flavor::Sql);
         }
-        "unchecked-claims" => v.unchecked_claims = true,
+        "unchecked-claims" => {
+            v.unchecked_claims = true;
+            v.flavor = Some(Flavor::Sql);
+        }
+        "unchecked-claims-redis" => {
+            v.unchecked_claims = true;
+            v.flavor = Some(Flavor::Redis);
+        }
+        "unchecked-claims-redis-no-lower-bound" => {
+            v.unchecked_claims = true;
+            v.flavor = Some(Flavor::Redis);
+            v.store.min_store = false;
+        }
         "holder-clock-error" => v.holder_error = 25,
         "mixed-skews" => v.mixed_skews = true,
         "holder-clock-error-three-skew-fence" => {
@@ -348,6 +362,26 @@ fn without_the_hwm_bound_a_store_clock_ahead_poisons_hwm() {
     control("no-hwm-bound", Kind::PoisonedHwm);
 }
 
+/// Redis checks the claim's lower bound (`min_store_ms`, which the driver's
+/// claim step sets: its clock when it sent the claim − `max_skew_ms`)
+/// against its clock in the claim's script: claims on a store clock stepped
+/// back since the skew check, or applied past their deadline, are refused.
+#[test]
+fn redis_refuses_a_claim_below_its_lower_bound() {
+    let counts = clean("unchecked-claims-redis", 0, 20_000);
+    assert!(counts.refused > 0, "{counts:#?}");
+}
+
+/// Without that lower bound, the same Redis claims fence from a clock
+/// further behind than any skew check allowed.
+#[test]
+fn without_the_lower_bound_a_redis_claim_on_a_clock_stepped_back_starts_below() {
+    control(
+        "unchecked-claims-redis-no-lower-bound",
+        Kind::SuccessorBelowPredecessor,
+    );
+}
+
 /// Runs variant `name` until a schedule has an ID issued above what the
 /// store confirmed to its holder (at most 100,000 schedules), and asserts
 /// that every violation until then is of that kind, or a successor whose
@@ -419,10 +453,11 @@ fn an_undetectable_loss_issues_an_id_twice() {
 }
 
 /// The skew check and the claim are two calls, and a claim may be applied
-/// past its deadline: nothing bounds a step back of the store's clock
-/// between the check and the claim acting on it (`max_hwm` bounds a step
-/// ahead only), so the fence can come from a clock further behind than any
-/// check allowed.
+/// past its deadline: on a SQL store (which does not check the claim's
+/// lower bound, see `redis_refuses_a_claim_below_its_lower_bound`) nothing
+/// bounds a step back of the store's clock between the check and the claim
+/// acting on it (`max_hwm` bounds a step ahead only), so the fence can come
+/// from a clock further behind than any check allowed.
 #[test]
 fn a_claim_on_an_unchecked_store_clock_lets_a_successor_start_below() {
     control("unchecked-claims", Kind::SuccessorBelowPredecessor);

@@ -82,6 +82,10 @@ pub struct Protections {
     pub sql_identity: bool,
     /// Claims and renewals are refused above the caller's `max_hwm`.
     pub hwm_bound: bool,
+    /// Redis refuses a claim while its clock reads below the claim's
+    /// `min_store_ms` (the claimer's clock when it sent it − `max_skew_ms`);
+    /// the SQL stores do not check it.
+    pub min_store: bool,
     /// A fence over a marker of another server keeps that marker's fence if
     /// it is higher (the Redis script and the SQL store write `now + span`
     /// alone): holders of older epochs stay covered when the settings of the
@@ -214,6 +218,9 @@ impl Model {
     pub fn claim(&mut self, req: &ClaimRequest, c: Caller) -> Result<Claim, StoreError> {
         let now = self.now;
         self.too_far(req.window_ms, c.max_hwm)?;
+        if self.flavor == Flavor::Redis && self.p.min_store && now < req.min_store_ms {
+            return Err(StoreError::Refused("below this claim's lower bound".into()));
+        }
         self.tokens += 1;
         let (fence, epoch) = if self.marker_current() {
             let m = self.marker.as_ref().unwrap();

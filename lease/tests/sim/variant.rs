@@ -54,6 +54,7 @@ pub const SAFE: Variant = Variant {
         settings_check: true,
         sql_identity: true,
         hwm_bound: true,
+        min_store: true,
         keep_old_fence: false,
     },
     resume_after: true,
