@@ -94,6 +94,8 @@ pub fn control_build_refusal() -> Option<String> {
 pub use any::{AnyGenerator, PlainGenerator};
 #[doc(hidden)]
 pub use driver::decide;
+#[doc(hidden)]
+pub use driver::step;
 pub use driver::{InfoValue, LeaseInfo, LeasedGenerator};
 pub use error::LeaseError;
 #[cfg(feature = "etcd")]

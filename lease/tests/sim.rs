@@ -1,9 +1,17 @@
 //! A deterministic simulation of the lease protocol: a model store with the
 //! detection the real stores have, holders with their own clocks and
-//! settings, a network with latency and faults, and a seeded scheduler. Every
-//! decision a holder takes on a store's answer is the real driver's
-//! (`snowmint_lease::decide`); no threads, no sleeps. docs/LEASES.md,
-//! "Checked by a simulation", lists what it models and what it leaves out.
+//! settings, a network with latency and faults, and a seeded scheduler; no
+//! threads, no sleeps. A holder's claim (the skew check, the claim, the
+//! first bound), each renewal and the release on close are the production
+//! driver's own steps (`snowmint_lease::step`, which the real lease's
+//! renewal thread runs too), on the model store through the `Store` trait
+//! and a virtual clock (`snowmint::Clock`); their decisions are the
+//! driver's (`snowmint_lease::decide`). What stays modelled: the worker
+//! thread (a virtual network with the worker's deadline rule, `sim/net.rs`),
+//! how late the renewal thread wakes (a holder renews once the wait its last
+//! renewal step returned has passed, when the scheduler picks it), and the
+//! generator (see below). docs/LEASES.md, "Checked by a simulation", lists
+//! what it models and what it leaves out.
 //!
 //! The checker classifies violations (`check::Kind`): a successor starting
 //! below a unit a predecessor issued or may still issue, an ID issued twice,
@@ -26,12 +34,17 @@
 mod check;
 #[path = "sim/model.rs"]
 mod model;
+#[path = "sim/net.rs"]
+mod net;
+#[path = "sim/variant.rs"]
+mod variant;
 #[path = "sim/world.rs"]
 mod world;
 
 use check::{Kind, Violation};
 use model::Flavor;
-use world::{schedule, Counts, Variant, SAFE};
+use variant::{Counts, Variant, SAFE};
+use world::schedule;
 
 /// Every variant by the name its replay command uses.
 const VARIANTS: &[&str] = &[
@@ -46,6 +59,8 @@ const VARIANTS: &[&str] = &[
     "no-hwm-bound",
     "undetectable-loss",
     "unchecked-claims",
+    "unchecked-claims-redis",
+    "unchecked-claims-redis-no-lower-bound",
     "holder-clock-error",
     "holder-clock-error-three-skew-fence",
     "unconfirmed-bound",
@@ -92,7 +107,19 @@ fn variant(name: &str) -> Variant {
             v.undetectable = true;
             v.flavor = Some(Flavor::Sql);
         }
-        "unchecked-claims" => v.unchecked_claims = true,
+        "unchecked-claims" => {
+            v.unchecked_claims = true;
+            v.flavor = Some(Flavor::Sql);
+        }
+        "unchecked-claims-redis" => {
+            v.unchecked_claims = true;
+            v.flavor = Some(Flavor::Redis);
+        }
+        "unchecked-claims-redis-no-lower-bound" => {
+            v.unchecked_claims = true;
+            v.flavor = Some(Flavor::Redis);
+            v.store.min_store = false;
+        }
         "holder-clock-error" => v.holder_error = 25,
         "mixed-skews" => v.mixed_skews = true,
         "holder-clock-error-three-skew-fence" => {
@@ -335,11 +362,76 @@ fn without_the_hwm_bound_a_store_clock_ahead_poisons_hwm() {
     control("no-hwm-bound", Kind::PoisonedHwm);
 }
 
+/// Redis checks the claim's lower bound (`min_store_ms`, which the driver's
+/// claim step sets: its clock when it sent the claim − `max_skew_ms`)
+/// against its clock in the claim's script: claims on a store clock stepped
+/// back since the skew check, or applied past their deadline, are refused.
+#[test]
+fn redis_refuses_a_claim_below_its_lower_bound() {
+    let counts = clean("unchecked-claims-redis", 0, 20_000);
+    assert!(counts.refused > 0, "{counts:#?}");
+}
+
+/// Without that lower bound, the same Redis claims fence from a clock
+/// further behind than any skew check allowed.
+#[test]
+fn without_the_lower_bound_a_redis_claim_on_a_clock_stepped_back_starts_below() {
+    control(
+        "unchecked-claims-redis-no-lower-bound",
+        Kind::SuccessorBelowPredecessor,
+    );
+}
+
+/// Runs variant `name` until a schedule has an ID issued above what the
+/// store confirmed to its holder (at most 100,000 schedules), and asserts
+/// that every violation until then is of that kind, or a successor whose
+/// first unit the too-high bound covers (found at its claim, before any ID
+/// past the reservation): the two faces of a bound past the reservation.
+fn overrun_control(name: &str) {
+    let mut counts = Counts::default();
+    let overrun = (0..100_000).find_map(|seed| {
+        let c = schedule(seed, variant(name), &mut counts, false);
+        for v in &c.found {
+            assert!(
+                matches!(
+                    v.kind,
+                    Kind::ReservationOverrun | Kind::SuccessorBelowPredecessor
+                ),
+                "{name}, schedule {seed}: {:?}: {}\nreplay: {}",
+                v.kind,
+                v.detail,
+                replay_command(seed, name)
+            );
+        }
+        let v = c
+            .found
+            .into_iter()
+            .find(|v| v.kind == Kind::ReservationOverrun);
+        v.map(|v| (seed, v))
+    });
+    let Some((seed, v)) = overrun else {
+        panic!("{name}: no ID past the reservation in 100,000 schedules");
+    };
+    println!("{name}, schedule {seed}: {:?}: {}", v.kind, v.detail);
+}
+
 /// A driver that raises its bound on a renewal nobody answered issues above
 /// what the store confirmed.
 #[test]
 fn raising_the_bound_without_a_confirmation_overruns_the_reservation() {
-    control("unconfirmed-bound", Kind::ReservationOverrun);
+    overrun_control("unconfirmed-bound");
+}
+
+/// The build that issues one millisecond past the confirmed reservation
+/// (Cargo feature `harness-control-past-reservation`, the harness's control
+/// for its own checker): the driver's claim and renewal steps give the
+/// generator that bound, and only they do, so only a simulation that runs
+/// them finds it. Run it by name with that feature (the protected
+/// schedules above fail in that build, as they must).
+#[cfg(feature = "harness-control-past-reservation")]
+#[test]
+fn the_past_reservation_build_overruns_the_reservation() {
+    overrun_control("safe");
 }
 
 // ---- documented-unsafe: what the protections do not cover ----------------
@@ -361,10 +453,11 @@ fn an_undetectable_loss_issues_an_id_twice() {
 }
 
 /// The skew check and the claim are two calls, and a claim may be applied
-/// past its deadline: nothing bounds a step back of the store's clock
-/// between the check and the claim acting on it (`max_hwm` bounds a step
-/// ahead only), so the fence can come from a clock further behind than any
-/// check allowed.
+/// past its deadline: on a SQL store (which does not check the claim's
+/// lower bound, see `redis_refuses_a_claim_below_its_lower_bound`) nothing
+/// bounds a step back of the store's clock between the check and the claim
+/// acting on it (`max_hwm` bounds a step ahead only), so the fence can come
+/// from a clock further behind than any check allowed.
 #[test]
 fn a_claim_on_an_unchecked_store_clock_lets_a_successor_start_below() {
     control("unchecked-claims", Kind::SuccessorBelowPredecessor);

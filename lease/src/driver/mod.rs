@@ -3,10 +3,13 @@
 //! it, stop at once when the slot is lost, release on close or drop.
 //!
 //! Every store call of a lease runs on its [`worker`]; every decision on a
-//! store's answer is a pure function of [`decide`].
+//! store's answer is a pure function of [`decide`]; each store step (the
+//! claim, one renewal, the release) is a function of [`step`], on any way
+//! of making store calls.
 
 pub mod decide;
 pub(crate) mod leased;
+pub mod step;
 mod worker;
 
 use std::sync::{Arc, Condvar, Mutex};
@@ -20,9 +23,9 @@ use snowmint::{
 
 use crate::error::LeaseError;
 use crate::space::SlotSpace;
-use crate::store::{ClaimRequest, Holder, RenewRequest, Store, StoreError};
+use crate::store::{Holder, Store, StoreError};
 use crate::url::{LeaseUrl, Settings};
-use decide::Renewed;
+use step::{Calls, Status};
 pub(crate) use worker::timed;
 use worker::Worker;
 
@@ -60,26 +63,6 @@ struct Lease {
     fence: Option<FenceCause>,
     status: Mutex<Status>,
     wake: Condvar,
-}
-
-struct Status {
-    stop: bool,
-    hwm_ms: u64,
-    expires_ms: Option<u64>,
-    renewals: u64,
-    /// Local minus store clock, ms, as the last renewal that moved `hwm`
-    /// (or the claim) measured it.
-    skew_ms: Option<i64>,
-    lost: Option<String>,
-    last_error: Option<String>,
-    /// When the first of the renewals failing since the last confirmed one
-    /// was sent, local Unix ms.
-    failing_since_ms: Option<u64>,
-    /// The local clock (the generator's) read after the last confirmation
-    /// (the claim, or renewal number `renewals`) arrived and before the
-    /// generator's limit was raised to it: every ID under that reservation
-    /// was issued at or after it.
-    confirmed_at_ms: u64,
 }
 
 /// A lease's state, for reports.
@@ -272,49 +255,15 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             settings.namespace.as_deref(),
         )?);
         let name = store.describe();
-        let fail = |e: StoreError| store_error(&name, space.slots(), e);
         let worker = Worker::new();
         let timeout = settings.timeout_ms;
 
         // The skew check, before taking a slot we would refuse.
-        let local_before = clock.now_ms();
-        let s = Arc::clone(&store);
-        let store_ms = worker
-            .call(timeout, move || s.now_ms(), |_| {})
-            .map_err(fail)?;
-        let skew_ms = decide::claim_skew(&name, local_before, store_ms, clock.now_ms(), &settings)?;
-
-        let req = ClaimRequest::new(prefer, settings.ttl_ms, settings.window_ms);
-        let (st, sp) = (Arc::clone(&store), Arc::clone(&space));
-        let (late_st, late_sp) = (Arc::clone(&store), Arc::clone(&space));
-        // The store refuses to write store time + window above what this
-        // clock justifies (a store clock stepped far ahead would poison the
-        // slot's hwm), and (Redis) to claim on a clock more than max_skew_ms
-        // behind this one: the server that runs the claim may not be the one
-        // the skew check read (a name or address that moved in between), and
-        // the fence after a loss is counted from its clock.
-        let sent_ms = clock.now_ms();
-        let req = ClaimRequest {
-            max_hwm_ms: hwm_bound(sent_ms, &settings),
-            min_store_ms: sent_ms.saturating_sub(settings.max_skew_ms).max(1),
-            ..req
-        };
-        let claim = worker
-            .call(
-                timeout,
-                move || st.claim(&sp, &req),
-                // A claim that answered after its deadline: release it again
-                // (keeping its hwm), so a slow store does not leak slots.
-                move |late| {
-                    let hwm = decide::late_claim_hwm(&late);
-                    let _ = late_st.release(&late_sp, &late.holder, hwm);
-                },
-            )
-            .map_err(fail)?;
+        let skew_ms = step::check_skew(&store, &space, &settings, &clock, &worker)?;
+        let (claim, sent_ms) = step::claim(&store, &space, &settings, prefer, &clock, &worker)?;
         let release_now = |e: LeaseError| {
-            let (st, sp, h) = (Arc::clone(&store), Arc::clone(&space), claim.holder.clone());
             let hwm = claim.prev_hwm_ms;
-            let _ = worker.call(timeout, move || st.release(&sp, &h, hwm), |_| {});
+            let _ = step::release(&store, &space, &claim.holder, hwm, timeout, &worker);
             e
         };
         // The limit counts from the send time, not the reply's arrival.
@@ -327,8 +276,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         let entry = leased::register(gen.config(), space.leased_field(), claim.holder.slot)
             .map_err(release_now)?;
         // Before the first ID: only what the store confirmed.
-        let confirmed_at_ms = gen.clock().now_ms();
-        gen.reserve_until(Some(decide::issue_until(start.limit_ms)));
+        let status = step::first_bound(&gen, &claim, skew_ms, start.limit_ms);
         let gen = Arc::new(gen);
         let lease = Arc::new(Lease {
             store,
@@ -339,17 +287,7 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
             prev_hwm_ms: claim.prev_hwm_ms,
             fence: (claim.prev_hwm_ms >= layout.epoch_ms())
                 .then(|| claim.fence.unwrap_or(FenceCause::Predecessor)),
-            status: Mutex::new(Status {
-                stop: false,
-                hwm_ms: claim.hwm_ms,
-                expires_ms: claim.expires_ms,
-                renewals: 0,
-                skew_ms: Some(skew_ms),
-                lost: None,
-                last_error: None,
-                failing_since_ms: None,
-                confirmed_at_ms,
-            }),
+            status: Mutex::new(status),
             wake: Condvar::new(),
         });
         let renewer = {
@@ -359,15 +297,9 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                 .spawn(move || renew_loop(&l, &*g))
                 .map_err(|e| {
                     leased::unregister(entry);
-                    let (st, sp, h) = (
-                        Arc::clone(&lease.store),
-                        Arc::clone(&lease.space),
-                        lease.holder.clone(),
-                    );
-                    let hwm = lease.prev_hwm_ms;
-                    let _ = lease
-                        .worker
-                        .call(timeout, move || st.release(&sp, &h, hwm), |_| {});
+                    let l = &lease;
+                    let hwm = l.prev_hwm_ms;
+                    let _ = step::release(&l.store, &l.space, &l.holder, hwm, timeout, &l.worker);
                     LeaseError::unavailable(
                         LeaseProblem::Unreachable,
                         format!("cannot start the renewal thread: {e}"),
@@ -528,19 +460,18 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
         if let Some(entry) = self.leased.lock().unwrap_or_else(|e| e.into_inner()).take() {
             leased::unregister(entry);
         }
-        if self.lease.status().lost.is_some() {
-            return Ok(());
-        }
-        let last = decide::release_hwm(last, self.lease.prev_hwm_ms);
         let l = &self.lease;
-        let (st, sp, h) = (Arc::clone(&l.store), Arc::clone(&l.space), l.holder.clone());
-        l.worker
-            .call(
-                l.settings.timeout_ms,
-                move || st.release(&sp, &h, last),
-                |_| {},
-            )
-            .map_err(|e| store_error(&l.store.describe(), l.space.slots(), e))
+        step::release_on_close(
+            &l.store,
+            &l.space,
+            &l.holder,
+            l.prev_hwm_ms,
+            last,
+            &l.status,
+            l.settings.timeout_ms,
+            &l.worker,
+        )
+        .map_err(|e| store_error(&l.store.describe(), l.space.slots(), e))
     }
 
     /// True once [`close`](Self::close) ran.
@@ -573,13 +504,11 @@ impl Lease {
 }
 
 /// Renews every `renew_ms` (a quarter of that after a failure) until stopped
-/// or lost.
+/// or lost ([`step::renew_once`]).
 fn renew_loop<C: Clock>(lease: &Arc<Lease>, gen: &Generator<C>) {
-    let every = Duration::from_millis(lease.settings.renew_ms);
-    let retry = Duration::from_millis((lease.settings.renew_ms / 4).max(1));
-    let mut wait = every;
+    let mut wait = Duration::from_millis(lease.settings.renew_ms);
     loop {
-        let prev_hwm_ms = {
+        {
             let s = lease.status();
             let (s, _) = lease
                 .wake
@@ -588,67 +517,32 @@ fn renew_loop<C: Clock>(lease: &Arc<Lease>, gen: &Generator<C>) {
             if s.stop {
                 return;
             }
-            s.hwm_ms
-        };
-        let l = Arc::clone(lease);
-        let sent_ms = gen.clock().now_ms();
-        let max_hwm_ms = hwm_bound(sent_ms, &lease.settings);
-        // A renewal that answers after its deadline is dropped: the next one
-        // confirms as much (hwm only grows), and a stale answer would date
-        // its skew measurement wrongly.
-        let result = lease.worker.call(
-            lease.settings.timeout_ms,
-            move || {
-                let s = &l.settings;
-                let req = RenewRequest {
-                    holder: &l.holder,
-                    ttl_ms: s.ttl_ms,
-                    window_ms: s.window_ms,
-                    max_hwm_ms,
-                };
-                l.store.renew_within(&l.space, &req)
-            },
-            |_| {},
-        );
-        let got_ms = gen.clock().now_ms();
-        let decision = decide::after_renewal(result, prev_hwm_ms, sent_ms, got_ms, &lease.settings);
-        let mut s = lease.status();
-        match decision {
-            Renewed::Confirmed {
-                hwm_ms,
-                expires_ms,
-                limit_ms,
-                skew_ms,
-                warning,
-            } => {
-                // The write is confirmed: only now may IDs use it (the
-                // clock read after the answer came, before the limit moves).
-                gen.reserve_until(Some(decide::issue_until(limit_ms)));
-                s.confirmed_at_ms = got_ms;
-                s.failing_since_ms = None;
-                s.hwm_ms = hwm_ms;
-                s.expires_ms = expires_ms;
-                s.renewals += 1;
-                if skew_ms.is_some() {
-                    s.skew_ms = skew_ms;
-                }
-                s.last_error = warning;
-                wait = every;
-            }
-            Renewed::Lost(why) => {
-                // Another holder: stop at once, even inside the reservation
-                // (`lost` first: a refusal that follows reads it).
-                s.lost = Some(why);
-                gen.reserve_until(Some(0));
-                return;
-            }
-            Renewed::Failed(why) => {
-                // Keep issuing up to the confirmed reservation; try again soon.
-                s.last_error = Some(why);
-                s.failing_since_ms.get_or_insert(sent_ms);
-                wait = retry;
-            }
         }
+        let l = lease;
+        let next = step::renew_once(
+            &l.store,
+            &l.space,
+            &l.holder,
+            &l.settings,
+            &l.status,
+            gen,
+            &l.worker,
+        );
+        match next {
+            Some(ms) => wait = Duration::from_millis(ms),
+            None => return,
+        }
+    }
+}
+
+impl Calls for Worker {
+    fn call<T: Send + 'static>(
+        &self,
+        timeout_ms: u64,
+        f: impl FnOnce() -> Result<T, StoreError> + Send + 'static,
+        late: impl FnOnce(T) + Send + 'static,
+    ) -> Result<T, StoreError> {
+        Worker::call(self, timeout_ms, f, late)
     }
 }
 

@@ -82,6 +82,10 @@ pub struct Protections {
     pub sql_identity: bool,
     /// Claims and renewals are refused above the caller's `max_hwm`.
     pub hwm_bound: bool,
+    /// Redis refuses a claim while its clock reads below the claim's
+    /// `min_store_ms` (the claimer's clock when it sent it − `max_skew_ms`);
+    /// the SQL stores do not check it.
+    pub min_store: bool,
     /// A fence over a marker of another server keeps that marker's fence if
     /// it is higher (the Redis script and the SQL store write `now + span`
     /// alone): holders of older epochs stay covered when the settings of the
@@ -99,6 +103,12 @@ pub struct Model {
     pub p: Protections,
     /// The store's clock, Unix ms (virtual).
     pub now: u64,
+    /// True time, Unix ms (virtual): what `clock_writes` are checked against.
+    pub real: u64,
+    /// The network delivers the next request twice.
+    pub twice: bool,
+    /// Calls refused (settings, `max_hwm`), for the counts.
+    pub refused: u64,
     pub slots: Vec<Option<Rec>>,
     pub marker: Option<Marker>,
     log: Vec<Undo>,
@@ -107,8 +117,8 @@ pub struct Model {
     tokens: u64,
     /// Claims that fenced (a detected loss), for the counts.
     pub fences: u64,
-    /// Every `hwm` written from the store's clock: (store now, window),
-    /// checked by the world against true time.
+    /// Every `hwm` written from the store's clock: (store now, true time),
+    /// checked by the world.
     pub clock_writes: Vec<(u64, u64)>,
 }
 
@@ -129,6 +139,9 @@ impl Model {
             flavor,
             p,
             now,
+            real: now,
+            twice: false,
+            refused: 0,
             slots: vec![None; slots],
             marker: Some(Marker {
                 server: 1,
@@ -205,6 +218,9 @@ impl Model {
     pub fn claim(&mut self, req: &ClaimRequest, c: Caller) -> Result<Claim, StoreError> {
         let now = self.now;
         self.too_far(req.window_ms, c.max_hwm)?;
+        if self.flavor == Flavor::Redis && self.p.min_store && now < req.min_store_ms {
+            return Err(StoreError::Refused("below this claim's lower bound".into()));
+        }
         self.tokens += 1;
         let (fence, epoch) = if self.marker_current() {
             let m = self.marker.as_ref().unwrap();
@@ -246,7 +262,7 @@ impl Model {
         let old = self.slots[pick];
         let prev = old.as_ref().map_or(0, |r| r.hwm).max(fence);
         let hwm = prev.max(now + req.window_ms);
-        self.clock_writes.push((now, req.window_ms));
+        self.clock_writes.push((now, self.real));
         let holder = Holder {
             slot: pick as u64,
             token: format!("{:x}", self.tokens),
@@ -298,7 +314,7 @@ impl Model {
         let r = self.current(h)?;
         self.too_far(window_ms, max_hwm)?;
         let hwm = r.hwm.max(now + window_ms);
-        self.clock_writes.push((now, window_ms));
+        self.clock_writes.push((now, self.real));
         self.write(
             h.slot as usize,
             Rec {
