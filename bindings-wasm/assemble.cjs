@@ -49,7 +49,7 @@ for (const f of ['parts.js', 'api-common.js']) {
   fs.writeFileSync(path.join(webPkg, f), toModule(src, `bindings-node/${f}`))
 }
 const names = Object.keys(require(path.join(nodePkg, 'api.js')).install(require(path.join(nodePkg, 'snowmint_wasm.js'))))
-const head = '// The package entry point (written by bindings-wasm/build.sh): what\n' +
+const head = '// The package entry point (written by bindings-wasm/assemble.cjs): what\n' +
   '// api.js (js/api.js in the repository) builds on the wasm-bindgen module.\n'
 // `exports.X =` lines, so that Node's ESM import sees the names.
 fs.writeFileSync(path.join(nodePkg, 'index.js'), head + `'use strict'
