@@ -1,6 +1,6 @@
 // The JavaScript layer above the Rust core, written once for both
 // JavaScript packages: the native Node package requires this file as it is
-// (main.js), and bindings-wasm/build.sh copies it into the WebAssembly
+// (main.js), and bindings-wasm/assemble.cjs copies it into the WebAssembly
 // packages (pkg-node as it is, pkg-web as an ES module: like parts.js, the
 // file is `'use strict'`, one `require` of names, declarations and one
 // `module.exports = {...}` line). Each package passes only what differs: how

@@ -3,7 +3,7 @@
  * `toJSON`/`toString` methods (declared below). */
 // The declarations of both JavaScript packages, written once (this header):
 // napi-rs prepends it to the native package's index.d.ts, and
-// bindings-wasm/build.sh puts it, without its first comment and its
+// bindings-wasm/assemble.cjs puts it, without its first comment and its
 // native-only blocks (between the `<native-only>` marker lines), before the
 // WebAssembly package's own declarations (bindings-wasm/js/index.d.ts).
 

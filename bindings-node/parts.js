@@ -1,10 +1,10 @@
 // The `Parts` objects that `decode` returns, written once for both
 // JavaScript packages: the native Node package ships this file as it is
-// (api-common.js requires it), and bindings-wasm/build.sh copies it into the
-// WebAssembly packages (pkg-node as it is, pkg-web as an ES module: the file
-// is `'use strict'`, function declarations and one `module.exports = {...}`
-// line, which is what that conversion expects). The shared suite in tests/js
-// checks the shape against both.
+// (api-common.js requires it), and bindings-wasm/assemble.cjs copies it into
+// the WebAssembly packages (pkg-node as it is, pkg-web as an ES module: the
+// file is `'use strict'`, function declarations and one
+// `module.exports = {...}` line, which is what that conversion expects).
+// The shared suite in tests/js checks the shape against both.
 //
 // Parts objects of one layout: own properties, in this order, `id`,
 // `timestampMs`, `sequence`, then the node fields not named like a fixed

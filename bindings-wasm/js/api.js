@@ -16,8 +16,8 @@
 //   it is a large enough typed array); an invalid ID's error carries its
 //   `index`.
 //
-// bindings-wasm/build.sh copies this file into both packages (as CommonJS
-// for pkg-node: only imports and `export function` declarations).
+// bindings-wasm/assemble.cjs copies this file into both packages (as
+// CommonJS for pkg-node: only imports and `export function` declarations).
 import { installShared, method, shapeOf } from './api-common.js'
 
 export function install(raw) {

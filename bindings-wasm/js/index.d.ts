@@ -1,6 +1,6 @@
 // The WebAssembly package's own declarations: its classes and functions as
 // wasm-bindgen's module has them (src/lib.rs) with what js/api.js adds.
-// bindings-wasm/build.sh writes each package's index.d.ts as the shared
+// bindings-wasm/assemble.cjs writes each package's index.d.ts as the shared
 // declarations of both JavaScript packages (bindings-node/types-header.d.ts,
 // without its native-only blocks) followed by this file; the web copy also
 // declares the module's init functions.

@@ -45,7 +45,7 @@ export default [
   },
   {
     // CommonJS: the native package's files and parts.js, which
-    // bindings-wasm/build.sh turns into ES modules for the web package.
+    // bindings-wasm/assemble.cjs turns into ES modules for the web package.
     basePath,
     files: ['bindings-node/*.js', '**/*.cjs'],
     languageOptions: { sourceType: 'commonjs' },

@@ -12,6 +12,8 @@
 //!                                       CONTRIBUTING.md's table rewritten from them
 //! cargo xtask install-pg [--pg-config PATH]  the PostgreSQL extension built and installed
 //!                                       (scripts/install-pg)
+//! cargo xtask build-wasm [--check]      the WebAssembly packages (bindings-wasm/pkg-node,
+//!                                       pkg-web) and the decoder page's copy (www/pkg)
 //! ```
 //!
 //! Each part is a child process in a group of its own (`proc`), stopped with
@@ -46,6 +48,7 @@ mod stores;
 mod times;
 mod tools;
 mod venv;
+mod wasm_build;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,7 +56,7 @@ use std::process::ExitCode;
 const USAGE: &str =
     "usage: cargo xtask test [PART...] | release-check [PART...] | harness [ARGS...] \
 | stores up STORE... | times [--write] | build-wheels [all|x86_64|others] \
-| install-pg [--pg-config PATH]";
+| install-pg [--pg-config PATH] | build-wasm [--check]";
 
 fn main() -> ExitCode {
     let root = root();
@@ -80,6 +83,7 @@ fn main() -> ExitCode {
         "times" => times::command(&root, rest),
         "install-pg" => part_postgres::install_command(&root, rest),
         "build-wheels" => part_release_python::build_wheels_command(&root, rest),
+        "build-wasm" => wasm_build::command(&root, rest),
         // A part written in Rust, as the test runner starts it (a child in a
         // process group of its own, like the parts still in shell).
         "run-part" => match rest {

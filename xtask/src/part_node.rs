@@ -152,17 +152,13 @@ pub fn build_and_pack(p: &Part) -> Result<Packed, String> {
 /// platform packages (TOOLCHAIN.md).
 pub fn wasm_fallback(p: &Part) -> Result<(), String> {
     let root = &p.root;
-    p.say(&format!("node: the WebAssembly fallback (bindings-wasm/build.sh: wasm32 target, wasm-bindgen {WASM_BINDGEN_VERSION} (tools/wasm-bindgen), npm binaryen)"));
+    p.say(&format!("node: the WebAssembly fallback (cargo xtask build-wasm --check: wasm32 target, wasm-bindgen {WASM_BINDGEN_VERSION} (tools/wasm-bindgen), npm binaryen)"));
     rust_target(p, "wasm32-unknown-unknown")?;
     wasm_bindgen(p)?;
     npm_ci(p, &root.join("bindings-wasm"))?;
     // --check: the decoder page's committed www/pkg/ is compared, not
     // overwritten.
-    p.check(
-        p.cmd(root.join("bindings-wasm/build.sh"))
-            .arg("--check")
-            .env("CARGO_TARGET_DIR", root.join("target")),
-    )?;
+    crate::wasm_build::build(p, true, &root.join("target"))?;
     p.say("node: npm install (bindings-node)");
     p.check(
         Command::new("npm")

@@ -2,9 +2,9 @@
 //! snowmint-wasm).
 //!
 //! 1. rustfmt and clippy on the binding crate (host and wasm32);
-//! 2. build (bindings-wasm/build.sh: cargo for wasm32-unknown-unknown,
-//!    wasm-bindgen for Node and for browsers, npm binaryen's wasm-opt) and
-//!    fail if the web package committed for the decoder page (www/pkg/) is
+//! 2. build (`cargo xtask build-wasm`, wasm_build.rs: cargo for
+//!    wasm32-unknown-unknown, wasm-bindgen for Node and for browsers, npm
+//!    binaryen's wasm-opt, bindings-wasm/assemble.cjs) and fail if the web package committed for the decoder page (www/pkg/) is
 //!    stale; both npm tarballs carry the licences;
 //! 3. the shared JS suite (tests/js/, also run by the native Node package)
 //!    against the nodejs build;
@@ -69,8 +69,8 @@ pub fn run(p: &Part) -> Result<(), String> {
         "warnings",
     ]))?;
 
-    p.say("wasm: build (bindings-wasm/build.sh --check)");
-    p.check(p.cmd(root.join("bindings-wasm/build.sh")).arg("--check"))?;
+    p.say("wasm: build (cargo xtask build-wasm --check)");
+    crate::wasm_build::build(p, true, &root.join("target"))?;
     // Both npm tarballs carry the licences.
     for pkg in ["pkg-node", "pkg-web"] {
         let dir = root.join("bindings-wasm").join(pkg);

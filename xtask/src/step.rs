@@ -58,6 +58,15 @@ impl Part {
         }
     }
 
+    /// A part that keeps the caller's environment as it is: a command run
+    /// by hand (`cargo xtask build-wasm`), not a test part.
+    pub fn keeping_env(root: &Path) -> Part {
+        Part {
+            root: root.to_path_buf(),
+            started: Instant::now(),
+        }
+    }
+
     /// A step's heading, with the seconds since the part started.
     pub fn say(&self, what: &str) {
         println!("\n==> [{}s] {what}", self.started.elapsed().as_secs());

@@ -140,7 +140,7 @@ pub fn versions(p: &Part) -> Result<(), String> {
         }
     }
 
-    // The WebAssembly packages are generated (bindings-wasm/build.sh) and ignored.
+    // The WebAssembly packages are generated (cargo xtask build-wasm) and ignored.
     let wasm = root.join("bindings-wasm");
     let mut pkgs: Vec<_> = std::fs::read_dir(&wasm)
         .map_err(|e| format!("{}: {e}", wasm.display()))?
