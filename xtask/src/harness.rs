@@ -195,7 +195,9 @@ fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
     )?;
     for control in listed.lines().map(str::trim).filter(|l| !l.is_empty()) {
         if !CONTROLS.contains(&control) {
-            return Err(format!("main.py --builds named {control}, not a control build"));
+            return Err(format!(
+                "main.py --builds named {control}, not a control build"
+            ));
         }
         p.say(&format!(
             "control build: CLI and server, {control} (target/harness/bin/{control})"
