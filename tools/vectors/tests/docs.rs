@@ -153,3 +153,32 @@ fn every_list_of_stores_names_every_store() {
         missing.join("\n")
     );
 }
+
+/// The docs stay sized for readers (CONTRIBUTING, "Docs"): the README a
+/// user's path (at most 300 lines), the changelog one line per change (at
+/// most 150), the harness page its model and a results table, not run logs
+/// (at most 20,000 bytes).
+#[test]
+fn docs_stay_within_their_sizes() {
+    let pages: [(&str, &str, usize, bool); 3] = [
+        ("README.md", include_str!("../../../README.md"), 300, true),
+        ("CHANGELOG.md", include_str!("../../../CHANGELOG.md"), 150, true),
+        (
+            "docs/HARNESS.md",
+            include_str!("../../../docs/HARNESS.md"),
+            20_000,
+            false,
+        ),
+    ];
+    for (name, text, limit, in_lines) in pages {
+        let (size, unit) = if in_lines {
+            (text.lines().count(), "lines")
+        } else {
+            (text.len(), "bytes")
+        };
+        assert!(
+            size <= limit,
+            "{name} has {size} {unit}, over its {limit}: shorten it"
+        );
+    }
+}
