@@ -22,9 +22,9 @@
 //! MariaDB and ZooKeeper (installed with apt-get when missing). Before a run
 //! this builds the CLI and the server (the test command's `ci` profile, into
 //! target/ci), the control builds (target/harness/bin/CONTROL: the same
-//! build with one protection removed, a Cargo feature of snowmint-lease,
-//! copied out of target/ci before the normal build replaces them there; a
-//! control binary refuses to start outside the harness), the Python binding's wheel for the Python holder
+//! build with one protection removed, a Cargo feature of snowmint-lease, in
+//! a target folder of its own so that target/ci never holds an unsafe
+//! binary; a control binary refuses to start outside the harness), the Python binding's wheel for the Python holder
 //! (target/harness/wheel, installed into target/harness/venv), and the Node
 //! package for the Node holder (packed into target/npm as the node part
 //! packs it, installed into target/harness/node).
@@ -177,15 +177,15 @@ fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
                 .args(extra),
         )
     };
-    // The control builds share the test command's target folder, so that
-    // only the lease crate and what links it are compiled again for each
-    // (a target folder of their own compiled every dependency once more:
-    // five minutes of a new machine's CI). Each build's binaries are copied
-    // out at once; the normal build comes last and puts the normal binaries
-    // back in target/ci. A control binary left there by an interrupted run
-    // refuses to start (snowmint_lease::control_build_refusal), which is
-    // checked here for every control.
-    let built = p.root.join("target/ci");
+    p.say("build: CLI and server (--profile ci)");
+    build(&[])?;
+    // The control builds go to a target folder of their own, so that
+    // target/ci never holds an unsafe binary (their dependencies are the
+    // normal build's, in the shared build folder: only the lease crate and
+    // what links it are compiled again). A control binary refuses to start
+    // outside the harness (snowmint_lease::control_build_refusal), checked
+    // here for each.
+    let built = p.root.join("target/harness/control/ci");
     let listed = p.output(
         Command::new("python3")
             .arg(main)
@@ -203,7 +203,12 @@ fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
             "control build: CLI and server, {control} (target/harness/bin/{control})"
         ));
         let feature = format!("snowmint-lease/harness-control-{control}");
-        build(&["--features", &feature])?;
+        build(&[
+            "--target-dir",
+            "target/harness/control",
+            "--features",
+            &feature,
+        ])?;
         let bin = p.root.join("target/harness/bin").join(control);
         mkdir(&bin)?;
         for exe in ["snowmint", "snowmint-server"] {
@@ -214,8 +219,6 @@ fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
             refuses_outside_the_harness(&bin.join(exe), control)?;
         }
     }
-    p.say("build: CLI and server (--profile ci)");
-    build(&[])?;
 
     // The Python holder (tools/harness/pyholder.py) runs on the binding: a
     // wheel for this host, built as the python test part builds its own, in

@@ -162,7 +162,12 @@ fn every_list_of_stores_names_every_store() {
 fn docs_stay_within_their_sizes() {
     let pages: [(&str, &str, usize, bool); 3] = [
         ("README.md", include_str!("../../../README.md"), 300, true),
-        ("CHANGELOG.md", include_str!("../../../CHANGELOG.md"), 150, true),
+        (
+            "CHANGELOG.md",
+            include_str!("../../../CHANGELOG.md"),
+            150,
+            true,
+        ),
         (
             "docs/HARNESS.md",
             include_str!("../../../docs/HARNESS.md"),
