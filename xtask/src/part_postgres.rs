@@ -407,12 +407,15 @@ fn tests(
         Err(_) => return Err("the thread starting the stores panicked".into()),
     };
     // Leases: a cluster of their own (restarted and killed by the tests),
-    // with fsync on (the lease store refuses a server without it).
+    // with fsync on (the lease store refuses a server without it), and
+    // background worker slots for the launcher and a lease worker in each
+    // of the 8 databases one test fills (besides PostgreSQL's own).
     let dir = clusters.join("cluster-lease");
-    let (lease, port) = Cluster::start_with(p, bin, &dir, true, "", &[])?;
+    let (lease, port) =
+        Cluster::start_with(p, bin, &dir, true, " -c max_worker_processes=16", &[])?;
     p.say(&format!(
-        "lease tests on 127.0.0.1:{port} (pg_ctl restart, SIGKILL of the postmaster, a stolen slot; \
-         then Redis, etcd, ZooKeeper)"
+        "lease tests on 127.0.0.1:{port} (pg_ctl restart, SIGKILL of the postmaster, a stolen slot, \
+         nine databases; then Redis, etcd, ZooKeeper)"
     ));
     // Their Redis test is last: the init fence, if any, runs out meanwhile
     // (the tests wait for what is left of it then: the Unix ms it passes).
