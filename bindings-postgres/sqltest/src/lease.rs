@@ -21,7 +21,8 @@
 //!   serves, `next_id` refuses at once and clearly (databases.rs);
 //! - the launcher terminated (started again, no second worker), then the
 //!   database's worker (started again by the new launcher, claims again);
-//! - leased generators on Redis, etcd and ZooKeeper (stores.rs).
+//! - leased generators on MySQL/MariaDB, Redis, etcd and ZooKeeper
+//!   (stores.rs).
 
 use std::collections::HashSet;
 use std::process::Command;
