@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use pgrx::bgworkers::{BackgroundWorkerBuilder, BgWorkerStartTime};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
+use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::{JsonB, PGRXSharedMemory, PgLwLock, PgSqlErrorCode};
 use snowmint::{Config, Id, Options, Value};
@@ -195,11 +196,25 @@ pub(crate) fn request() -> bool {
     }
 }
 
+/// The refusal in a database beyond the [`DATABASES`] served: the limit in
+/// the message, what to do in the hint.
 fn no_place() -> ! {
-    unavailable(format!(
-        "snowmint: leased generators are served in at most {DATABASES} databases of a server \
-         at once, and {DATABASES} other databases have a lease worker"
-    ))
+    ErrorReport::new(
+        PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+        format!(
+            "snowmint: leased generators are served in at most {DATABASES} databases of a \
+             server at once, and {DATABASES} other databases hold those places"
+        ),
+        "snowmint",
+    )
+    .set_detail("code: lease_unavailable")
+    .set_hint(
+        "Drop the leased generators of a database that no longer needs them (its lease \
+         worker frees its place 5 s later), or give this database's generators fixed node \
+         values (nodes => ..., lease => NULL).",
+    )
+    .report(PgLogLevel::ERROR);
+    unreachable!("ERROR returns control to PostgreSQL")
 }
 
 /// [`request`], refusing when every place is taken (`create_generator`).

@@ -5,7 +5,8 @@
 //! server on 5432): the shared vectors, 16 connections minting at once, bad
 //! input, convert_sequence (bindings-postgres/sqltest); then the leased
 //! generators on a third cluster of its own, which the tests restart and
-//! kill (`snowmint-pg-sqltest lease`, bindings-postgres/sqltest/src/lease.rs);
+//! kill (`snowmint-pg-sqltest lease`, bindings-postgres/sqltest/src/lease.rs;
+//! last there, leased generators on MySQL/MariaDB, Redis, etcd, ZooKeeper);
 //! then wall-clock steps on a fourth, running under libfaketime
 //! (`snowmint-pg-sqltest clock`, bindings-postgres/sqltest/src/clock.rs).
 //!
@@ -333,8 +334,9 @@ pub fn run(p: &Part) -> Result<(), String> {
     })
 }
 
-/// Redis, etcd and ZooKeeper for the leased generators on them: the servers
-/// answering on their standard ports, else throwaway ones (xtask/src/stores/);
+/// MySQL/MariaDB, Redis, etcd and ZooKeeper for the leased generators on
+/// them: the servers answering on their standard ports (MariaDB with a
+/// database of this run's own), else throwaway ones (xtask/src/stores/);
 /// a Redis vouched for with the SQL tests' `init` (the lease crate's own,
 /// as `snowmint lease init` runs it: the CLI is not built here).
 fn lease_stores(p: &Part, sqltest: &Path) -> Result<Stores, String> {
@@ -343,7 +345,7 @@ fn lease_stores(p: &Part, sqltest: &Path) -> Result<Stores, String> {
         program: sqltest.to_path_buf(),
         args: vec!["init".into()],
     });
-    Stores::start(p, &["redis", "etcd", "zookeeper"], Extra::No, rx)
+    Stores::start(p, &["redis", "mysql", "etcd", "zookeeper"], Extra::No, rx)
 }
 
 fn tests(
@@ -407,12 +409,15 @@ fn tests(
         Err(_) => return Err("the thread starting the stores panicked".into()),
     };
     // Leases: a cluster of their own (restarted and killed by the tests),
-    // with fsync on (the lease store refuses a server without it).
+    // with fsync on (the lease store refuses a server without it), and
+    // background worker slots for the launcher and a lease worker in each
+    // of the 8 databases one test fills (besides PostgreSQL's own).
     let dir = clusters.join("cluster-lease");
-    let (lease, port) = Cluster::start_with(p, bin, &dir, true, "", &[])?;
+    let (lease, port) =
+        Cluster::start_with(p, bin, &dir, true, " -c max_worker_processes=16", &[])?;
     p.say(&format!(
-        "lease tests on 127.0.0.1:{port} (pg_ctl restart, SIGKILL of the postmaster, a stolen slot; \
-         then Redis, etcd, ZooKeeper)"
+        "lease tests on 127.0.0.1:{port} (pg_ctl restart, SIGKILL of the postmaster, a stolen slot, \
+         nine databases; then MySQL/MariaDB, Redis, etcd, ZooKeeper)"
     ));
     // Their Redis test is last: the init fence, if any, runs out meanwhile
     // (the tests wait for what is left of it then: the Unix ms it passes).

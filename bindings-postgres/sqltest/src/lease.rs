@@ -17,10 +17,12 @@
 //!   the killed calls took and never returned;
 //! - leased generators in two databases: each database's worker claims in
 //!   that database's lease tables (an application holder there gets another
-//!   node value), both mint (databases.rs);
+//!   node value), both mint; in a ninth database beyond the 8 a server
+//!   serves, `next_id` refuses at once and clearly (databases.rs);
 //! - the launcher terminated (started again, no second worker), then the
 //!   database's worker (started again by the new launcher, claims again);
-//! - leased generators on Redis, etcd and ZooKeeper (stores.rs).
+//! - leased generators on MySQL/MariaDB, Redis, etcd and ZooKeeper
+//!   (stores.rs).
 
 use std::collections::HashSet;
 use std::process::Command;
@@ -545,6 +547,9 @@ pub(crate) fn run_all(run: &mut Run, conninfo: &str, port: u16) {
     // A connection after the crash restart above.
     let mut c = reconnect(&s);
     terminated(run, &mut c);
+    // After the launcher's restart above: its first look at the databases
+    // is long done (a new launcher takes a place for each database once).
+    databases::ninth_database(run, &s);
     // Last: the Redis init fence (on a server new to it) runs out meanwhile.
     stores::other_stores(run, &mut c);
 }

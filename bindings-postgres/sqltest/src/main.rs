@@ -476,6 +476,38 @@ fn init(args: &[String]) -> ExitCode {
     }
 }
 
+/// `WHERE id >= snowmint.min_id(now() - interval '1 day')` is a condition
+/// on the primary key's index (`min_id` is immutable): with sequential scans
+/// off, the plan scans the index.
+fn range_uses_index(run: &mut Run, c: &mut Client) {
+    c.batch_execute(
+        "DROP TABLE IF EXISTS range_t; \
+         CREATE TABLE range_t (id bigint PRIMARY KEY, note text); \
+         INSERT INTO range_t SELECT g, 'x' FROM generate_series(1, 1000) g; \
+         ANALYZE range_t;",
+    )
+    .unwrap();
+    let mut tx = c.transaction().unwrap();
+    tx.batch_execute("SET LOCAL enable_seqscan = off").unwrap();
+    let plan: Vec<String> = tx
+        .query(
+            "EXPLAIN SELECT * FROM range_t \
+             WHERE id >= snowmint.min_id(now() - interval '1 day') \
+             AND id <= snowmint.max_id(now())",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    drop(tx);
+    let plan = plan.join("\n");
+    run.check(plan.contains("range_t_pkey"), || {
+        format!("min_id/max_id range: not on the index:\n{plan}")
+    });
+    c.batch_execute("DROP TABLE range_t").unwrap();
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("init") {
@@ -522,6 +554,7 @@ fn main() -> ExitCode {
     dump(&mut run, conninfo);
     errors::bad_input(&mut run, &mut c);
     convert(&mut run, &mut c);
+    range_uses_index(&mut run, &mut c);
     concurrent(&mut run, conninfo);
     // Last on this server: it fills the shared slots.
     errors::refusals(&mut run, &mut c);

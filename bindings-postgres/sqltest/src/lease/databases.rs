@@ -1,7 +1,8 @@
-//! Leased generators in two databases of one server: each database has a
-//! lease worker of its own (the launcher starts one on demand), and each
+//! Leased generators in several databases of one server: each database has
+//! a lease worker of its own (the launcher starts one on demand), and each
 //! database's `lease => 'database'` generators claim in that database's
-//! lease tables.
+//! lease tables. A server serves leased generators in at most 8 databases
+//! at once: in a ninth they are refused at once and clearly, never minted.
 
 use super::*;
 
@@ -150,4 +151,190 @@ pub(super) fn two_databases(run: &mut Run, s: &Server) {
     drop(b);
     a.batch_execute("DROP DATABASE snowmint_other WITH (FORCE)")
         .unwrap();
+}
+
+/// How many databases a server serves leased generators in at once (the
+/// extension's shared table, `DATABASES` in bindings-postgres/src/lease.rs).
+const DATABASES: usize = 8;
+
+/// A refusal as a client sees it.
+#[derive(Debug)]
+struct Refusal {
+    sqlstate: String,
+    detail: String,
+    message: String,
+    hint: String,
+    took: Duration,
+}
+
+/// Runs `sql`; its error in full (`Ok`: how many rows it answered).
+fn refusal(
+    c: &mut Client,
+    sql: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+) -> Result<usize, Refusal> {
+    let t = Instant::now();
+    match c.query(sql, params) {
+        Ok(rows) => Ok(rows.len()),
+        Err(e) => {
+            let db = e.as_db_error().expect("a server error");
+            Err(Refusal {
+                sqlstate: db.code().code().to_string(),
+                detail: db.detail().unwrap_or("").to_string(),
+                message: db.message().to_string(),
+                hint: db.hint().unwrap_or("").to_string(),
+                took: t.elapsed(),
+            })
+        }
+    }
+}
+
+/// The refusal of a database beyond the limit: 55000, the core's
+/// `lease_unavailable`, the limit in the message and what to do in the
+/// hint, answered at once (no wait for a worker that cannot come).
+fn is_beyond_limit(r: &Result<usize, Refusal>) -> bool {
+    matches!(r, Err(r) if r.sqlstate == "55000"
+        && r.detail == "code: lease_unavailable"
+        && r.message.contains(&format!("at most {DATABASES} databases"))
+        && r.hint.contains("Drop the leased generators of a database")
+        && r.took < Duration::from_secs(2))
+}
+
+/// The leased generators of 8 databases (`postgres`, whose generators the
+/// tests before declared, and 7 more) all mint; in a ninth database:
+/// - `create_generator` with `lease => 'database'` is refused (55000,
+///   `lease_unavailable`, the limit and what to do) and declares nothing;
+/// - a leased definition that arrived without it (as a restored dump's
+///   rows do) makes `next_id` and `next_ids` refuse the same way at once,
+///   and again a second later: no worker runs there, no ID is made;
+/// - once one of the 8 drops its leased generators (its worker frees its
+///   place after 5 s), the ninth database's worker starts and it mints.
+pub(super) fn ninth_database(run: &mut Run, s: &Server) {
+    let started = Instant::now();
+    let lease = "database?namespace=ninth";
+    let dbs: Vec<String> = (1..DATABASES).map(|i| format!("snowmint_db{i}")).collect();
+    let ninth = "snowmint_db_ninth";
+    let mut a = reconnect(s);
+    for db in dbs.iter().map(String::as_str).chain([ninth]) {
+        a.batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
+            .unwrap();
+        a.batch_execute(&format!("CREATE DATABASE {db}")).unwrap();
+    }
+    let connect_to = |db: &str| {
+        let mut c = connect(
+            &s.conninfo
+                .replace("dbname=postgres", &format!("dbname={db}")),
+        );
+        c.batch_execute("SET statement_timeout = '60s'; CREATE EXTENSION snowmint")
+            .unwrap();
+        c
+    };
+    // With `postgres`, 8 databases with leased generators. A database
+    // dropped by a test before frees its place within a second or so.
+    let mut full: Vec<Client> = Vec::new();
+    for db in &dbs {
+        let mut c = connect_to(db);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let out: Out<String> = call(
+                &mut c,
+                "SELECT snowmint.create_generator('ninth', $1, lease => $2)::text",
+                &[&WIDE, &lease],
+            );
+            match out {
+                Out::Ok(_) => break,
+                Out::Err { code, .. }
+                    if code == "lease_unavailable" && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                Out::Err { sqlstate, code } => {
+                    return run.check(false, || {
+                        format!("ninth database: create_generator in {db}: {sqlstate} {code}")
+                    })
+                }
+            }
+        }
+        full.push(c);
+    }
+    for (db, c) in dbs.iter().zip(&mut full) {
+        if let Err(e) = wait_ready(c, "ninth", Duration::from_secs(20)) {
+            return run.check(false, || format!("ninth database: {db}: {e}"));
+        }
+    }
+    let served = started.elapsed();
+    let mut n = connect_to(ninth);
+    let create = refusal(
+        &mut n,
+        "SELECT snowmint.create_generator('ninth', $1, lease => $2)::text",
+        &[&WIDE, &lease],
+    );
+    let declared: i64 = n
+        .query_one("SELECT count(*) FROM snowmint.generator_defs", &[])
+        .unwrap()
+        .get(0);
+    run.check(is_beyond_limit(&create) && declared == 0, || {
+        format!("ninth database: create_generator gave {create:?}, {declared} definitions")
+    });
+    // As a restored dump declares it: no backend asked for a worker.
+    n.execute(
+        "INSERT INTO snowmint.generator_defs (name, layout, lease) VALUES ('ninth', $1, $2) \
+         ON CONFLICT (name) DO NOTHING",
+        &[&WIDE, &lease],
+    )
+    .unwrap();
+    let first = refusal(&mut n, "SELECT snowmint.next_id('ninth')", &[]);
+    let batch = refusal(&mut n, "SELECT snowmint.next_ids('ninth', 1000)", &[]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let later = refusal(&mut n, "SELECT snowmint.next_id('ninth')", &[]);
+    let worker = "SELECT count(*) FROM pg_stat_activity \
+                  WHERE backend_type = 'snowmint lease worker' AND datname = $1";
+    let workers: i64 = a.query_one(worker, &[&ninth]).unwrap().get(0);
+    for (what, r) in [
+        ("next_id", &first),
+        ("next_ids", &batch),
+        ("next_id 1.5 s later", &later),
+    ] {
+        run.check(is_beyond_limit(r), || {
+            format!("ninth database: {what} gave {r:?}")
+        });
+    }
+    run.check(workers == 0, || {
+        format!("ninth database: {workers} lease workers run there")
+    });
+    // A place freed: the ninth database's worker starts, claims, mints.
+    full[0]
+        .execute("SELECT snowmint.drop_generator('ninth')", &[])
+        .unwrap();
+    let freed = Instant::now();
+    let ready = wait_ready(&mut n, "ninth", Duration::from_secs(30));
+    let minted = ready
+        .as_ref()
+        .map_err(Clone::clone)
+        .and_then(|_| ids_when_reserved(&mut n, "ninth", 1000).map_err(|e| format!("{e:?}")));
+    run.check(minted.as_ref().is_ok_and(|v| v.len() == 1000), || {
+        format!(
+            "ninth database: after a place freed: {ready:?}, {:?}",
+            minted.as_ref().map(Vec::len)
+        )
+    });
+    if let Err(r) = &first {
+        println!(
+            "lease: {DATABASES} databases minting after {served:?}; in a ninth, create_generator, \
+             next_id and next_ids refused in {:?}: {} {} \"{}\" (hint: \"{}\"); minting {:?} after \
+             a place freed",
+            r.took,
+            r.sqlstate,
+            r.detail,
+            r.message,
+            r.hint,
+            freed.elapsed()
+        );
+    }
+    drop(full);
+    drop(n);
+    for db in dbs.iter().map(String::as_str).chain([ninth]) {
+        a.batch_execute(&format!("DROP DATABASE {db} WITH (FORCE)"))
+            .unwrap();
+    }
 }

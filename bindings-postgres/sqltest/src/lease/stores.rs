@@ -1,5 +1,6 @@
 //! Leased generators on the stores across machines the extension has built
-//! in (Redis, etcd, ZooKeeper: the lease crate's `stores`), each on the
+//! in (MySQL/MariaDB, Redis, etcd, ZooKeeper: the lease crate's `stores`;
+//! PostgreSQL's is the `database` lease of the tests before), each on the
 //! server `SNOWMINT_TEST_<STORE>_URL` names (the test runner's stores: the
 //! server already answering, else a throwaway one; Redis vouched for by
 //! `lease init`; its fence waited out: `SNOWMINT_TEST_REDIS_READY_AT_MS`),
@@ -29,7 +30,8 @@ use crate::{call, Out, Run};
 const TWO: &str = r#"{"epoch_ms":1288834974657,"time_unit_ms":1,"fields":[["timestamp",41],["worker",1],["sequence",12]]}"#;
 
 /// The stores tested here, with the variable naming each one's server.
-const STORES: [(&str, &str); 3] = [
+const STORES: [(&str, &str); 4] = [
+    ("mysql", "SNOWMINT_TEST_MYSQL_URL"),
     ("redis", "SNOWMINT_TEST_REDIS_URL"),
     ("etcd", "SNOWMINT_TEST_ETCD_URL"),
     ("zookeeper", "SNOWMINT_TEST_ZOOKEEPER_URL"),
