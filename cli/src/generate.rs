@@ -151,12 +151,13 @@ impl IssuedLog {
 
     /// Appends one line: `ids` in decimal, separated by spaces.
     fn append(&self, ids: &[u64]) -> Result<(), Failure> {
-        use std::fmt::Write as _;
         let mut line = String::with_capacity(ids.len() * 21);
-        for (i, id) in ids.iter().enumerate() {
-            let sep = if i == 0 { "" } else { " " };
-            let _ = write!(line, "{sep}{id}");
+        let mut buf = [0u8; snowmint::MAX_STR_LEN];
+        for &id in ids {
+            line.push_str(snowmint::Id::new(id).encode(snowmint::Format::Decimal, &mut buf));
+            line.push(' ');
         }
+        line.pop();
         line.push('\n');
         (&self.file).write_all(line.as_bytes()).map_err(|e| {
             Failure::Record(format!(
