@@ -501,7 +501,7 @@ def records_self_test():
     """The issuing side's records, on a made-up run folder: cli1 issued X
     and was killed before writing it; cli2 issued X too and wrote it. Only
     cli1's record shows the duplicate. cli2's second incarnation wrote Y,
-    which no record lists; srv1 recorded f, whose answer never arrived."""
+    which no record lists; srv1 recorded s2, whose answer never arrived."""
     import tempfile
     e = Layout.EPOCH
     t0 = e + 10_000
