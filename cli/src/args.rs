@@ -159,6 +159,13 @@ pub(crate) struct GenerateArgs {
     /// reservation confirmed when those IDs were written, in order with them.
     #[arg(long, requires = "on_demand")]
     pub(crate) lease_lines: bool,
+    /// An audit record of issued IDs: append each batch to FILE as one line
+    /// of decimal IDs separated by spaces, with one write(2), before the IDs
+    /// are written to stdout, so that it holds every ID issued even if this
+    /// process is killed before its output is flushed. A failed write is an
+    /// error and those IDs are not written.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) issued_log: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]

@@ -1,7 +1,9 @@
 //! `generate`: mint IDs on this machine's clock, with node values given or
 //! leased from a store, all at once or on request.
 
+use std::fs::File;
 use std::io::{self, BufRead, Write};
+use std::path::PathBuf;
 
 use serde_json::{json, Map, Value};
 use snowmint::Generator;
@@ -30,8 +32,12 @@ pub(crate) fn generate(
         print_lease,
         on_demand,
         lease_lines,
+        issued_log,
     } = args;
     let layout = layout.resolve()?;
+    // Opened before the lease is taken: a record that cannot be written
+    // issues nothing.
+    let record = issued_log.map(IssuedLog::open).transpose()?;
     // The maps every language hands the core (options by their core keys).
     let nodes = snowmint::Value::Map(nodes.into_iter().map(|(k, v)| (k, v.into())).collect());
     let text = |o: Option<String>| o.map_or(snowmint::Value::Absent, snowmint::Value::from);
@@ -60,7 +66,7 @@ pub(crate) fn generate(
                     ))
                 })?,
             };
-            write_ids(&generator, n, format, json, out)?;
+            write_ids(&generator, n, format, json, record.as_ref(), out)?;
             if lease_lines {
                 let lease = lease_json(&generator)?["lease"].take();
                 writeln!(out, "{}", json!({ "lease": lease }))?;
@@ -68,7 +74,7 @@ pub(crate) fn generate(
             out.flush()?;
         }
     } else {
-        write_ids(&generator, count, format, json, out)?;
+        write_ids(&generator, count, format, json, record.as_ref(), out)?;
     }
     out.flush()?;
     generator.close()?;
@@ -91,12 +97,14 @@ fn lease_json(generator: &AnyGenerator) -> Result<Value, Failure> {
     Ok(json!({"nodes": nodes, "lease": lease}))
 }
 
-/// Writes `count` new IDs, one per line, minted in batches.
+/// Writes `count` new IDs, one per line, minted in batches (each recorded
+/// first, with `--issued-log`).
 fn write_ids(
     generator: &AnyGenerator,
     count: u64,
     format: FormatArg,
     json: bool,
+    record: Option<&IssuedLog>,
     out: &mut impl Write,
 ) -> Result<(), Failure> {
     let mut batch = vec![0u64; Generator::<snowmint::SystemClock>::check_batch(count)?.min(65_536)];
@@ -104,6 +112,9 @@ fn write_ids(
     while left > 0 {
         let chunk = &mut batch[..left.min(65_536)];
         generator.next_ids(chunk)?;
+        if let Some(record) = record {
+            record.append(chunk)?;
+        }
         for &id in chunk.iter() {
             if json {
                 writeln!(out, "{}", id_json(id, format))?;
@@ -114,4 +125,45 @@ fn write_ids(
         left -= chunk.len();
     }
     Ok(())
+}
+
+/// `--issued-log FILE`: the record of issued IDs, one line per batch, each
+/// line one write(2) to a file opened with `O_APPEND` (unbuffered), made
+/// before the batch goes to stdout. Not fsynced: it survives this process
+/// being killed, not a crash of the machine.
+struct IssuedLog {
+    file: File,
+    path: PathBuf,
+}
+
+impl IssuedLog {
+    fn open(path: PathBuf) -> Result<IssuedLog, Failure> {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&path)
+            .map(|file| IssuedLog {
+                file,
+                path: path.clone(),
+            })
+            .map_err(|e| Failure::Record(format!("--issued-log {}: {e}", path.display())))
+    }
+
+    /// Appends one line: `ids` in decimal, separated by spaces.
+    fn append(&self, ids: &[u64]) -> Result<(), Failure> {
+        let mut line = String::with_capacity(ids.len() * 21);
+        let mut buf = [0u8; snowmint::MAX_STR_LEN];
+        for &id in ids {
+            line.push_str(snowmint::Id::new(id).encode(snowmint::Format::Decimal, &mut buf));
+            line.push(' ');
+        }
+        line.pop();
+        line.push('\n');
+        (&self.file).write_all(line.as_bytes()).map_err(|e| {
+            Failure::Record(format!(
+                "--issued-log {}: {e}: these IDs are not handed out",
+                self.path.display()
+            ))
+        })
+    }
 }

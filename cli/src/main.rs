@@ -61,7 +61,7 @@ fn main() -> ExitCode {
         Err(Failure::Reported) => return ExitCode::from(1),
         // A closed pipe (`snowmint generate -n 1000000 | head`) is not an error.
         Err(Failure::Io(e)) if e.contains("Broken pipe") => return ExitCode::SUCCESS,
-        Err(Failure::Io(e)) => e,
+        Err(Failure::Io(e) | Failure::Record(e)) => e,
         // The Display text ends with the stable code in brackets.
         Err(Failure::Core(e)) => e.to_string(),
         Err(Failure::Lease(e)) => e.to_string(),

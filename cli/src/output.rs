@@ -17,6 +17,8 @@ pub(crate) enum Failure {
     Lease(LeaseError),
     Ops(OpsError),
     Io(String),
+    /// `--issued-log` could not be written (never taken for a closed stdout).
+    Record(String),
     /// Some inputs failed; each has had its error line: exit 1.
     Reported,
 }

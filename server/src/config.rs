@@ -30,7 +30,7 @@ pub const MAX_MAX_COUNT: u64 = 100_000;
 )]
 pub struct Flags {
     /// A TOML file with `listen`, `max_count`, `token_file`, `insecure`,
-    /// `log_format`, `access_log`, `thrift`, `thrift_generator`, the keys of the flags
+    /// `log_format`, `access_log`, `issued_log`, `thrift`, `thrift_generator`, the keys of the flags
     /// below (`tls_cert`, `max_connections`, ...) and one `[generators.NAME]`
     /// table per generator (`layout`, `nodes`, and `lease`, `lease_env` or
     /// `lease_file`). Flags given as well
@@ -95,6 +95,12 @@ pub struct Flags {
     /// duration, client address; never a header or token).
     #[arg(long, env = "SNOWMINT_ACCESS_LOG")]
     pub access_log: bool,
+    /// An audit record of issued IDs: append one line per batch,
+    /// `GENERATOR ID ID ...` (decimal), to FILE before the IDs are sent, so
+    /// that it holds every ID handed out (some a client never received), even
+    /// if the server is killed. A failed write fails the request. Off by default.
+    #[arg(long, env = "SNOWMINT_ISSUED_LOG", value_name = "FILE")]
+    pub issued_log: Option<PathBuf>,
     /// Also serve Twitter Snowflake's Thrift service (framed transport,
     /// binary protocol) on this address; loopback only unless --insecure.
     #[arg(long, env = "SNOWMINT_THRIFT", value_name = "ADDR")]
@@ -118,6 +124,7 @@ struct File {
     insecure: Option<bool>,
     log_format: Option<String>,
     access_log: Option<bool>,
+    issued_log: Option<PathBuf>,
     thrift: Option<String>,
     thrift_generator: Option<String>,
     tls_cert: Option<PathBuf>,
@@ -181,6 +188,8 @@ pub struct Config {
     pub json_logs: bool,
     /// One log line per request.
     pub access_log: bool,
+    /// The record of issued IDs (`--issued-log`; None: off).
+    pub issued_log: Option<PathBuf>,
     /// The generators, in name order.
     pub generators: Vec<GeneratorSpec>,
     /// The Thrift listener and the name of the generator it serves.
@@ -308,6 +317,7 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         ));
     }
     let access_log = flags.access_log || file.access_log.unwrap_or(false);
+    let issued_log = flags.issued_log.or(file.issued_log);
     let json_logs = match flags.log_format.or(file.log_format).as_deref() {
         None | Some("text") => false,
         Some("json") => true,
@@ -424,6 +434,7 @@ fn resolve(flags: Flags, file: File) -> Result<Config, ConfigError> {
         token_file,
         json_logs,
         access_log,
+        issued_log,
         generators,
         thrift,
         net,

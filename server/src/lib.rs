@@ -17,6 +17,7 @@ pub mod config;
 pub mod fast;
 pub mod grpc;
 mod heal;
+pub mod issued;
 pub mod limit;
 pub mod listen;
 pub mod log;

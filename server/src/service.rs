@@ -34,6 +34,19 @@ pub fn run(flags: Flags) -> ExitCode {
     let log = Log {
         json: config.json_logs,
     };
+    let issued_log = match &config.issued_log {
+        Some(path) => match crate::issued::IssuedLog::open(path) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!(
+                    "snowmint-server: configuration error in issued_log: {}: {e}",
+                    path.display()
+                );
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
     let gens = match open(&config, log) {
         Ok(g) => g,
         Err(code) => return code,
@@ -43,6 +56,7 @@ pub fn run(flags: Flags) -> ExitCode {
         rates: config.net.rates,
         idle_timeout: config.net.limits.idle_timeout,
         access_log: config.access_log.then_some(log),
+        issued_log,
         ..AppState::new(gens, config.max_count)
     });
     // Claims lost leases again, off the runtime (the SQL stores' clients
@@ -203,6 +217,7 @@ async fn serve(
             ("tls", net.tls.is_some().into()),
             ("client_certs", net.client_certs.into()),
             ("access_log", state.access_log.is_some().into()),
+            ("issued_log", state.issued_log.is_some().into()),
         ],
     );
     tokio::spawn(watch_leases(state.clone(), log));

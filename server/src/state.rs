@@ -116,7 +116,12 @@ pub struct AppState {
     pub watches: Arc<tokio::sync::Semaphore>,
     /// Where the access log goes (`--access-log`; None: off).
     pub access_log: Option<crate::log::Log>,
+    /// The record of issued IDs (`--issued-log`; None: off).
+    pub issued_log: Option<crate::issued::IssuedLog>,
 }
+
+/// The error code of a request whose IDs could not be recorded (`--issued-log`).
+pub const ISSUED_LOG_FAILED: &str = "issued_log_failed";
 
 /// Milliseconds since the Unix epoch by the clock the generators issue by:
 /// the core's `SystemClock` (the wall clock read once, then the monotonic
@@ -145,6 +150,7 @@ impl AppState {
             idle_timeout: Duration::from_secs(crate::net::DEFAULT_IDLE_TIMEOUT),
             watches: Arc::new(tokio::sync::Semaphore::new(crate::grpc::MAX_WATCHES)),
             access_log: None,
+            issued_log: None,
         }
     }
 
@@ -169,13 +175,16 @@ impl AppState {
 
     /// `count` IDs of `g`, waiting (on tokio's timer) when the core says so:
     /// the one issue path of every protocol (HTTP, gRPC, Thrift). A failure is
-    /// counted under its core code.
-    pub async fn issue(&self, g: &Gen, count: usize) -> Result<Vec<u64>, Error> {
+    /// counted under its core code. With `--issued-log`, the IDs are recorded
+    /// before they are returned; a failed record is an error (500), and the
+    /// IDs are not handed out.
+    pub async fn issue(&self, g: &Gen, count: usize) -> Result<Vec<u64>, ApiError> {
         let gen = g.gen();
         let mut out = Vec::with_capacity(count);
         while out.len() < count {
             out.push(self.next(g, &gen).await?);
         }
+        self.record(g, &out)?;
         self.count_ids(g, out.len() as u64);
         Ok(out)
     }
@@ -183,8 +192,31 @@ impl AppState {
     /// One ID of `g` (as [`AppState::issue`] with a count of 1, without the vector).
     pub(crate) async fn issue_one(&self, g: &Gen) -> Result<u64, ApiError> {
         let id = self.next(g, &g.gen()).await?;
+        self.record(g, &[id])?;
         self.count_ids(g, 1);
         Ok(id)
+    }
+
+    /// Appends `ids` to the record of issued IDs, if there is one (a
+    /// blocking write(2) of one line to a regular file, as the access log
+    /// writes to stderr).
+    #[inline]
+    fn record(&self, g: &Gen, ids: &[u64]) -> Result<(), ApiError> {
+        let Some(log) = &self.issued_log else {
+            return Ok(());
+        };
+        log.record(&g.name, ids).map_err(|message| {
+            let label = FailLabel {
+                generator: g.name.clone(),
+                code: ISSUED_LOG_FAILED.to_string(),
+            };
+            self.metrics.failures.get_or_create(&label).inc();
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                ISSUED_LOG_FAILED,
+                message,
+            )
+        })
     }
 
     /// The next ID of `g` (from `gen`, its current generator), waiting when the core says so; a failure is counted.

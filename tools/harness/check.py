@@ -1,8 +1,18 @@
 """The checker over every ID a run issued.
 
-- Uniqueness: every ID from every holder (CLI holders, the Python holder and
-  the IDs each server answered) goes to one file, sorted by GNU sort (bounded
-  memory); equal neighbours are duplicates, reported with their holders.
+- What is checked: every ID a holder or server issued, delivered or not.
+  Each CLI holder, Python and Node holder and server appends each batch to
+  its record of issued IDs (issued/NAME.K, one per incarnation: the CLI's
+  and the server's --issued-log) with one write(2) before it hands the
+  batch out, so an ID written by a holder killed before its output was
+  flushed, or in an answer that reached the load client after its timeout
+  (a SIGSTOP, a kill), is still in a record. The delivered IDs (a holder's
+  output, the servers' answers in the load client's file) are checked too:
+  each must be in its issuer's record (else a failure), and a holder's
+  output lists its record's IDs in the record's order.
+- Uniqueness: every issued ID, and every delivered ID missing from its
+  record, goes to one file, sorted by GNU sort (bounded memory); two copies
+  of an ID are a duplicate, reported with their holders.
 - Node values: every ID carries the fixed datacenter, and a holder's IDs the
   slot its lease lines name.
 - Reservations, strict: an ID issued at time t (its timestamp) must be
@@ -20,6 +30,10 @@
   unreachable: across a longer gap it may have become ready, answered and
   lost its reservation again, which a renewal confirmed in it would cover
   for a second at least).
+- IDs issued, never delivered: a holder's follow everything it wrote, so
+  they are checked as IDs written after its last lease line; a server's are
+  checked for their datacenter, and are unconfirmed (no answer brackets
+  them with lease samples).
 
 Why the reservation check cannot fail a healthy holder:
   * One clock. An ID's time and `confirmed_at_ms` are both read from the
@@ -88,6 +102,11 @@ class Result:
         self.unready_answers = 0
         self.duplicates = 0
         self.dup_examples = []
+        # The issuing side's records (docs/HARNESS.md, "The checker").
+        self.issued = {}  # holder -> IDs in its records
+        self.delivered = {}  # holder -> IDs its output or its answers carried
+        self.undelivered = {}  # holder -> issued, never delivered
+        self.unrecorded = {}  # holder -> delivered, missing from its record
 
     def bad(self, holder, text):
         self.n_violations += 1
@@ -179,15 +198,38 @@ def _check_id(res, holder, i, slot, log, k, n_max):
         res.bad(holder, f"ID {i} at {t} ms is past {bound}")
 
 
-def check_holder_file(res, path, holder, out):
+def record_ids(path, server=False):
+    """The IDs of an issuing-side record, in order: one line per batch, the
+    IDs in decimal separated by spaces (a server's after its generator's
+    name). A last line without its newline was cut while written: its IDs
+    were never handed out. A missing record has none."""
+    try:
+        f = open(path, "rb")
+    except FileNotFoundError:
+        return
+    with f:
+        for line in f:
+            if not line.endswith(b"\n"):
+                return
+            words = line.split()
+            for w in words[1:] if server else words:
+                yield int(w)
+
+
+def check_holder_file(res, path, holder, out, record=None):
     """A holder's stdout (one incarnation): ID lines, and a {"lease":..}
-    line after each burst."""
-    pending, n = [], 0
+    line after each burst; and its issuing-side record (``record``, None:
+    records ignored), which lists the same IDs in the same order (a holder
+    records each burst, then writes it), perhaps followed by IDs it issued
+    and never wrote (killed or stopped before its output was written)."""
+    pending = []
     with open(path, "rb") as f:
         data = f.read()
     lines = data.split(b"\n")
     if lines and lines[-1] != b"":
         lines = lines[:-1]  # a line cut by SIGKILL
+    rec = record_ids(record) if record else None
+    aligned = True
     log, slot = Confirmations(), None
     for line in lines:
         if not line:
@@ -199,20 +241,45 @@ def check_holder_file(res, path, holder, out):
             for i in pending:
                 _check_id(res, holder, i, slot, log if n_max is not None else None,
                           len(log.n), n_max)
-            n += len(pending)
             pending = []
         else:
             i = int(line)
             pending.append(i)
-            out.write(f"{i}\t{holder}\n")
-    # Written, but the process ended before it wrote the lease line.
+            r = next(rec, None) if rec is not None and aligned else None
+            if r == i:
+                out.write(f"{i}\t{holder}\tb\n")  # both issued and delivered
+                continue
+            out.write(f"{i}\t{holder}\td\n")
+            if rec is not None and aligned:
+                # (A record that ends first: the IDs past it are delivered,
+                # not recorded, in the sorted pass.)
+                aligned = False
+                if r is not None:
+                    out.write(f"{r}\t{holder}\ti\n")
+                    res.bad(holder, f"{os.path.basename(path)}: ID {i} written where "
+                                    f"its record has {r}: not the record's order")
+    # Issued, not written: after everything written, so the confirmation in
+    # force is the last one reported or a later one, as for IDs written
+    # after the last lease line.
+    if rec is not None:
+        for r in rec:
+            out.write(f"{r}\t{holder}\ti\n")
+            if aligned:
+                pending.append(r)
+            else:
+                res.add(res.unconfirmed, holder)
     for i in pending:
         if slot is None:
             res.add(res.unconfirmed, holder)
         else:
             _check_id(res, holder, i, slot, log, len(log.n), None)
-    n += len(pending)
-    res.add(res.counts, holder, n)
+
+
+def record_server_file(path, holder, out):
+    """A server incarnation's record: every ID it issued (its answers are
+    read from the load client's file)."""
+    for i in record_ids(path, server=True):
+        out.write(f"{i}\t{holder}\ti\n")
 
 
 def check_load_file(res, path, out):
@@ -252,7 +319,6 @@ def check_load_file(res, path, out):
             shown.append(len(log[0].n))
         rs = sorted(ready.get(s, []), key=lambda r: r["t0"])
         rt = [r["t0"] for r in rs]
-        n = 0
         for a in ans:
             # Readiness: the samples just before and just after the call.
             k = bisect_left(rt, a["t0"])
@@ -265,7 +331,7 @@ def check_load_file(res, path, out):
             j = bisect_left(lt0, a["t1"])  # the first sample sent after the answer
             p = bisect_right(lt1, a["t0"]) - 1  # the last one answered before the call
             for i in a["ids"]:
-                out.write(f"{i}\t{holder}\n")
+                out.write(f"{i}\t{holder}\td\n")
                 slot = Layout.parts(i)[2]
                 m = j
                 while m < len(ls) and ls[m]["lease"]["slot"] != slot and m < j + 3:
@@ -277,8 +343,6 @@ def check_load_file(res, path, out):
                     _check_id(res, holder, i, slot, seg[m][0], shown[m], nmax[m])
                 else:
                     _check_id(res, holder, i, slot, None, 0, None)
-                n += 1
-        res.add(res.counts, holder, n)
 
 
 # Two /readyz samples further apart than this may have a ready spell between
@@ -296,34 +360,89 @@ def unready_answer(before, after, a):
             and a["t1"] <= after["t0"] and after["t0"] - before["t1"] <= READY_GAP_MS)
 
 
-def check_run(run_dir):
+def check_run(run_dir, records=True):
+    """Checks a run's IDs: every ID its holders' and servers' records list
+    (issued), and every ID a holder wrote or a server's answer carried
+    (delivered). ``records`` False ignores the records (the delivered IDs
+    alone, as if nothing else had been issued): the self-test's control."""
     res = Result()
     ids_path = os.path.join(run_dir, "ids.tsv")
+    issued_dir = os.path.join(run_dir, "issued")
     with open(ids_path, "w") as out:
         for path in sorted(glob.glob(os.path.join(run_dir, "holders", "*.out"))):
             holder = os.path.basename(path).rsplit(".", 2)[0]
-            check_holder_file(res, path, holder, out)
+            record = os.path.join(issued_dir, os.path.basename(path)[:-len(".out")])
+            check_holder_file(res, path, holder, out, record if records else None)
         for path in sorted(glob.glob(os.path.join(run_dir, "load-*.jsonl"))):
             check_load_file(res, path, out)
+        if records:
+            for path in sorted(glob.glob(os.path.join(issued_dir, "srv*"))):
+                name = os.path.basename(path).rsplit(".", 1)[0]
+                record_server_file(path, f"server-{name}", out)
     sorted_path = ids_path + ".sorted"
     subprocess.run(["sort", "-n", "-k1,1", "-S", "200M", "-T", run_dir, "-o", sorted_path,
                     ids_path], check=True, timeout=600, env={**os.environ, "LC_ALL": "C"})
-    prev_id, prev_holders = None, []
     with open(sorted_path) as f:
+        prev, entries = None, []
         for line in f:
-            i, h = line.rstrip("\n").split("\t")
-            if i == prev_id:
-                res.duplicates += 1
-                prev_holders.append(h)
-                if len(res.dup_examples) < 10:
-                    t, _, w = Layout.parts(int(i))
-                    res.dup_examples.append(
-                        f"ID {i} (time {t}, worker {w}) issued by {', '.join(prev_holders)}")
-            else:
-                prev_id, prev_holders = i, [h]
+            i, h, kind = line.rstrip("\n").split("\t")
+            if i != prev:
+                if prev is not None:
+                    _one_id(res, int(prev), entries, records)
+                prev, entries = i, []
+            entries.append((h, kind))
+        if prev is not None:
+            _one_id(res, int(prev), entries, records)
     os.remove(ids_path)
     os.remove(sorted_path)
     return res
+
+
+def _one_id(res, i, entries, records):
+    """One ID's entries (holder, "i" issued, "d" delivered or "b" both, a
+    holder's output matched with its record): each delivered entry is
+    matched with an issued one of its holder; the ID's copies are its issued
+    entries and the delivered ones without a match (with records ignored:
+    every delivered one); more than one copy is a duplicate."""
+    issued = [h for h, k in entries if k != "d"]
+    left = [h for h, k in entries if k == "i"]  # issued, no delivered one matched
+    extra = []  # delivered entries without an issued one
+    for h, k in entries:
+        if k == "i":
+            continue
+        res.add(res.delivered, h)
+        if k == "b":
+            continue
+        if h in left:
+            left.remove(h)
+            continue
+        extra.append(h)
+        if records:
+            res.add(res.unrecorded, h)
+            res.bad(h, f"ID {i} was delivered but is not in its issuer's record")
+    for h in issued:
+        res.add(res.issued, h)
+    for h in left:
+        res.add(res.undelivered, h)
+        if h.startswith("server-"):
+            # No answer brackets it with lease samples: its datacenter is
+            # checked, its reservation not (a holder's is: check_holder_file).
+            _check_id(res, h, i, None, None, 0, None)
+    copies = issued + extra
+    for h in copies:
+        res.add(res.counts, h)
+    if len(copies) > 1:
+        res.duplicates += len(copies) - 1
+        if len(res.dup_examples) < 10:
+            t, _, w = Layout.parts(i)
+            shown = []
+            for h in issued:
+                if h in left:
+                    left.remove(h)
+                    h += " (never delivered)"
+                shown.append(h)
+            res.dup_examples.append(
+                f"ID {i} (time {t}, worker {w}) issued by {', '.join(shown + extra)}")
 
 
 def self_test():
@@ -372,9 +491,57 @@ def self_test():
     assert log2.verdict(e + 2000, 1, 2) == LOOSE  # before it: the claim or renewal 1
     assert log2.verdict(e + 4101, 1, 2) == VIOLATION
     assert Confirmations().verdict(e + 1, 0, None) == UNCONFIRMED
+    records_self_test()
     print("check: self-test passed")
     import phases  # the no-vacuous-pass check's cases
     phases.self_test()
+
+
+def records_self_test():
+    """The issuing side's records, on a made-up run folder: cli1 issued X
+    and was killed before writing it; cli2 issued X too and wrote it. Only
+    cli1's record shows the duplicate. cli2's second incarnation wrote Y,
+    which no record lists; srv1 recorded s2, whose answer never arrived."""
+    import tempfile
+    e = Layout.EPOCH
+    t0 = e + 10_000
+
+    def ident(slot, seq, dt=100):
+        return ((t0 + dt - e) << 22) | (Layout.DATACENTER << 14) | (slot << 12) | seq
+
+    def lease(slot):
+        return json.dumps({"lease": {"slot": slot, "renewals": 0, "confirmed_at_ms": t0,
+                                     "reserved_until_ms": t0 + 2000}})
+    a, b, x, y = ident(1, 0), ident(1, 1), ident(1, 7), ident(1, 8)
+    s1, s2 = ident(3, 0), ident(3, 1)
+    files = {
+        "holders/cli1.1.out": f"{a}\n{b}\n{lease(1)}\n",
+        "issued/cli1.1": f"{a} {b}\n{x}\n",  # x issued, never written
+        # cli2 on cli1's slot after it (a successor fence missing).
+        "holders/cli2.1.out": f"{x}\n{lease(1)}\n",
+        "issued/cli2.1": f"{x}\n",
+        "holders/cli2.2.out": f"{y}\n{lease(1)}\n",  # no record
+        "load-c2.jsonl": json.dumps({"k": "ids", "srv": "srv1", "t0": 1, "t1": 2,
+                                     "ids": [s1]}) + "\n",
+        "issued/srv1.1": f"default {s1} {s2}\n",  # s2's answer came too late
+    }
+    with tempfile.TemporaryDirectory() as d:
+        for name, text in files.items():
+            os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        res = check_run(d)
+        assert res.duplicates == 1, (res.duplicates, res.dup_examples)
+        assert "cli1 (never delivered), cli2" in res.dup_examples[0], res.dup_examples
+        assert res.issued == {"cli1": 3, "cli2": 1, "server-srv1": 2}, res.issued
+        assert res.delivered == {"cli1": 2, "cli2": 2, "server-srv1": 1}, res.delivered
+        assert res.undelivered == {"cli1": 1, "server-srv1": 1}, res.undelivered
+        assert res.unrecorded == {"cli2": 1}, res.unrecorded
+        assert res.reservation_violations == 0 and res.node_violations == 0, res.violations
+        assert sum(res.counts.values()) == 7, res.counts
+        # Without the records, only delivered IDs: the duplicate is missed.
+        blind = check_run(d, records=False)
+        assert blind.duplicates == 0 and not blind.unrecorded, blind.dup_examples
 
 
 if __name__ == "__main__":

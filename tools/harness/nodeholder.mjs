@@ -3,11 +3,15 @@
 // flat out, writing what a CLI holder writes with --on-demand --lease-lines,
 // so check.py reads it the same way: after each burst, its IDs one per line,
 // then {"lease": ...} (the lease as it stands once the burst was issued, its
-// fields named as the CLI and the Python binding name them). Reads nothing.
+// fields named as the CLI and the Python binding name them). Before it writes
+// a burst, it appends it to its record of issued IDs (--issued-log: one line
+// of decimal IDs separated by spaces, one write(2)), as the CLI does: the
+// record holds every ID issued, written or not. Reads nothing.
 // Exits 1 on any snowmint error (no free slot, lease lost or expired, clock
 // behind the slot's hwm): the harness's supervisor restarts it.
 //
-//   node nodeholder.mjs --project DIR --lease URL --layout JSON --datacenter N [--burst N]
+//   node nodeholder.mjs --project DIR --lease URL --layout JSON --datacenter N \
+//     --issued-log FILE [--burst N]
 //
 // DIR is the project the harness installed the packed tarballs into
 // (target/harness/node): `snowmint` is required from there, as a user's
@@ -15,7 +19,7 @@
 // for holder-clock-step, which then steps the addon's clock too.
 
 import { createRequire } from 'node:module';
-import { writeSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -25,10 +29,11 @@ const { values: a } = parseArgs({
     lease: { type: 'string' },
     layout: { type: 'string' },
     datacenter: { type: 'string' },
+    'issued-log': { type: 'string' },
     burst: { type: 'string', default: '100' },
   },
 });
-for (const k of ['project', 'lease', 'layout', 'datacenter']) {
+for (const k of ['project', 'lease', 'layout', 'datacenter', 'issued-log']) {
   if (!a[k]) {
     process.stderr.write(`nodeholder: --${k} is required\n`);
     process.exit(2);
@@ -52,6 +57,14 @@ const out = (text) => {
   for (let off = 0; off < buf.length; ) off += writeSync(1, buf, off);
 };
 
+// The record: appended with one write(2) per burst (a regular file writes
+// it all, else it throws), before the burst is written.
+const record = openSync(a['issued-log'], 'a', 0o600);
+const recordIds = (ids) => {
+  const buf = Buffer.from(`${ids.join(' ')}\n`);
+  if (writeSync(record, buf) !== buf.length) throw new Error(`a short write to ${a['issued-log']}`);
+};
+
 let gen;
 try {
   // The CLI holder's options: the same layout, node and clock policy.
@@ -62,6 +75,7 @@ try {
   const burst = Number(a.burst);
   for (;;) {
     const ids = gen.nextIds(burst);
+    recordIds(ids);
     // Read after the burst: the confirmation it shows (renewals,
     // confirmedAtMs) is the one in force at the burst's IDs or a later one.
     out(`${ids.join('\n')}\n${JSON.stringify({ lease: snake(gen.lease) })}\n`);

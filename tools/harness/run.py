@@ -99,6 +99,9 @@ class Run:
         self.cfg = cfg
         self.dir = cfg["dir"]
         os.makedirs(os.path.join(self.dir, "holders"), exist_ok=True)
+        # Each holder's and server's record of the IDs it issued, written
+        # before it hands them out (check.py: the issued IDs).
+        os.makedirs(os.path.join(self.dir, "issued"), exist_ok=True)
         self.record = []  # (offset s, text)
         self.rng = random.Random(cfg["seed"] + 1)
         self.t0 = time.monotonic()
@@ -154,6 +157,7 @@ class Run:
             self.sample([name])  # the ended incarnation's last output
         k = self.incarnation[name] = self.incarnation.get(name, 0) + 1
         out = open(os.path.join(self.dir, "holders", f"{name}.{k}.out"), "wb")
+        issued = os.path.join(self.dir, "issued", f"{name}.{k}")
         self.progress.write(f"{name}.{k}.out\t{wall_ms()}\tstart\n")
         # Where its messages begin in the holder's log, and how far its clock
         # is behind (phases.py places its fence messages in real time).
@@ -165,12 +169,13 @@ class Run:
         if name.startswith("py"):
             # The Python process is the holder: libfaketime goes on it.
             cmd = (f"LD_PRELOAD=\"$SMH_PRELOAD\" exec {self.cfg['python']} {PYHOLDER} "
-                   f"--lease \"$SMH_LEASE\" --burst {self.cfg['burst']}")
+                   f"--lease \"$SMH_LEASE\" --burst {self.cfg['burst']} --issued-log {issued}")
         elif name.startswith("node"):
             # The Node holder (nodeholder.mjs), the same way.
             cmd = (f"LD_PRELOAD=\"$SMH_PRELOAD\" exec node {NODEHOLDER} --project "
                    f"{self.cfg['node']} --lease \"$SMH_LEASE\" --burst {self.cfg['burst']} "
-                   f"--layout '{check.Layout.DESCRIPTOR}' --datacenter {check.Layout.DATACENTER}")
+                   f"--layout '{check.Layout.DESCRIPTOR}' --datacenter {check.Layout.DATACENTER} "
+                   f"--issued-log {issued}")
         else:
             # Bursts of `burst` IDs, 100 a second: paced so that a long run's
             # IDs (all kept for the checker) stay within disk and sort bounds.
@@ -180,7 +185,8 @@ class Run:
             cmd = (f"python3 -c \"{feed}\" | LD_PRELOAD=\"$SMH_PRELOAD\" exec {self.cfg['cli']} "
                    "generate --layout "
                    f"'{check.Layout.DESCRIPTOR}' --node datacenter={check.Layout.DATACENTER} "
-                   f"--lease \"$SMH_LEASE\" --on-demand --lease-lines --clock-backwards wait:5")
+                   f"--lease \"$SMH_LEASE\" --on-demand --lease-lines --clock-backwards wait:5 "
+                   f"--issued-log {issued}")
         env = {"SMH_LEASE": self.store.url(self.opts()), "SMH_PRELOAD": "",
                "SNOWMINT_HARNESS_CONTROL": self.cfg.get("control_build", ""),
                "FAKETIME": f"-{self.clock_step_s()}s", "DONT_FAKE_MONOTONIC": "1"}
@@ -276,6 +282,7 @@ class Run:
                 "--node", f"datacenter={check.Layout.DATACENTER}",
                 "--listen", f"{self.net.hosts[host]}:{port}",
                 "--token-file", self.token_file,
+                "--issued-log", os.path.join(self.dir, "issued", f"{name}.{k}"),
                 # Plain HTTP with tokens on a non-loopback address: the
                 # addresses are the run's own network namespaces on this
                 # machine, so nothing crosses a real network.
@@ -624,7 +631,8 @@ def run_one(cfg):
     faults = [t for _, t in r.record if t.startswith("fault: ")]
     # Why a real run would fail (none: it passes).
     reasons = [why for why, bad in (
-        ("duplicates", res.duplicates), ("violations", res.n_violations), ("no IDs", ids == 0),
+        ("duplicates", res.duplicates), ("violations", res.n_violations),
+        ("delivered IDs not recorded", sum(res.unrecorded.values())), ("no IDs", ids == 0),
         ("vacuous", vac is None or vac["short"])) if bad]
     if cfg["control"]:
         # What the control's missing protection must show.
@@ -642,6 +650,11 @@ def run_one(cfg):
         "kind": "control" if cfg["control"] else "real", "seed": cfg["seed"],
         "seconds": cfg["seconds"], "faults_injected": len(faults), "faults": faults,
         "ids_checked": ids, "ids_per_holder": res.counts,
+        # The issuing side's records against what was delivered (check.py).
+        "ids_issued": sum(res.issued.values()), "ids_delivered": sum(res.delivered.values()),
+        "ids_issued_not_delivered": sum(res.undelivered.values()),
+        "ids_delivered_not_recorded": sum(res.unrecorded.values()),
+        "issued_not_delivered_per_holder": res.undelivered,
         "unconfirmed_per_holder": res.unconfirmed, "loosely_checked_per_holder": res.loose,
         "duplicates": res.duplicates, "reservation_violations": res.reservation_violations,
         "node_violations": res.node_violations,
@@ -677,7 +690,11 @@ def write_record(cfg, record, res, result):
     for h, n in sorted(res.counts.items()):
         lines.append(f"  {h:10} {n:>12}   unconfirmed {res.unconfirmed.get(h, 0)}   "
                      f"loosely {res.loose.get(h, 0)}")
-    lines += [f"  {'total':10} {result['ids_checked']:>12}", "",
+    lines += [f"  {'total':10} {result['ids_checked']:>12}",
+              f"issued (records) {result['ids_issued']}   delivered {result['ids_delivered']}   "
+              f"issued, not delivered {result['ids_issued_not_delivered']} "
+              f"({', '.join(f'{h} {n}' for h, n in sorted(res.undelivered.items()))})   "
+              f"delivered, not recorded {result['ids_delivered_not_recorded']}", "",
               f"duplicates: {res.duplicates}"]
     lines += [f"  {e}" for e in res.dup_examples]
     lines.append(f"reservation violations: {res.reservation_violations}   node violations: "

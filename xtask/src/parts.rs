@@ -107,6 +107,26 @@ pub const FAST_RELEASE: [(&str, &str); 2] = [
 /// (xtask/src/stores/NAME.rs).
 pub const STORES: [&str; 5] = ["postgres", "mysql", "redis", "etcd", "zookeeper"];
 
+/// A release-check part's budget, seconds, on a 2-core machine as it came
+/// (CI's case: the tools, toolchains, targets and Debian packages install
+/// first, and every build is cold). CI's whole budget is 60 minutes:
+/// the test command, then these, then the harness (CONTRIBUTING.md).
+pub fn release_budget(name: &str) -> u64 {
+    match name {
+        "shell" | "workflows" => 30,
+        "deny" => 120,
+        "msrv" => 300,
+        "platforms" => 240,
+        "crate" => 60,
+        "c" => 420,
+        "python" => PYTHON_BUDGET,
+        "node" => NODE_BUDGET,
+        "fuzz" => FUZZ_BUDGET,
+        "harness" => 1200,
+        _ => 0,
+    }
+}
+
 /// A release-check part's name: one of [`RELEASE_PARTS`] or `harness`
 /// (each runs as `cargo xtask run-part release-NAME`).
 pub fn is_release_part(name: &str) -> bool {
@@ -115,4 +135,16 @@ pub fn is_release_part(name: &str) -> bool {
 
 pub fn test_part(name: &str) -> Option<&'static TestPart> {
     TEST_PARTS.iter().find(|p| p.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_release_part_has_a_budget() {
+        for name in RELEASE_PARTS.iter().chain(&["harness"]) {
+            assert!(release_budget(name) > 0, "the release part {name} has no budget");
+        }
+    }
 }

@@ -252,8 +252,14 @@ pub fn release_check(root: &Path, names: &[String]) -> u8 {
             }
         };
         if finished.success() {
+            let budget = parts::release_budget(name);
+            let over = if secs(finished.wall) > budget {
+                format!(", over its budget of {budget}s")
+            } else {
+                String::new()
+            };
             println!(
-                "######## release: {name} passed in {}s ########",
+                "######## release: {name} passed in {}s{over} ########",
                 secs(finished.wall)
             );
         } else {

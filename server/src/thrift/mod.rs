@@ -138,9 +138,9 @@ impl Service {
                     Err(e) => {
                         // The core's message ends with its code: `... [lease_expired]`.
                         let message = if e.code() == "clock_moved_backwards" {
-                            format!("InvalidSystemClock: {e}")
+                            format!("InvalidSystemClock: {}", e.message())
                         } else {
-                            e.to_string()
+                            e.message().to_string()
                         };
                         return codec::encode_app_error(
                             name,
