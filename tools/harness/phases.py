@@ -23,6 +23,9 @@ Exceptions, each needing evidence from the run:
     offset is added back), a server's lease shows an hwm_ms above its
     reservation and its clock. Until T + FENCE_SLACK_MS it owes nothing:
     its minimum is for the rest of the phase (none under MIN_PHASE_S).
+    A server refusing connections (down, or starting: it listens once its
+    lease is claimed) counts as fenced from the first refusal to the last
+    of a run of them at most REFUSED_GAP_MS apart.
   * No slot. Six participants share four slots (run.py), so two at a time
     have none: in a phase, two participants may fall short if they show they had
     no slot there: a holder restarted in the phase or not running for part
@@ -67,6 +70,9 @@ FENCE_SLACK_MS = 1000
 # After a store fault, every participant's lease may be recovering (a
 # renewal retried, a claim again): not counted for this long.
 RECOVERY_MS = 3000
+# Refused connections (a server not listening) this close together are one
+# stretch of it down or starting.
+REFUSED_GAP_MS = 1000
 # A fenced holder's error (CLI and binding alike), its times in ms.
 FENCED = re.compile(rb"no ID before (\d+) ms \(now (\d+) ms")
 # Faults after which the store may have been out for every client.
@@ -244,6 +250,7 @@ def read_holders(run_dir, tally):
 
 
 def read_servers(run_dir, tally):
+    refused = {}
     for path in glob.glob(os.path.join(run_dir, "load-*.jsonl")):
         with open(path) as f:
             for line in f:
@@ -255,12 +262,21 @@ def read_servers(run_dir, tally):
                     tally.add(who, r["t1"], len(r["ids"]))
                 elif r["k"] == "ready" and not r["ok"]:
                     tally.unready.setdefault(who, []).append(r["t0"])
+                elif r["k"] == "err" and "Connection refused" in r.get("e", ""):
+                    refused.setdefault(who, []).append(r["t0"])
                 elif r["k"] == "lease":
                     # A claim's floor above its reservation and its clock:
                     # fenced until then (the lease's hwm_ms).
                     hwm, until = r["lease"].get("hwm_ms"), r["lease"].get("reserved_until_ms")
                     if hwm and until is not None and hwm > until and hwm > r["t1"]:
                         tally.fence(who, r["t1"], hwm)
+    for who, ts in refused.items():
+        ts.sort()
+        first = ts[0]
+        for prev, t in zip(ts, ts[1:] + [None]):
+            if t is None or t - prev > REFUSED_GAP_MS:
+                tally.fence(who, first, prev)
+                first = t
     starts = os.path.join(run_dir, "servers.tsv")
     if os.path.exists(starts):
         with open(starts) as f:
@@ -566,4 +582,15 @@ def self_test():
         t = Tally()
         read_holders(d, t)
         assert t.fenced["cli1"] == [(3000, 6000), (23000, 24000)], t.fenced
+        # A server refusing connections (starting after a kill): fenced while
+        # it does; two runs of refusals 2 s apart are two stretches.
+        with open(os.path.join(d, "load-c4.jsonl"), "w") as f:
+            for ms in list(range(10000, 12001, 100)) + [14000, 14100]:
+                f.write(json.dumps({"k": "err", "srv": "srv1", "t0": ms, "t1": ms + 1,
+                                    "e": "<urlopen error [Errno 111] Connection refused>"}) + "\n")
+            f.write(json.dumps({"k": "err", "srv": "srv2", "t0": 10000, "t1": 11000,
+                                "e": "timed out"}) + "\n")
+        t = Tally()
+        read_servers(d, t)
+        assert t.fenced == {"server-srv1": [(10000, 13000), (14000, 15100)]}, t.fenced
     print("phases: self-test passed")
