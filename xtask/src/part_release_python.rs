@@ -18,7 +18,7 @@ use std::process::Command;
 use crate::step::{glob, mkdir, remove_dir, Part};
 use crate::stores::Stores;
 use crate::tools::{apt, arm64_dpkg, rust_target};
-use crate::venv::{python_test_venv, uv_install, venv_pip, zig, PYTEST_VERSION};
+use crate::venv::{build_venv, python_test_venv, uv_install, venv_pip, zig, PYTEST_VERSION};
 
 const ABI3AUDIT_VERSION: &str = "0.0.26";
 const AUDITWHEEL_VERSION: &str = "6.8.2";
@@ -141,8 +141,8 @@ pub fn run(p: &Part) -> Result<(), String> {
     let dist = root.join("target/dist");
     let venv = root.join(".cache/py-release-venv");
 
-    p.say("python release: build venv (.venv: maturin, pytest, ziglang, auditwheel, abi3audit)");
-    let build = zig(p)?;
+    p.say("python release: build venv (.venv: maturin, pytest, auditwheel, abi3audit)");
+    let build = build_venv(p)?;
     venv_pip(
         p,
         &build,

@@ -127,17 +127,25 @@ pub fn build_venv(p: &Part) -> Result<PathBuf, String> {
     Ok(venv)
 }
 
-/// zig (PyPI's `ziglang`, in `.venv`, with cargo-zigbuild) first on this
-/// process's PATH, and `.venv/bin` after it: for `maturin --zig` and the
-/// Node addons' cross builds. Returns `.venv`.
+/// zig (PyPI's `ziglang`), cargo-zigbuild and maturin in one venv per
+/// machine, `TOOLS/zig-ZIGLANG-CARGO_ZIGBUILD-MATURIN` (not a checkout's
+/// `.venv`): cargo-zigbuild's linker wrappers live in a folder named after
+/// the path of the program that made them (cargo-zigbuild, or maturin with
+/// `--zig`), and that path is in every cross-built crate's linker setting,
+/// so a per-checkout venv made a new clone rebuild every dependency of the
+/// eight cross builds. Puts zig first on this process's PATH and the venv's
+/// `bin` after it; returns the venv, for its `bin/maturin`.
 pub fn zig(p: &Part) -> Result<PathBuf, String> {
-    let venv = build_venv(p)?;
+    let venv = tools_dir().join(format!(
+        "zig-{ZIGLANG_VERSION}-{CARGO_ZIGBUILD_VERSION}-{MATURIN_VERSION}"
+    ));
     venv_pip(
         p,
         &venv,
         &[
             format!("ziglang=={ZIGLANG_VERSION}"),
             format!("cargo-zigbuild=={CARGO_ZIGBUILD_VERSION}"),
+            format!("maturin=={MATURIN_VERSION}"),
         ],
     )?;
     let dir = p.output(Command::new(venv.join("bin/python")).args([
