@@ -31,6 +31,36 @@ const byJson = new Map()
 // the same parts.js and its errors carry the same codes.
 const wasmDecode = process.versions.bun !== undefined
 
+// On Deno a call through `Deno.dlopen` of the addon itself (V8's fast API:
+// the bigint read as a u64 in compiled code) costs a fraction of an N-API
+// call, which Deno emulates (bench/RESULTS.md, "JavaScript runtimes"). The C
+// entry (src/ffi.rs) makes the same core call as the N-API decoder, into a
+// scratch array of its own: it takes a registered layout's slot and a bigint
+// in 0..2^64 (Deno would wrap any other, so anything else goes through
+// N-API), and for an ID the core refuses returns 1: that ID then goes
+// through N-API, which throws the core's error. `{ decode, view }`, or null
+// where Deno.dlopen is missing or fails.
+let denoFfi
+function ffi() {
+  if (denoFfi !== undefined) return denoFfi
+  denoFfi = null
+  const path = globalThis.Deno?.dlopen === undefined ? null : binding.__libraryPath()
+  if (path === null) return null
+  try {
+    const { symbols } = globalThis.Deno.dlopen(path, {
+      snowmint_node_decode: { parameters: ['u32', 'u64'], result: 'i32' },
+      snowmint_node_scratch: { parameters: ['usize'], result: 'pointer' },
+    })
+    const at = symbols.snowmint_node_scratch(scratch.length)
+    if (at === null) return null
+    const view = new Float64Array(globalThis.Deno.UnsafePointerView.getArrayBuffer(at, scratch.byteLength))
+    denoFfi = { decode: symbols.snowmint_node_decode, view }
+  } catch {
+    // No FFI permission or no fast path: N-API it is.
+  }
+  return denoFfi
+}
+
 // The decoder of a Layout object.
 function decoderFor(layout) {
   return cached(byJson, layout.toJson(), () => {
@@ -40,6 +70,15 @@ function decoderFor(layout) {
     }
     const { Parts } = shapeOf(layout)
     const native = binding.__decoder(layout, scratch)
+    const lib = ffi()
+    const slot = lib === null ? null : binding.__ffiSlot(layout)
+    if (slot !== null) {
+      const { decode, view } = lib
+      return (id) =>
+        typeof id === 'bigint' && BigInt.asUintN(64, id) === id && decode(slot, id) === 0
+          ? new Parts(id, view)
+          : new Parts(native(id), scratch)
+    }
     return (id) => new Parts(native(id), scratch)
   })
 }

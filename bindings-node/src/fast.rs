@@ -146,7 +146,7 @@ pub(crate) fn bind_next_id(env: &Env, this: &This<'_>, g: &Arc<AnyGenerator>) ->
 struct Decoder(snowmint::Layout, *mut f64, sys::napi_ref);
 
 /// The timestamp, the sequence, and up to `MAX_NODES` node values.
-const SCRATCH_LEN: usize = 2 + snowmint::MAX_NODES;
+pub(crate) const SCRATCH_LEN: usize = 2 + snowmint::MAX_NODES;
 
 unsafe extern "C" fn decode(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     guard(env, info, |data, id| {

@@ -10,16 +10,19 @@
 //! (`binding.js`) and `index.d.ts` (with `types-header.d.ts` on top) from this
 //! crate; `main.js` is the hand-written entry point, which adds `decode` (its
 //! `Parts` objects are built in JavaScript by `parts.js`, from numbers the core
-//! decoded here). `fast.rs` is the one bypass of napi-rs, and says what it buys.
+//! decoded here). `fast.rs` is the one bypass of napi-rs, and says what it buys;
+//! `ffi.rs` is the C entry that Deno calls for `decode` (through `Deno.dlopen`).
 // Its types are printed by the host language (repr, inspect, the C header's
 // accessors), not by Rust's Debug: the workspace's missing_debug_implementations
 // does not apply.
 #![allow(missing_debug_implementations)]
 
 mod fast;
+mod ffi;
 mod mask;
 
 pub use fast::decoder;
+pub use ffi::{ffi_slot, library_path};
 pub use mask::IdMask;
 
 use std::sync::Arc;

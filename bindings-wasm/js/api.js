@@ -6,10 +6,11 @@
 // exports what `install` returns.
 //
 // - `layout.decode(bigint)` passes the ID to the module as a u64
-//   (wasm-bindgen's fastest argument) once it is known to fit the layout
-//   (0..=maxId), to a function that cannot fail and so returns nothing (a
-//   Result would cost an array per call); every other ID goes through the
-//   module's conversion and checks. The Parts object is filled from the
+//   (wasm-bindgen's fastest argument) once it is known to be one (0..2^64:
+//   the engine would wrap any other), to a function that returns 0, or 1
+//   when the core refuses the ID (a Result would cost an array per call);
+//   that ID and every other go through the module's conversion and checks,
+//   which throw the core's error. The Parts object is filled from the
 //   module's scratch values.
 // - `decodeMany` decodes a BigUint64Array in one module call into columns,
 //   views of the caller's buffer when one is given (the engine checks that
@@ -24,13 +25,13 @@ export function install(raw) {
   const { Layout } = raw
   const SHAPE = Symbol('snowmint.parts')
   // The handle of a Layout object (set by the module; equal layouts share
-  // one) -> the Parts constructor, the node field names and maxId.
+  // one) -> the Parts constructor and the node field names.
   const HANDLE = Symbol.for('snowmint.layout')
   const shapes = new Map()
   function shapeOfLayout(layout) {
     let s = layout[SHAPE] ?? shapes.get(layout[HANDLE])
     if (s === undefined) {
-      s = { ...shapeOf(layout), max: layout.maxId }
+      s = shapeOf(layout)
       shapes.set(layout[HANDLE], s)
     }
     return (layout[SHAPE] = s)
@@ -43,8 +44,9 @@ export function install(raw) {
   const decodeMethod = {
     decode(id) {
       const s = this[SHAPE] ?? shapeOfLayout(this)
-      if (typeof id === 'bigint' && id >= 0n && id <= s.max) this.__decode(id)
-      else id = this.__decodeAny(id)
+      if (typeof id !== 'bigint' || BigInt.asUintN(64, id) !== id || this.__decode(id) !== 0) {
+        id = this.__decodeAny(id)
+      }
       if (scratch.length === 0) scratch = raw.__scratch()
       return new s.Parts(id, scratch)
     },

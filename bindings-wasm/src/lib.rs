@@ -341,12 +341,14 @@ impl Layout {
         Ok(self.layout.is_plausible(id, time_arg(&now_ms)?))
     }
 
-    /// `decode` of an ID that js/api.js checked is a bigint in 0..=maxId
-    /// (the hot path: wasm-bindgen passes it as a `u64`, and with nothing
-    /// that can fail, nothing is returned). The parts go to `__scratch`.
+    /// `decode` of an ID that js/api.js checked is a bigint in 0..2^64 (the
+    /// hot path: wasm-bindgen passes it as a `u64`, and returns a number, not
+    /// a Result, which would cost an array per call): 0 when the parts went
+    /// to `__scratch`, 1 when the core refused the ID (js/api.js then passes
+    /// it to `__decodeAny`, which throws the core's error).
     #[wasm_bindgen(js_name = __decode)]
-    pub fn decode_u64(&self, id: u64) {
-        let _ = self.decode_into(id);
+    pub fn decode_u64(&self, id: u64) -> u32 {
+        u32::from(self.decode_into(id).is_err())
     }
 
     /// `decodeMany`'s work: the IDs (a `BigUint64Array`, copied in) decoded

@@ -4,23 +4,12 @@
 import assert from 'node:assert/strict'
 import { describe, test } from 'node:test'
 
+import { argument as js } from './helpers.mjs'
 import pkg, { vectors } from './pkg.mjs'
 
 const { Generator, PureGenerator } = pkg
 const T = 1700000000000
 const NODES = { datacenter: 1, worker: 1 }
-const FLOATS = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity, '-0': -0 }
-
-/** The argument as a JavaScript caller has it. */
-function js(v) {
-  if ('int' in v) return BigInt(v.int)
-  if ('float' in v) return typeof v.float === 'string' ? FLOATS[v.float] : v.float
-  if ('str' in v) return v.str
-  if ('bool' in v) return v.bool
-  if ('absent' in v) return undefined
-  if ('map' in v) return Object.fromEntries(v.map.map(([k, x]) => [k, js(x)]))
-  return [] // "other": an array
-}
 
 /** The call each kind of argument goes to, with `v` in its place. */
 const calls = {

@@ -88,8 +88,9 @@ async function workerCheck() {
     })),
   )
   const all = new Set()
-  for (const { backend: b, ids } of results) {
+  for (const { backend: b, ids, unlike } of results) {
     if (b !== backend) throw new Error(`a worker loaded the ${b} backend, this thread ${backend}`)
+    if (unlike !== 0) throw new Error(`a worker decoded ${unlike} IDs otherwise as bigints than as strings`)
     if (ids.length !== rounds * (batch + 1)) throw new Error(`a worker returned ${ids.length} IDs`)
     for (let i = 1; i < ids.length; i++) {
       if (!(ids[i] > ids[i - 1])) throw new Error(`a worker's IDs do not increase at ${i}`)
@@ -102,7 +103,7 @@ async function workerCheck() {
   if (results.some(({ ids }) => !(next > ids[ids.length - 1]))) {
     throw new Error("the main thread's generator does not continue the workers' state")
   }
-  return `workers ${WORKERS}x${rounds * (batch + 1)} unique`
+  return `workers ${WORKERS}x${rounds * (batch + 1)} unique, decoded alike`
 }
 
 let workers

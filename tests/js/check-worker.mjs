@@ -1,7 +1,9 @@
 // One worker of check-vectors.mjs's worker check: loads the package as the
 // main thread did (workerData: entry, spec), makes a Generator of the shared
 // layout and node values, and posts back its IDs (single IDs and batches
-// interleaved).
+// interleaved) and how many of them decode otherwise as a bigint (on Deno,
+// through the addon's C entry and this thread's scratch array) than as a
+// decimal string (through N-API), while the other workers decode too.
 import { createRequire } from 'node:module'
 import { parentPort, workerData } from 'node:worker_threads'
 
@@ -21,4 +23,8 @@ for (let r = 0; r < rounds; r++) {
   out.set(g.nextIds(batch), k)
   k += batch
 }
-parentPort.postMessage({ backend: pkg.__backend, ids: out })
+const parsed = pkg.Layout.parse(layout)
+const parts = (id) => JSON.stringify(parsed.decode(id))
+let unlike = 0
+for (let r = 0; r < 5; r++) for (const id of out) if (parts(id) !== parts(String(id))) unlike++
+parentPort.postMessage({ backend: pkg.__backend, ids: out, unlike })

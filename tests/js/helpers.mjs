@@ -28,3 +28,16 @@ export function jsOptions(o = {}) {
   if (o.resume_after !== undefined) out.resumeAfter = o.resume_after
   return out
 }
+
+const FLOATS = { NaN: NaN, Infinity: Infinity, '-Infinity': -Infinity, '-0': -0 }
+
+/** The `value` of a vectors/arguments.json case, as a JavaScript caller has it. */
+export function argument(v) {
+  if ('int' in v) return BigInt(v.int)
+  if ('float' in v) return typeof v.float === 'string' ? FLOATS[v.float] : v.float
+  if ('str' in v) return v.str
+  if ('bool' in v) return v.bool
+  if ('absent' in v) return undefined
+  if ('map' in v) return Object.fromEntries(v.map.map(([k, x]) => [k, argument(x)]))
+  return [] // "other": an array
+}

@@ -5,7 +5,7 @@
 // imported, which every one of them has.
 import assert from 'node:assert/strict'
 
-import { jsOptions, throwsCode } from './helpers.mjs'
+import { argument, jsOptions, throwsCode } from './helpers.mjs'
 
 const str = (xs) => Array.from(xs, (x) => x.toString())
 
@@ -192,6 +192,26 @@ export function vectorCases(pkg, vectors) {
         }
       }
     })
+  })
+
+  describe('arguments.json', () => {
+    // Each ID argument decoded under a 64-bit layout: the same ID or the same
+    // error as formatting it (tests/js/arguments.test.mjs, on Node). Run on
+    // every runtime, as each may reach the core its own way (on Deno, a
+    // bigint goes through Deno.dlopen, which would wrap one outside 0..2^64).
+    const ids = vectors('arguments').cases.filter((c) => c.arg === 'id')
+    test('has id cases', () => assert.ok(ids.length > 0))
+    const CLASSES = { type: TypeError, range: RangeError }
+    for (const c of ids) {
+      test(`decode ${JSON.stringify(c.value)}`, () => {
+        const layout = Layout.preset('mastodon')
+        const via = [() => layout.decode(argument(c.value)), () => pkg.decode(argument(c.value), 'mastodon')]
+        for (const run of via) {
+          if (c.error) throwsCode(run, c.error, CLASSES[c.class] ?? Error)
+          else assert.equal(run().id, BigInt(c.expect))
+        }
+      })
+    }
   })
 
   describe('generate.json', () => {
