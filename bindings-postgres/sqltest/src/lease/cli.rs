@@ -119,12 +119,18 @@ pub(super) fn cli_beside_database(run: &mut Run, s: &Server, c: &mut Client) {
     };
     let mut cli_ids: Vec<i64> = Vec::new();
     let mut db_ids: Vec<i64> = Vec::new();
+    // Both at once, as an application and the database mint.
     for round in 0..3 {
-        match holder.mint(20_000) {
+        let (cli_got, db_got) = std::thread::scope(|t| {
+            let cli = t.spawn(|| holder.mint(20_000));
+            let db = ids(c, "cli_db", 20_000);
+            (cli.join().unwrap(), db)
+        });
+        match cli_got {
             Ok(v) => cli_ids.extend(v),
             Err(e) => run.check(false, || format!("CLI round {round}: {e}")),
         }
-        match ids(c, "cli_db", 20_000) {
+        match db_got {
             Ok(v) => db_ids.extend(v),
             Err(e) => run.check(false, || format!("cli_db round {round}: {e:?}")),
         }
