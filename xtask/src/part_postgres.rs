@@ -7,6 +7,8 @@
 //! generators on a third cluster of its own, which the tests restart and
 //! kill (`snowmint-pg-sqltest lease`, bindings-postgres/sqltest/src/lease.rs;
 //! last there, leased generators on MySQL/MariaDB, Redis, etcd, ZooKeeper);
+//! then a failover (a primary and a streaming replica the SQL tests start,
+//! `snowmint-pg-sqltest failover`, bindings-postgres/sqltest/src/lease/failover.rs);
 //! then wall-clock steps on a fourth, running under libfaketime
 //! (`snowmint-pg-sqltest clock`, bindings-postgres/sqltest/src/clock.rs).
 //!
@@ -326,11 +328,15 @@ pub fn run(p: &Part) -> Result<(), String> {
         "snowmint-pg-sqltest",
     ]))?;
     let sqltest = target.join("release/snowmint-pg-sqltest");
+    // The CLI, an application holder of its own beside the database's
+    // generator (the lease tests, SNOWMINT_CLI).
+    p.say("the CLI (cargo build --profile ci -p snowmint-cli)");
+    let cli = crate::stores::build_cli(&p.root)?;
     // The stores across machines start (or are found) while the extension
     // builds and the first clusters' tests run.
     std::thread::scope(|s| {
         let stores = s.spawn(|| lease_stores(p, &sqltest));
-        tests(p, &bin, &pg_config, &sqltest, stores)
+        tests(p, &bin, &pg_config, &sqltest, &cli, stores)
     })
 }
 
@@ -338,7 +344,7 @@ pub fn run(p: &Part) -> Result<(), String> {
 /// them: the servers answering on their standard ports (MariaDB with a
 /// database of this run's own), else throwaway ones (xtask/src/stores/);
 /// a Redis vouched for with the SQL tests' `init` (the lease crate's own,
-/// as `snowmint lease init` runs it: the CLI is not built here).
+/// as `snowmint lease init` runs it).
 fn lease_stores(p: &Part, sqltest: &Path) -> Result<Stores, String> {
     let (tx, rx) = std::sync::mpsc::channel();
     let _ = tx.send(Voucher {
@@ -353,6 +359,7 @@ fn tests(
     bin: &Path,
     pg_config: &Path,
     sqltest: &Path,
+    cli: &Path,
     stores: std::thread::ScopedJoinHandle<'_, Result<Stores, String>>,
 ) -> Result<(), String> {
     // The extension goes into that PostgreSQL's own folders, which every
@@ -432,6 +439,7 @@ fn tests(
         Command::new(sqltest)
             .envs(stores.env.iter().map(|(k, v)| (k, v)))
             .env("SNOWMINT_TEST_REDIS_READY_AT_MS", ready_at_ms.to_string())
+            .env("SNOWMINT_CLI", cli)
             .env("SNOWMINT_PG_BIN", bin)
             .env("SNOWMINT_PG_DATA", &lease.data)
             .env("SNOWMINT_PG_LOG", dir.join("server.log"))
@@ -451,9 +459,36 @@ fn tests(
         return result;
     }
 
+    drop(stores);
+    // A failover: a primary and a streaming replica the tests start under
+    // their folder (synchronous, then asynchronous), the primary shut down
+    // immediately, the replica promoted.
+    let dir = clusters.join("cluster-failover");
+    mkdir(&dir)?;
+    p.say(&format!(
+        "failover tests in {} (a primary and a streaming replica, the replica promoted)",
+        dir.display()
+    ));
+    // SAFETY: geteuid cannot fail.
+    let as_postgres = unsafe { libc::geteuid() } == 0;
+    let result = run_sqltest(
+        Command::new(sqltest)
+            .env("SNOWMINT_PG_BIN", bin)
+            .env(
+                "SNOWMINT_PG_AS_POSTGRES",
+                if as_postgres { "1" } else { "0" },
+            )
+            .arg("failover")
+            .arg(&dir),
+        "failover tests",
+    );
+    if result.is_err() {
+        let _ = std::fs::remove_dir_all(&clusters);
+        return result;
+    }
+
     // A wall-clock step: a cluster under libfaketime (fsync on, for its
     // leased generator), its offset in a file the tests rewrite.
-    drop(stores);
     let result = clock_steps(p, bin, &clusters, sqltest, &conninfo);
     let _ = std::fs::remove_dir_all(&clusters);
     result

@@ -4,7 +4,8 @@
 //! SNOWMINT_PG_AS_POSTGRES naming the cluster):
 //! - an application holder (the lease crate's own `postgres://` driver)
 //!   beside the database's generator in the same namespace: different node
-//!   values, no ID twice;
+//!   values, no ID twice; the same with the `snowmint` CLI as a process of
+//!   its own (cli.rs, the CLI's path in SNOWMINT_CLI);
 //! - the reservation: `next_ids` past what the store confirmed is refused
 //!   with `lease_expired`, never an ID past it;
 //! - `pg_ctl restart` and SIGKILL of the postmaster between batches: every
@@ -23,6 +24,10 @@
 //!   database's worker (started again by the new launcher, claims again);
 //! - leased generators on MySQL/MariaDB, Redis, etcd and ZooKeeper
 //!   (stores.rs).
+//!
+//! And, on a primary and a streaming replica of its own, a failover of the
+//! database that holds the lease (`snowmint-pg-sqltest failover DIR`,
+//! failover.rs).
 
 use std::collections::HashSet;
 use std::process::Command;
@@ -34,7 +39,9 @@ use snowmint_lease::LeasedGenerator;
 
 use crate::{call, connect, Out, Run};
 
+mod cli;
 mod databases;
+pub(crate) mod failover;
 mod killed;
 mod stores;
 
@@ -540,6 +547,7 @@ pub(crate) fn run_all(run: &mut Run, conninfo: &str, port: u16) {
     }
     reservation(run, &mut c);
     app_beside_database(run, &s, &mut c);
+    cli::cli_beside_database(run, &s, &mut c);
     stolen(run, &mut c);
     drop(restarts(run, &s, &mut c));
     killed::killed_inside_next_ids(run, &s);

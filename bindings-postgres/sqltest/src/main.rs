@@ -7,7 +7,8 @@
 //! or `snowmint-pg-sqltest lease CONNINFO PORT` (lease.rs, with the stores
 //! across machines in `SNOWMINT_TEST_<STORE>_URL`), or
 //! `snowmint-pg-sqltest init --store URL --json` (a store's init), or
-//! `snowmint-pg-sqltest clock CONNINFO OFFSET_FILE` (clock.rs)
+//! `snowmint-pg-sqltest clock CONNINFO OFFSET_FILE` (clock.rs), or
+//! `snowmint-pg-sqltest failover DIR` (lease/failover.rs)
 //! (CONNINFO as libpq reads it: `host=127.0.0.1 port=5999 user=postgres
 //! dbname=postgres`; the third, a server without the preload).
 
@@ -524,6 +525,18 @@ fn main() -> ExitCode {
         };
         lease::run_all(&mut run, conninfo, port);
         return finish(&run, "postgres leases");
+    }
+    if args.get(1).map(String::as_str) == Some("failover") {
+        let Some(dir) = args.get(2) else {
+            eprintln!("usage: snowmint-pg-sqltest failover DIR");
+            return ExitCode::from(2);
+        };
+        let mut run = Run {
+            failures: Vec::new(),
+            checks: 0,
+        };
+        lease::failover::run_all(&mut run, dir);
+        return finish(&run, "postgres failover");
     }
     if args.get(1).map(String::as_str) == Some("clock") {
         let (Some(conninfo), Some(offset_file)) = (args.get(2), args.get(3)) else {
