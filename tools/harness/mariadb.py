@@ -78,8 +78,12 @@ class MariaDB:
             return f"kill-primary {h} (SIGKILL; restarted with its data at the end)", self.restart
         if kind == "crash-primary":
             # As a failover: servers stopped (slots released), a holder
-            # restarted; CLAIM_S on, while the holders issue on what it
-            # confirmed, SIGKILL, started again at once, and the servers.
+            # restarted (it claims); CLAIM_S on SIGKILL, started again at
+            # once, and the servers with it. Durable, nothing is lost; the
+            # non-durable control loses what came after the log's last
+            # write (the claim, renewals, releases), and the servers claim
+            # slots that look free or expired while their holders still
+            # issue on reservations confirmed before the kill.
             hooks = self.hooks
             hooks.failover_servers_down()
             name = hooks.failover_holder_restart()
@@ -120,7 +124,9 @@ class MariaDB:
 class MariaDBNonDurable(MariaDB):
     """The control: innodb_flush_log_at_trx_commit=0 (a commit is in the log
     on disk up to LOG_WRITE_S later; a SIGKILL loses it), which the lease
-    refuses unless the URL names it."""
+    refuses unless the URL names it. Not 2: its commits are written to the
+    OS at once, which keeps them through a process's kill (only the
+    machine's crash loses them)."""
 
     flush = 0
 
