@@ -50,7 +50,9 @@ REQUIRED_FIRST = ("zookeeper",)
 REQUIRED["postgres"] = ("promotion",)
 # MariaDB: an outage longer than the window, so that holders run to the edge
 # of their reservation (where the reservation control issues past it).
-REQUIRED["mysql"] = ("kill-primary",)
+# And crash-primary (a holder's claim, then a SIGKILL and a restart at once),
+# which the non-durable control loses.
+REQUIRED["mysql"] = ("kill-primary", "crash-primary")
 # etcd: the cluster replaced by one restored from a snapshot of a few seconds
 # before (etcd_restore.py).
 REQUIRED["etcd"] = ("restore",)
@@ -76,11 +78,14 @@ CONFIGS["postgres"] = [
 # window (every MariaDB fault but the clients' does that).
 CONFIGS["mysql"] = [("mariadb, one server", False, "release"),
                     ("mariadb, issuing past the confirmed reservation", True,
-                     "past-reservation")]
+                     "past-reservation"),
+                    # The normal build on a server whose commits are not
+                    # durable (stores.VARIANTS): crash-primary loses claims.
+                    ("mariadb, non-durable commits", True, "non-durable")]
 # The no-vacuous-pass control (phases.py): the normal build, every holder
 # and the load client stopped for the phase after the first fault (run.py,
 # Run.starve); it must fail by that rule alone, in that phase, for all of them.
-NORMAL = ("release", "starved")
+NORMAL = ("release", "starved", "non-durable")
 # What a control run must show (the others: duplicates).
 EXPECT = {"past-reservation": "reservation_violations", "starved": "vacuous"}
 # Runs of a build shorter than the run length (its schedule is a prefix of

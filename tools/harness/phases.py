@@ -77,9 +77,9 @@ REFUSED_GAP_MS = 1000
 FENCED = re.compile(rb"no ID before (\d+) ms \(now (\d+) ms")
 # Faults after which the store may have been out for every client.
 STORE_OUTAGE = ("partition-leader", "partition-primary", "drop-replies-primary",
-                "kill-leader", "kill-primary", "restart-primary", "failover", "promotion", "restore",
-                "store-clock-step", "store-delay", "partition-member", "drop-replies-member",
-                "kill-member")
+                "kill-leader", "kill-primary", "restart-primary", "crash-primary", "failover",
+                "promotion", "restore", "store-clock-step", "store-delay", "partition-member",
+                "drop-replies-member", "kill-member")
 # Faults after which any number may be without a slot (with evidence): the
 # store faults, and a holder clock step, which kills the holders without a
 # slot and keeps them down 6 s, pauses the servers without one, and may

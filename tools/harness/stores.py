@@ -691,97 +691,15 @@ class PostgresAsync(Postgres):
     synchronous = False
 
 
-MYSQL_PORT = 3306
-MYSQL_PROXY = 13306  # the delay proxy's: the port clients use
-
-
-class MariaDB:
-    """MariaDB 10.11 (mariadbd as root), one server on the first store host,
-    its data directory in the run's folder (removed at the end); InnoDB
-    flushes its log at every commit (innodb_flush_log_at_trx_commit=1, the
-    default). Clients connect as a user of their own from the hosts' subnet,
-    through the delay proxy on the server's host (port 13306)."""
-
-    name = "mysql"
-    fault_kinds = ("kill-primary", "restart-primary", "partition-primary",
-                   "drop-replies-primary", "store-delay")
-
-    def __init__(self, net, work, hosts):
-        self.net, self.work = net, work
-        self.primary = hosts[0]
-        self.dir = os.path.join(work, "mariadb")
-        os.makedirs(self.dir)
-        self.data = os.path.join(self.dir, "data")
-        with open(os.path.join(work, "mariadb.log"), "ab") as f:
-            subprocess.run(["mariadb-install-db", "--no-defaults", f"--datadir={self.data}",
-                            "--user=root", "--auth-root-authentication-method=normal",
-                            "--skip-test-db", "--innodb-log-file-size=8M"],
-                           stdout=f, stderr=f, timeout=120, check=True)
-        self.proc = None
-        self.start()
-        self.sql("CREATE DATABASE snowmint; CREATE USER 'snowmint'@'%'; "
-                 "GRANT ALL ON snowmint.* TO 'snowmint'@'%'")
-        # Stays up through kill-primary and restart-primary: meanwhile it
-        # accepts a client's connection and closes it (the server refuses its own).
-        self.proxy = DelayProxy(net, work, self.primary, MYSQL_PROXY, MYSQL_PORT)
-
-    def start(self):
-        h = self.primary
-        argv = self.net.wrap(h, [
-            "mariadbd", "--no-defaults", f"--datadir={self.data}",
-            f"--socket={self.dir}/sock", f"--pid-file={self.dir}/pid", f"--port={MYSQL_PORT}",
-            f"--bind-address={self.net.hosts[h]}", "--user=root", "--skip-log-bin",
-            "--skip-name-resolve", "--innodb-log-file-size=8M",
-            "--innodb-flush-log-at-trx-commit=1", "--max-connections=300",
-            "--character-set-server=utf8mb4", "--collation-server=utf8mb4_general_ci"])
-        self.proc = Proc("mariadb", argv, os.path.join(self.work, "mariadb.log"))
-        wait_for("mariadb", lambda: subprocess.run(
-            ["mariadb-admin", "--no-defaults", f"--socket={self.dir}/sock", "-u", "root",
-             "ping"], capture_output=True, timeout=10).returncode == 0, 60)
-
-    def sql(self, query):
-        subprocess.run(["mariadb", "--no-defaults", f"--socket={self.dir}/sock", "-u", "root",
-                        "-e", query], capture_output=True, timeout=10, check=True)
-
-    def url(self, opts):
-        return f"mysql://snowmint@{self.net.hosts[self.primary]}:{MYSQL_PROXY}/snowmint?{opts}"
-
-    def inject(self, kind, rng):
-        h = self.primary
-        if kind == "kill-primary":
-            self.proc.kill()
-            return f"kill-primary {h} (SIGKILL; restarted with its data at the end)", self.restart
-        if kind == "restart-primary":
-            # A clean shutdown (SIGTERM), started again when the fault ends.
-            self.proc.stop(grace=30)
-            return f"restart-primary {h} (SIGTERM; started again at the end)", self.restart
-        if kind == "partition-primary":
-            self.net.partition(h)
-            return f"partition-primary {h}", lambda: self.net.heal(h)
-        if kind == "drop-replies-primary":
-            # The proxy's port (the server answers the proxy over loopback).
-            self.net.drop_replies(h, MYSQL_PROXY)
-            return (f"drop-replies-primary {h} (port {MYSQL_PROXY}, the proxy clients use)",
-                    lambda: self.net.heal(h))
-        if kind == "store-delay":
-            return store_delay([self.proxy])
-        raise ValueError(kind)
-
-    def restart(self):
-        self.proc.stop()
-        self.start()
-
-    def stop(self):
-        if getattr(self, "proxy", None):
-            self.proxy.stop()
-        if self.proc:
-            self.proc.stop(grace=20)
-        shutil.rmtree(self.dir, ignore_errors=True)
-
+# MariaDB: its own module, which uses the delay proxy above.
+from mariadb import MariaDB, MariaDBNonDurable  # noqa: E402
 
 STORES = {"file": FileStore, "etcd": Etcd, "redis": Redis}
 STORES["postgres"] = Postgres
-STORES["mysql"] = MariaDB
+STORES["mysql"] = MariaDB  # mariadb.py
 STORES["zookeeper"] = ZooKeeper
+
+
 # Configurations whose store is set up differently (main.CONFIGS names them).
-VARIANTS = {"postgres primary/replica, asynchronous replication": PostgresAsync}
+VARIANTS = {"postgres primary/replica, asynchronous replication": PostgresAsync,
+            "mariadb, non-durable commits": MariaDBNonDurable}
