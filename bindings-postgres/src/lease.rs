@@ -29,7 +29,7 @@ use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::{JsonB, PGRXSharedMemory, PgLwLock, PgSqlErrorCode};
-use snowmint::{Config, Id, Options, Value};
+use snowmint::{Config, FenceCause, Id, Options, Value};
 use snowmint_lease::{LeaseUrl, SlotSpace};
 
 use crate::{json_arg, raise, value, word_at, OrRaise};
@@ -65,6 +65,9 @@ pub(crate) struct Entry {
     resume_after: u64,
     /// The first Unix ms the reservation does not cover (0: nothing).
     end_ms: u64,
+    /// The claim's fence (`LeasedGenerator::fence`): a refusal behind it
+    /// is `lease_fenced`, as an application's.
+    fence: Fence,
     /// Why no claim is held (or the last renewal's failure).
     msg_len: usize,
     msg: [u8; MSG_MAX],
@@ -79,6 +82,7 @@ impl Default for Entry {
             slot: 0,
             resume_after: 0,
             end_ms: 0,
+            fence: None,
             msg_len: 0,
             msg: [0; MSG_MAX],
         }
@@ -90,6 +94,10 @@ impl Entry {
         &self.name[..self.name_len]
     }
 }
+
+/// A claim's fence: why it starts above the slot's previous `hwm`, and
+/// that `hwm` (`LeasedGenerator::fence`).
+pub(crate) type Fence = Option<(FenceCause, u64)>;
 
 /// A place nobody uses.
 const FREE: u8 = 0;
@@ -379,9 +387,11 @@ impl Leased {
     }
 
     /// The configuration, state word and limit of the claim the worker
-    /// holds for `name` now; `lease_unavailable` without one.
-    pub(crate) fn current(&self, name: &str) -> (Config, &'static AtomicU64, u64) {
-        let (slot, resume_after, end_ms) = snapshot(name);
+    /// holds for `name` now, and the claim's fence (a refusal behind it is
+    /// `lease_fenced`, as an application's); `lease_unavailable` without a
+    /// claim.
+    pub(crate) fn current(&self, name: &str) -> (Config, &'static AtomicU64, u64, Fence) {
+        let (slot, resume_after, end_ms, fence) = snapshot(name);
         let (config, word) = match self.current.get() {
             Some((s, r, config, word)) if s == slot && r == resume_after => (config, word),
             _ => {
@@ -396,7 +406,7 @@ impl Leased {
                 (config, word)
             }
         };
-        (config, word, config.limit_before(Some(end_ms)))
+        (config, word, config.limit_before(Some(end_ms)), fence)
     }
 }
 
@@ -408,10 +418,10 @@ fn unavailable(message: String) -> ! {
     )
 }
 
-/// `(slot, resume_after, end_ms)` of the claim held for `name` by this
-/// database's worker. Without one, asks for the worker (it may have
+/// `(slot, resume_after, end_ms, fence)` of the claim held for `name` by
+/// this database's worker. Without one, asks for the worker (it may have
 /// stopped, or never started: a database restored from a dump) and refuses.
-fn snapshot(name: &str) -> (u64, u64, u64) {
+fn snapshot(name: &str) -> (u64, u64, u64, Fence) {
     let db = my_db();
     let (running, found) = {
         let t = LEASES.share();
@@ -427,7 +437,7 @@ fn snapshot(name: &str) -> (u64, u64, u64) {
         }
     };
     match found {
-        Some(e) if e.held => (e.slot, e.resume_after, e.end_ms),
+        Some(e) if e.held => (e.slot, e.resume_after, e.end_ms, e.fence),
         Some(e) => unavailable(format!(
             "snowmint: no slot for generator '{name}' now: {}",
             String::from_utf8_lossy(&e.msg[..e.msg_len])

@@ -254,7 +254,7 @@ fn unmask(
 }
 
 mod lease;
-use lease::LEASES;
+use lease::{Fence, LEASES};
 
 // ---------------------------------------------------------------------------
 // Generators: definitions in a table, one state word per node configuration
@@ -506,18 +506,27 @@ fn wait_until(at: u64) {
     }
 }
 
+/// What `next_id` and `next_ids` mint with: the configuration, state word
+/// and limit of a generator (a leased one's current claim), and the claim's
+/// fence, by which its refusals are explained as an application's lease
+/// explains them (`snowmint_lease::fenced_refusal`).
+fn claim_of(g: &Cached, name: &str) -> (Config, &'static AtomicU64, u64, Fence) {
+    match &g.leased {
+        Some(l) => l.current(name),
+        None => (g.config, g.word, u64::MAX, None),
+    }
+}
+
 /// The next ID of the generator `name` (usable as a column default).
 /// Parallel restricted, like `nextval`: minted by the leader only.
 #[pg_extern(volatile, parallel_restricted, strict)]
 fn next_id(name: default!(&str, "'default'")) -> i64 {
     let g = generator(name);
     loop {
-        let (config, word, limit) = match &g.leased {
-            Some(l) => l.current(name),
-            None => (g.config, g.word, u64::MAX),
-        };
+        let (config, word, limit, fence) = claim_of(&g, name);
         match config
             .try_next_on_within(word, &WallClock, limit)
+            .map_err(|e| snowmint_lease::fenced_refusal(e, fence, config.layout()))
             .or_raise()
         {
             Next::Id(id) => return id_out(id),
@@ -534,12 +543,10 @@ fn next_ids(name: &str, n: i32) -> SetOfIterator<'static, i64> {
     let mut ids = vec![0u64; n];
     let mut done = 0;
     while done < n {
-        let (config, word, limit) = match &g.leased {
-            Some(l) => l.current(name),
-            None => (g.config, g.word, u64::MAX),
-        };
+        let (config, word, limit, fence) = claim_of(&g, name);
         let (k, retry) = config
             .try_fill_on_within(word, &WallClock, limit, &mut ids[done..])
+            .map_err(|e| snowmint_lease::fenced_refusal(e, fence, config.layout()))
             .or_raise();
         done += k;
         if let Some(at) = retry {

@@ -96,7 +96,7 @@ pub use any::{AnyGenerator, PlainGenerator};
 pub use driver::decide;
 #[doc(hidden)]
 pub use driver::step;
-pub use driver::{InfoValue, LeaseInfo, LeasedGenerator};
+pub use driver::{fenced_refusal, InfoValue, LeaseInfo, LeasedGenerator};
 pub use error::LeaseError;
 #[cfg(feature = "etcd")]
 pub use etcd::EtcdStore;

@@ -31,6 +31,9 @@ CLI_CLOCK_STEPS = 2
 DEFER_S = 20
 # How long a holder-clock-step lasts at most while its holder has not issued.
 STEP_CLAIM_S = 15
+# On the file store, how long a killed CLI holder stays down while the Python
+# or Node holder waits for a slot (Run.restart_delay).
+FILE_YIELD_S = 3.0
 # The starved control's phase lasts at least this long.
 STARVE_S = 2.0
 
@@ -296,8 +299,8 @@ class Run:
         self.servers[name] = (p, host)
 
     def supervise(self):
-        """Restarts holders and servers that ended (0.5 s after). Five of
-        them share four slots, so one at a time has none (it exits, all slots
+        """Restarts holders and servers that ended (after restart_delay).
+        Six of them share four slots, so two at a time have none (each exits, all slots
         held, and is restarted); for STEP_HOLD_S after a holder-clock-step only
         the stepped holder is restarted, so that it, not that one, takes the
         slot its killed predecessor leaves."""
@@ -315,13 +318,26 @@ class Run:
                 since = self.dead_since.setdefault(name, now)
                 if now < until and name != stepped:
                     continue
-                if now - since >= 0.5:
+                if now - since >= self.restart_delay(name, group, stepped, until, now):
                     self.dead_since.pop(name)
                     p.stop()
                     if self.stepped.get(name, 0) > now:
                         start(name, host, step=True)
                     else:
                         start(name, host)
+
+    def restart_delay(self, name, group, stepped, until, now):
+        """Seconds a participant stays down before its restart: 0.5, or on
+        the file store FILE_YIELD_S for a CLI holder while the Python or
+        Node holder has no slot. There a killed holder's slot frees at once
+        (its lock goes with the process) and the CLI holder, restarted
+        first, took it back every time: the packaged holders never held a
+        slot in a file store run. Not for a clock step's holder."""
+        if (self.cfg["store"] == "file" and group is self.holders and name.startswith("cli")
+                and not (now < until and name == stepped)
+                and any(n in self.holders and not self.has_slot(n) for n in ("py1", "node1"))):
+            return FILE_YIELD_S
+        return 0.5
 
     # Failover hooks: a store that fails over (Redis, PostgreSQL) calls them
     # so that claims land in the writes the promoted replica never sees, and

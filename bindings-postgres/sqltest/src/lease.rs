@@ -513,6 +513,72 @@ fn stolen(run: &mut Run, c: &mut Client) {
     }
 }
 
+/// A claim fenced by its slot's previous holder: the slot forced over to
+/// another holder whose reservation (`hwm_ms`) runs 4 s ahead and which
+/// has already expired, so the worker claims it again at once, above that
+/// `hwm`. Until the clock passes it, `next_id` refuses as an application's
+/// generator does, with `lease_fenced` (55000), not `clock_moved_backwards`:
+/// the clock is fine, the slot is fenced; then IDs resume above the fence.
+fn fenced(run: &mut Run, c: &mut Client) {
+    let layout = Layout::parse(WIDE).unwrap();
+    c.execute(
+        "SELECT snowmint.create_generator('fenced', $1, lease => $2)",
+        &[&WIDE, &format!("database?namespace=fenced&{FAST}")],
+    )
+    .unwrap();
+    if let Err(e) = wait_ready(c, "fenced", Duration::from_secs(20)) {
+        run.check(false, || e);
+        return;
+    }
+    let slot = node(&layout, ids(c, "fenced", 10).unwrap()[0]) as i64;
+    let fence_ms: i64 = c
+        .query_one(
+            "UPDATE snowmint_lease_slot SET token = 'feedfacefeedfacefeedfacefeedface', \
+             counter = counter + 1, \
+             expires_ms = (extract(epoch from clock_timestamp()) * 1000)::bigint - 1, \
+             hwm_ms = (extract(epoch from clock_timestamp()) * 1000)::bigint + 4000 \
+             WHERE slot = $1 AND token <> '' AND space_key IN \
+             (SELECT space_key FROM snowmint_lease_space WHERE space_text LIKE '%namespace=fenced%') \
+             RETURNING hwm_ms",
+            &[&slot],
+        )
+        .unwrap()
+        .get(0);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut seen: Vec<String> = Vec::new();
+    let first = loop {
+        match call::<i64>(c, "SELECT snowmint.next_id('fenced')", &[]) {
+            Out::Ok(id) if seen.is_empty() => {
+                // Still the old reservation, before the renewal found the
+                // slot taken.
+                let _ = id;
+            }
+            Out::Ok(id) => break Some(id),
+            Out::Err { sqlstate, code } => {
+                let e = format!("{sqlstate} {code}");
+                if !seen.contains(&e) {
+                    seen.push(e);
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    run.check(seen.iter().any(|e| e == "55000 lease_fenced"), || {
+        format!("fenced: no lease_fenced refusal while the fence was ahead (refusals: {seen:?})")
+    });
+    run.check(seen.iter().all(|e| e.starts_with("55000 lease_")), || {
+        format!("fenced: refusals other than the lease's: {seen:?}")
+    });
+    let unit_ms = first.map(|id| layout.decompose(id as u64).unwrap().timestamp_ms() as i64);
+    run.check(unit_ms.is_some_and(|ms| ms > fence_ms), || {
+        format!("fenced: the first ID after the fence at {fence_ms} ms is at {unit_ms:?} ms")
+    });
+    println!("lease: slot {slot} fenced 4 s ahead: refusals {seen:?}, then IDs from {unit_ms:?} ms (fence {fence_ms} ms)");
+}
+
 pub(crate) fn run_all(run: &mut Run, conninfo: &str, port: u16) {
     let s = Server::from_env(conninfo, port);
     let mut c = connect(conninfo);
@@ -549,6 +615,7 @@ pub(crate) fn run_all(run: &mut Run, conninfo: &str, port: u16) {
     app_beside_database(run, &s, &mut c);
     cli::cli_beside_database(run, &s, &mut c);
     stolen(run, &mut c);
+    fenced(run, &mut c);
     drop(restarts(run, &s, &mut c));
     killed::killed_inside_next_ids(run, &s);
     databases::two_databases(run, &s);

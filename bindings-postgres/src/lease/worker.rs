@@ -174,6 +174,7 @@ impl Held {
             e.held = true;
             e.slot = lg.slot();
             e.resume_after = lg.config().options().resume_after.map_or(0, |id| id.get());
+            e.fence = lg.fence();
             e.end_ms = if info.lost.is_some() {
                 0
             } else {

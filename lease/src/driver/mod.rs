@@ -49,6 +49,26 @@ pub struct LeasedGenerator<C: Clock + Send + Sync + 'static = SystemClock> {
     leased: Mutex<Option<snowmint::StateKey>>,
 }
 
+/// A refusal of a generator minting under a claim fenced at `fence` (see
+/// [`LeasedGenerator::fence`]): `clock_moved_backwards` behind the state the
+/// claim set (no ID above it yet) is the clock behind the fence, not behind
+/// an ID it issued, so it is `lease_fenced`, with when IDs resume. Every
+/// other error is returned as it is.
+pub fn fenced_refusal(e: Error, fence: Option<(FenceCause, u64)>, layout: &Layout) -> Error {
+    match (e, fence) {
+        (Error::ClockMovedBackwards { now_ms, last_ms }, Some((cause, prev_hwm_ms)))
+            if last_ms <= prev_hwm_ms =>
+        {
+            Error::LeaseFenced {
+                now_ms,
+                resume_ms: last_ms + layout.time_unit_ms(),
+                cause,
+            }
+        }
+        (e, _) => e,
+    }
+}
+
 /// What the background thread and the handle share.
 struct Lease {
     store: Arc<dyn Store>,
@@ -360,18 +380,19 @@ impl<C: Clock + Send + Sync + 'static> LeasedGenerator<C> {
                     end,
                 }
             }
-            // Behind the state the claim set (no ID above it yet): the
-            // clock is behind the fence, not behind an ID it issued.
-            Error::ClockMovedBackwards { now_ms, last_ms } => match self.lease.fence {
-                Some(cause) if last_ms <= self.lease.prev_hwm_ms => Error::LeaseFenced {
-                    now_ms,
-                    resume_ms: last_ms + self.gen.config().layout().time_unit_ms(),
-                    cause,
-                },
-                _ => e,
-            },
-            e => e,
+            e => fenced_refusal(e, self.fence(), self.gen.config().layout()),
         }
+    }
+
+    /// The claim's fence: why the generator starts above the slot's
+    /// previous `hwm`, and that `hwm` (Unix ms); `None` for a slot never
+    /// used. What [`fenced_refusal`] takes, for a process that mints on
+    /// this lease's node values with the core itself (the PostgreSQL
+    /// extension's backends).
+    pub fn fence(&self) -> Option<(FenceCause, u64)> {
+        self.lease
+            .fence
+            .map(|cause| (cause, self.lease.prev_hwm_ms))
     }
 
     /// The configuration: layout, node values in use (the leased one
