@@ -30,7 +30,7 @@ pub const TEST_PARTS: [TestPart; 13] = [
     TestPart {
         name: "postgres",
         what: "the PostgreSQL extension: cargo-pgrx install, then SQL on a throwaway cluster (vectors, 16 connections, bad input, convert_sequence)",
-        budget_s: 90,
+        budget_s: 150,
     },
     TestPart { name: "interop", what: "40 Python, Node and CLI processes leasing from each store; the README's store examples", budget_s: 40 },
     TestPart { name: "wasm", what: "the WebAssembly packages, the decoder page's committed module", budget_s: 60 },
