@@ -12,7 +12,7 @@
 const binding = require('./binding.js')
 const { cached, installShared, method, shapeOf } = require('./api-common.js')
 
-const { Layout, Generator, PureGenerator, IdMask, formatId, parseId } = binding
+const { Layout, PureGenerator, IdMask, formatId, parseId } = binding
 const { toBase32, fromBase32, toBase62, fromBase62 } = binding
 
 // What the native decoder writes: [timestampMs, sequence, ...node values],
@@ -102,13 +102,56 @@ function decoderOf(layout) {
 
 // A method, not a constructor (as class methods are).
 const decodeMethod = { decode(id) { return decoderOf(this)(id) } }.decode
-const { decode, compose, idBounds } = installShared(Layout, Generator, decodeMethod)
+const { decode, compose, idBounds } = installShared(Layout, binding.Generator, decodeMethod)
 
 // `using g = new Generator(...)` (explicit resource management) closes the
 // generator, releasing its lease, where the runtime has `Symbol.dispose`.
 if (typeof Symbol.dispose === 'symbol') {
-  method(Generator.prototype, Symbol.dispose, { [Symbol.dispose]() { this.close() } }[Symbol.dispose])
+  method(binding.Generator.prototype, Symbol.dispose, { [Symbol.dispose]() { this.close() } }[Symbol.dispose])
 }
+
+// On Bun an N-API call costs about 70 ns, twice Node's, and a `bun:ffi` call
+// of a plain C function a few (bench/RESULTS.md, "JavaScript runtimes"):
+// there a Generator's own `nextId` calls the addon's C entry (src/ffi.rs)
+// with the core generator's address, which the N-API `nextId` it replaces
+// keeps alive (the closure holds that function). The entry makes the same
+// core call; for any refusal it returns 2^64-1, and the N-API `nextId` then
+// throws the core's error. `Generator` is then a subclass of the addon's,
+// adding only that; where `bun:ffi` is missing or fails, the addon's class.
+const REFUSED = 0xffffffffffffffffn
+function bunNextId() {
+  if (process.versions.bun === undefined) return null
+  const path = binding.__libraryPath()
+  if (path === null) return null
+  try {
+    // Not require('bun:ffi'): a bundler would try to resolve it.
+    const { dlopen, FFIType } = process.getBuiltinModule('bun:ffi')
+    const { symbols } = dlopen(path, {
+      snowmint_node_next_id: { args: [FFIType.ptr], returns: FFIType.u64 },
+    })
+    return symbols.snowmint_node_next_id
+  } catch {
+    return null
+  }
+}
+
+function generatorClass() {
+  const next = bunNextId()
+  if (next === null) return binding.Generator
+  return class Generator extends binding.Generator {
+    constructor(...args) {
+      super(...args)
+      const viaNapi = this.nextId
+      const at = binding.__ffiGenerator(this)
+      // Assigned, so the own property keeps its attributes (not enumerable).
+      this.nextId = function nextId() {
+        const id = next(at)
+        return id !== REFUSED ? id : viaNapi()
+      }
+    }
+  }
+}
+const Generator = generatorClass()
 
 module.exports = { Layout, Generator, PureGenerator, IdMask, decode, compose, idBounds, formatId, parseId }
 Object.assign(module.exports, { toBase32, fromBase32, toBase62, fromBase62 })

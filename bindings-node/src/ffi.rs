@@ -1,23 +1,31 @@
-//! Decoding for Deno through `Deno.dlopen` of this same library, beside
-//! N-API: Deno calls a plain C function of a `dlopen`ed library through V8's
-//! fast API (a bigint argument read as a `u64` in the engine's compiled
-//! code), where an N-API call goes through Deno's emulation of N-API (a
-//! callback-info object, `napi_get_cb_info`, `napi_get_value_bigint_uint64`,
-//! each a call into Deno). bench/RESULTS.md ("JavaScript runtimes") has the
-//! figures.
+//! Plain C entries of this same library, beside N-API, for the two runtimes
+//! where an N-API call costs most (bench/RESULTS.md, "JavaScript runtimes",
+//! has the figures):
 //!
-//! The C entry takes plain numbers only: a slot (a registered layout, checked
-//! here) and the ID. It writes what [`fast`](crate::fast)'s decoder writes,
-//! with the same core call, into this thread's scratch array, which
-//! `main.js` reads through a view of its memory. It returns 0, or 1 when the
-//! core refused the ID or the slot is not registered: `main.js` then decodes
-//! that ID through N-API, which throws the core's error. `main.js` passes
-//! only a bigint in 0..2^64 (Deno would wrap any other).
+//! - **Deno, decoding** (`Deno.dlopen`): Deno calls a C function through V8's
+//!   fast API (a bigint argument read as a `u64` in the engine's compiled
+//!   code), where an N-API call goes through Deno's emulation of N-API (a
+//!   callback-info object, `napi_get_cb_info`,
+//!   `napi_get_value_bigint_uint64`, each a call into Deno). The entry takes
+//!   plain numbers only: a slot (a registered layout, checked here) and the
+//!   ID. It writes what [`fast`](crate::fast)'s decoder writes, with the same
+//!   core call, into this thread's scratch array, which `main.js` reads
+//!   through a view of its memory. It returns 0, or 1 when the core refused
+//!   the ID or the slot is not registered: `main.js` then decodes that ID
+//!   through N-API, which throws the core's error. `main.js` passes only a
+//!   bigint in 0..2^64 (Deno would wrap any other).
+//! - **Bun, `Generator.nextId()`** (`bun:ffi`'s `dlopen`): an N-API call
+//!   costs about 70 ns on Bun, twice Node's; a `bun:ffi` call a few. The
+//!   entry takes the generator's address and makes the N-API `nextId`'s core
+//!   call; on any refusal `main.js` calls that N-API `nextId`, which throws
+//!   the core's error.
 
 use std::cell::UnsafeCell;
+use std::panic::AssertUnwindSafe;
 use std::sync::OnceLock;
 
 use napi_derive::napi;
+use snowmint_lease::AnyGenerator;
 
 use crate::fast::SCRATCH_LEN;
 use crate::Layout;
@@ -87,4 +95,43 @@ pub extern "C" fn snowmint_node_scratch(len: usize) -> *mut f64 {
         return std::ptr::null_mut();
     }
     SCRATCH.with(|s| s.get().cast())
+}
+
+// ---- nextId on Bun ----------------------------------------------------------------------
+
+/// Internal, for `main.js` on Bun: the address of `g`'s core generator, for
+/// `snowmint_node_next_id`. The generator's own N-API `nextId` holds it (an
+/// `Arc`, freed when that function is garbage), and the function `main.js`
+/// makes from this address keeps that `nextId` alive, so the address stays
+/// valid for as long as it can be called.
+#[napi(js_name = "__ffiGenerator", skip_typescript)]
+pub fn ffi_generator(g: &crate::Generator) -> f64 {
+    // Addresses fit in 53 bits on every platform the addon is built for
+    // (x86-64 and arm64 use at most 57); `main.js` passes it back as a `ptr`.
+    g.address() as f64
+}
+
+/// What `snowmint_node_next_id` returns instead of an ID: "issue it through
+/// N-API". No layout's ID has all 64 bits set but one of 64 bits whose
+/// every field is full; for that one, the N-API call issues the next.
+pub const NEXT_ID_REFUSED: u64 = u64::MAX;
+
+/// The C entry of Bun's `nextId`: the generator's next ID, or
+/// [`NEXT_ID_REFUSED`] when the core refused (or panicked), and `main.js`
+/// then calls the N-API `nextId`, which throws the core's error (or issues,
+/// if the refusal has passed: either is what one call of `nextId` may do).
+///
+/// # Safety
+/// `g` is an address from [`ffi_generator`] whose N-API `nextId` is alive.
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_node_next_id(g: *const AnyGenerator) -> u64 {
+    if g.is_null() {
+        return NEXT_ID_REFUSED;
+    }
+    // SAFETY: as the caller promised: a live generator, shared (`Sync`).
+    let g = unsafe { &*g };
+    std::panic::catch_unwind(AssertUnwindSafe(|| g.next_id()))
+        .ok()
+        .and_then(Result::ok)
+        .map_or(NEXT_ID_REFUSED, |id| id.get())
 }

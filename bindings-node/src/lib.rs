@@ -419,6 +419,11 @@ impl Generator {
         Ok(Generator { inner })
     }
 
+    /// The core generator's address (for `ffi::snowmint_node_next_id`).
+    pub(crate) fn address(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
     /// The next ID. Blocks (sleeps) when a policy says to wait, at most for
     /// the few time units the policy allows.
     #[napi]

@@ -10,7 +10,7 @@
 // what to load (default `snowmint`, resolved from this file's folder: copy
 // the three files of tests/js it needs beside the consumer's node_modules).
 // Prints the failed checks, then one line:
-//   result: RUNTIME VERSION | ENTRY SPEC | backend B | vectors P/T passed | workers ...
+//   result: RUNTIME VERSION | ENTRY SPEC | backend B | vectors P/T passed | nextId ... | workers ...
 // and exits non-zero when a check failed or the backend is not the expected one.
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -106,6 +106,44 @@ async function workerCheck() {
   return `workers ${WORKERS}x${rounds * (batch + 1)} unique, decoded alike`
 }
 
+// Generator.nextId, the function each Generator has of its own (N-API, or
+// on Bun a bun:ffi call with the N-API one behind it): IDs increase and carry
+// the generator's node values, and a refusal of the core is thrown with its
+// code.
+function generatorCheck() {
+  const g = new pkg.Generator('twitter', { datacenter: 3, worker: 9 })
+  if (Object.keys(g).includes('nextId')) throw new Error('nextId is an enumerable property')
+  let last = 0n
+  for (let i = 0; i < 20000; i++) {
+    const id = g.nextId()
+    if (typeof id !== 'bigint' || !(id > last)) throw new Error(`nextId returned ${id} after ${last}`)
+    last = id
+  }
+  const { nodes } = pkg.decode(last, 'twitter')
+  if (nodes.datacenter !== 3 || nodes.worker !== 9) {
+    throw new Error(`an ID carries ${JSON.stringify({ ...nodes })}, not datacenter 3, worker 9`)
+  }
+  // Baidu's layout ran out of time in November 2024 (vectors/layouts.json).
+  const overflowed = new pkg.Generator('baidu', { worker: 1 })
+  let thrown
+  try {
+    thrown = `the ID ${overflowed.nextId()}`
+  } catch (e) {
+    thrown = e && e.code
+  }
+  if (thrown !== 'time_overflow') throw new Error(`nextId past a layout's time threw ${thrown}, expected time_overflow`)
+  return 'nextId 20000 increasing, refusal thrown'
+}
+
+let generator
+try {
+  generator = generatorCheck()
+} catch (e) {
+  generator = 'nextId FAILED'
+  console.log(`FAILED Generator.nextId: ${e && e.message}`)
+  process.exitCode = 1
+}
+
 let workers
 try {
   workers = await workerCheck()
@@ -114,7 +152,7 @@ try {
   console.log(`FAILED worker threads: ${e && e.message}`)
   process.exitCode = 1
 }
-const summary = `result: ${runtime()} | ${o.entry} ${o.spec} | backend ${backend} | vectors ${passed}/${cases.length} passed | ${workers}`
+const summary = `result: ${runtime()} | ${o.entry} ${o.spec} | backend ${backend} | vectors ${passed}/${cases.length} passed | ${generator} | ${workers}`
 console.log(summary)
 if (passed !== cases.length || cases.length === 0) process.exitCode = 1
 if (o.expectBackend && backend !== o.expectBackend) {
