@@ -5,6 +5,8 @@
 //! Some versions are also in `bench/lib.sh`, which the benchmarks' scripts
 //! read: a test below fails when the two disagree.
 
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -134,7 +136,9 @@ pub fn build_venv(p: &Part) -> Result<PathBuf, String> {
 /// `--zig`), and that path is in every cross-built crate's linker setting,
 /// so a per-checkout venv made a new clone rebuild every dependency of the
 /// eight cross builds. Puts zig first on this process's PATH and the venv's
-/// `bin` after it; returns the venv, for its `bin/maturin`.
+/// `bin` after it, and sets the linker of each of [`ZIG_TARGETS`] for this
+/// process and its children ([`linkers`]); returns the venv, for its
+/// `bin/maturin`.
 pub fn zig(p: &Part) -> Result<PathBuf, String> {
     let venv = tools_dir().join(format!(
         "zig-{ZIGLANG_VERSION}-{CARGO_ZIGBUILD_VERSION}-{MATURIN_VERSION}"
@@ -154,7 +158,62 @@ pub fn zig(p: &Part) -> Result<PathBuf, String> {
     ]))?;
     crate::step::prepend_path(&venv.join("bin"));
     crate::step::prepend_path(Path::new(dir.trim()));
+    linkers(&venv)?;
     Ok(venv)
+}
+
+/// The cross targets of the wheels and addons, each with zig's target (the
+/// glibc version in it: manylinux2014's 2.17).
+pub const ZIG_TARGETS: [(&str, &str); 4] = [
+    ("x86_64-unknown-linux-gnu", "x86_64-linux-gnu.2.17"),
+    ("aarch64-unknown-linux-gnu", "aarch64-linux-gnu.2.17"),
+    ("x86_64-unknown-linux-musl", "x86_64-linux-musl"),
+    ("aarch64-unknown-linux-musl", "aarch64-linux-musl"),
+];
+
+/// One linker per target for maturin's and napi's cross builds alike, at a
+/// path of the venv: `CARGO_TARGET_<TRIPLE>_LINKER`, which both keep when it
+/// is set. Otherwise each names the linker wrapper it generates itself, in
+/// a folder named after its own program (maturin embeds cargo-zigbuild), and
+/// cargo, which keys every crate's build on the linker's path, rebuilt every
+/// dependency of the wheel's target for the addon and back again: measured
+/// with `CARGO_LOG=cargo::core::compiler::fingerprint=info`, 195 crates
+/// dirty with `ConfigSettingsChanged` for one addon after its wheel. Each
+/// wrapper runs what cargo-zigbuild's own runs (`cargo-zigbuild zig cc`,
+/// zig's target, no sanitizers); no crate of these builds compiles C, so
+/// only the linker is set.
+fn linkers(venv: &Path) -> Result<(), String> {
+    let dir = venv.join("linkers");
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let (python, zigbuild) = (venv.join("bin/python3"), venv.join("bin/cargo-zigbuild"));
+    for (triple, zig_target) in ZIG_TARGETS {
+        let path = dir.join(format!("zigcc-{triple}"));
+        let script = format!(
+            "#!/bin/sh\n\
+             # The linker of {triple} for maturin and napi (xtask/src/venv.rs, linkers).\n\
+             export CARGO_ZIGBUILD_ZIG_VERSION={ZIGLANG_VERSION}\n\
+             export CARGO_ZIGBUILD_ZIG_COMMAND='{}'\n\
+             export CARGO_ZIGBUILD_ZIG_COMMAND_ARGS='-m ziglang'\n\
+             exec '{}' zig cc -- -g '-fno-sanitize=all' -target {zig_target} \"$@\"\n",
+            python.display(),
+            zigbuild.display(),
+        );
+        if fs::read_to_string(&path).ok().as_deref() != Some(script.as_str()) {
+            // Written whole and renamed: a build running beside never sees
+            // half a script.
+            let tmp = dir.join(format!(".zigcc-{triple}.{}", std::process::id()));
+            fs::write(&tmp, &script)
+                .and_then(|()| fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)))
+                .and_then(|()| fs::rename(&tmp, &path))
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        }
+        let var = format!(
+            "CARGO_TARGET_{}_LINKER",
+            triple.to_uppercase().replace('-', "_")
+        );
+        std::env::set_var(var, &path);
+    }
+    Ok(())
 }
 
 /// A venv at `dir` with pytest, mypy and the recipes' ORMs at their pinned
