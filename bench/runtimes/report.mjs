@@ -16,3 +16,9 @@ for (const r of runs) {
     `| ${r.runtime} | ${r.backend} | ${g.toFixed(1)} | ${sg.toFixed(1)} | ${ratio(g, sg)} | ${d.toFixed(1)} | ${sd.toFixed(1)} | ${ratio(d, sd)} |`,
   )
 }
+for (const r of runs) {
+  const viaNapi = r.results['snowmint nextId() through N-API']
+  if (viaNapi !== undefined) {
+    console.log(`${r.runtime} ${r.backend}: nextId through N-API ${viaNapi.toFixed(1)} ns (ratio ${ratio(viaNapi, r.results['@sapphire/snowflake generate()'])})`)
+  }
+}

@@ -50,6 +50,18 @@ const benches = {
   },
 }
 
+// On Bun with the addon, the package's nextId goes through bun:ffi: the
+// addon's N-API nextId (binding.js's class) runs beside it, for the ratio
+// of the two paths.
+if (globalThis.Bun && snowmint.__backend === 'native') {
+  // Not exported by the package: loaded by its path.
+  const dir = require.resolve('snowmint/package.json').slice(0, -'package.json'.length)
+  const napi = new (require(`${dir}binding.js`).Generator)('mastodon')
+  benches.generate['snowmint nextId() through N-API'] = () => {
+    for (let i = 0; i < N; i++) sink ^= napi.nextId()
+  }
+}
+
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b)
   const m = s.length >> 1

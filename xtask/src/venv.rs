@@ -164,7 +164,7 @@ pub fn zig(p: &Part) -> Result<PathBuf, String> {
 
 /// The cross targets of the wheels and addons, each with zig's target (the
 /// glibc version in it: manylinux2014's 2.17).
-pub const ZIG_TARGETS: [(&str, &str); 4] = [
+const ZIG_TARGETS: [(&str, &str); 4] = [
     ("x86_64-unknown-linux-gnu", "x86_64-linux-gnu.2.17"),
     ("aarch64-unknown-linux-gnu", "aarch64-linux-gnu.2.17"),
     ("x86_64-unknown-linux-musl", "x86_64-linux-musl"),
