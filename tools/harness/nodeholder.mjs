@@ -7,8 +7,15 @@
 // a burst, it appends it to its record of issued IDs (--issued-log: one line
 // of decimal IDs separated by spaces, one write(2)), as the CLI does: the
 // record holds every ID issued, written or not. Reads nothing.
-// Exits 1 on any snowmint error (no free slot, lease lost or expired, clock
-// behind the slot's hwm): the harness's supervisor restarts it.
+// Refusals it can wait out, it waits out with the same generator, as an
+// application would (pyholder.py does the same): `lease_fenced` (the slot's
+// previous holder reserved past the clock) for the time the error names, and
+// `lease_expired` while renewals fail (the store unreachable, or this process
+// stopped), until a renewal is confirmed. Any other snowmint error (no free
+// slot, the lease lost): it closes the generator (releasing its slot) and
+// exits 1, and the harness's supervisor restarts it. An earlier version
+// exited on every refusal without closing: a restarted holder was fenced by
+// its predecessor's unreleased reservation, exited again, and so on.
 //
 //   node nodeholder.mjs --project DIR --lease URL --layout JSON --datacenter N \
 //     --issued-log FILE [--burst N]
@@ -65,6 +72,19 @@ const recordIds = (ids) => {
   if (writeSync(record, buf) !== buf.length) throw new Error(`a short write to ${a['issued-log']}`);
 };
 
+// How long to wait before asking again after a refusal, in ms, or null for
+// a refusal that ends this generator (see the header). Each wait is logged
+// with the refusal's message (check.py reads `no ID before T ms` there).
+const waitFor = (e) => {
+  if (e?.code === 'lease_fenced') {
+    const left = /\((?:now \d+ ms, )?(\d+) ms to go\)/.exec(e.message);
+    return Math.min(Number(left ? left[1] : 100), 30_000) + 1;
+  }
+  if (e?.code === 'lease_expired' && e.message.startsWith('lease expired:')) return 100;
+  return null;
+};
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 let gen;
 try {
   // The CLI holder's options: the same layout, node and clock policy.
@@ -73,16 +93,37 @@ try {
     clockBackwards: 'wait:5',
   });
   const burst = Number(a.burst);
+  let waiting = null; // the code of the refusal being waited out
   for (;;) {
-    const ids = gen.nextIds(burst);
+    let ids;
+    try {
+      ids = gen.nextIds(burst);
+    } catch (e) {
+      const ms = waitFor(e);
+      if (ms === null) throw e;
+      // A fence is logged each time (its time moves); expiry once per spell.
+      if (e.code === 'lease_fenced' || waiting !== e.code) {
+        process.stderr.write(`nodeholder: ${e.code}: ${e.message}; waiting\n`);
+      }
+      waiting = e.code;
+      await sleep(ms);
+      continue;
+    }
+    if (waiting !== null) process.stderr.write(`nodeholder: issuing again after ${waiting}\n`);
+    waiting = null;
     recordIds(ids);
     // Read after the burst: the confirmation it shows (renewals,
     // confirmedAtMs) is the one in force at the burst's IDs or a later one.
     out(`${ids.join('\n')}\n${JSON.stringify({ lease: snake(gen.lease) })}\n`);
     // The CLI holder's feeder's pace: a burst every 10 ms at most.
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await sleep(10);
   }
 } catch (e) {
   process.stderr.write(`nodeholder: ${e && e.code ? `${e.code}: ` : ''}${e && e.message}\n`);
+  try {
+    gen?.close();
+  } catch (c) {
+    process.stderr.write(`nodeholder: close: ${c && c.message}\n`);
+  }
   process.exit(1);
 }

@@ -5,9 +5,19 @@ each burst, its IDs one per line, then {"lease": ...} (the lease as it stands
 once the burst was issued). Before it writes a burst, it appends it to its
 record of issued IDs (--issued-log: one line of decimal IDs separated by
 spaces, one unbuffered write(2)), as the CLI does: the record holds every ID
-issued, written or not. Reads nothing. Exits 1 on any snowmint error (no
-free slot, lease lost or expired, clock behind the slot's hwm): the harness's
-supervisor restarts it, as it restarts a CLI holder that exits.
+issued, written or not. Reads nothing.
+
+Refusals it can wait out, it waits out with the same generator, as an
+application would (nodeholder.mjs does the same): `lease_fenced` (the slot's
+previous holder reserved past the clock) for the time the error names, and
+`lease_expired` while renewals fail (the store unreachable, or this process
+stopped), until a renewal is confirmed; each wait is logged with the
+refusal's message (check.py reads `no ID before T ms` there). Any other
+snowmint error (no free slot, the lease lost): it closes the generator
+(releasing its slot) and exits 1, and the harness's supervisor restarts it,
+as it restarts a CLI holder that exits. An earlier version exited on every
+refusal without closing: a restarted holder was fenced by its predecessor's
+unreleased reservation, exited again, and so on.
 
 Run by the harness's own interpreter (a venv under target/harness with the
 binding's wheel installed), in a client host's namespace; under libfaketime
@@ -16,12 +26,24 @@ for holder-clock-step, which then steps the binding's clock too."""
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
 import snowmint
 
 from check import Layout  # this script's folder is first on sys.path
+
+
+def wait_for(e):
+    """Seconds to wait before asking again after the refusal `e`, or None
+    for one that ends this generator (see the module's docstring)."""
+    if e.code == "lease_fenced":
+        left = re.search(r"\((?:now \d+ ms, )?(\d+) ms to go\)", str(e))
+        return (min(int(left.group(1)) if left else 100, 30_000) + 1) / 1000
+    if e.code == "lease_expired" and str(e).startswith("lease expired:"):
+        return 0.1
+    return None
 
 
 def main():
@@ -32,12 +54,28 @@ def main():
     a = ap.parse_args()
     out = sys.stdout.buffer
     record = os.open(a.issued_log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    gen = None
     try:
         # The CLI holder's options: the same layout, node and clock policy.
         gen = snowmint.Generator(Layout.DESCRIPTOR, lease=a.lease, datacenter=Layout.DATACENTER,
                                  clock_backwards="wait:5")
+        waiting = None  # the code of the refusal being waited out
         while True:
-            ids = gen.next_ids(a.burst)
+            try:
+                ids = gen.next_ids(a.burst)
+            except snowmint.SnowmintError as e:
+                s = wait_for(e)
+                if s is None:
+                    raise
+                # A fence is logged each time (its time moves); expiry once per spell.
+                if e.code == "lease_fenced" or waiting != e.code:
+                    print(f"pyholder: {e.code}: {e}; waiting", file=sys.stderr, flush=True)
+                waiting = e.code
+                time.sleep(s)
+                continue
+            if waiting is not None:
+                print(f"pyholder: issuing again after {waiting}", file=sys.stderr, flush=True)
+            waiting = None
             line = b" ".join(b"%d" % i for i in ids) + b"\n"
             # A regular file: one write(2) writes it all, else it is an error.
             if os.write(record, line) != len(line):
@@ -52,6 +90,11 @@ def main():
             time.sleep(0.01)
     except snowmint.SnowmintError as e:
         print(f"pyholder: {e}", file=sys.stderr, flush=True)
+        if gen is not None:
+            try:
+                gen.close()
+            except snowmint.SnowmintError as c:
+                print(f"pyholder: close: {c}", file=sys.stderr, flush=True)
         return 1
 
 
