@@ -110,44 +110,65 @@ if (typeof Symbol.dispose === 'symbol') {
   method(binding.Generator.prototype, Symbol.dispose, { [Symbol.dispose]() { this.close() } }[Symbol.dispose])
 }
 
-// On Bun an N-API call costs about 70 ns, twice Node's, and a `bun:ffi` call
-// of a plain C function a few (bench/RESULTS.md, "JavaScript runtimes"):
-// there a Generator's own `nextId` calls the addon's C entry (src/ffi.rs)
-// with the core generator's address, which the N-API `nextId` it replaces
-// keeps alive (the closure holds that function). The entry makes the same
-// core call; for any refusal it returns 2^64-1, and the N-API `nextId` then
-// throws the core's error. `Generator` is then a subclass of the addon's,
-// adding only that; where `bun:ffi` is missing or fails, the addon's class.
+// On Bun an N-API call costs about 70 ns, twice Node's, and on Deno, which
+// emulates N-API, about as much; a call of a plain C function through
+// `bun:ffi` or `Deno.dlopen` costs a fraction (bench/RESULTS.md, "JavaScript
+// runtimes"). There a Generator's own `nextId` calls the addon's C entry
+// (src/ffi.rs) with the core generator's address, which the N-API `nextId`
+// it replaces keeps alive (the closure holds that function). The entry makes
+// the same core call; for any refusal the N-API `nextId` then throws the
+// core's error. `Generator` is then a subclass of the addon's, adding only
+// that; where the FFI is missing or fails, the addon's class. On Bun the
+// entry returns the ID (2^64-1 for a refusal). Deno's fast calls cover no
+// 64-bit result: its entry writes the ID into a slot of its own, read here
+// through a view, and returns 0 (1 for a refusal). `(address) => nextId`,
+// making the function a generator calls, or null.
 const REFUSED = 0xffffffffffffffffn
-function bunNextId() {
-  if (process.versions.bun === undefined) return null
+function nextIdEntry() {
+  const bun = process.versions.bun !== undefined
+  if (!bun && globalThis.Deno?.dlopen === undefined) return null
   const path = binding.__libraryPath()
   if (path === null) return null
   try {
-    // Not require('bun:ffi'): a bundler would try to resolve it.
-    const { dlopen, FFIType } = process.getBuiltinModule('bun:ffi')
-    const { symbols } = dlopen(path, {
-      snowmint_node_next_id: { args: [FFIType.ptr], returns: FFIType.u64 },
+    if (bun) {
+      // Not require('bun:ffi'): a bundler would try to resolve it.
+      const { dlopen, FFIType } = process.getBuiltinModule('bun:ffi')
+      const { symbols } = dlopen(path, {
+        snowmint_node_next_id: { args: [FFIType.ptr], returns: FFIType.u64 },
+      })
+      const next = symbols.snowmint_node_next_id
+      return (at, viaNapi) => function nextId() {
+        const id = next(at)
+        return id !== REFUSED ? id : viaNapi()
+      }
+    }
+    // The address as a bigint 'u64': a number 'usize' argument takes
+    // Deno's slow path.
+    const { symbols } = globalThis.Deno.dlopen(path, {
+      snowmint_node_next_id_slot: { parameters: ['u64'], result: 'i32' },
+      snowmint_node_id_slot: { parameters: [], result: 'pointer' },
     })
-    return symbols.snowmint_node_next_id
+    const next = symbols.snowmint_node_next_id_slot
+    const slot = new BigUint64Array(globalThis.Deno.UnsafePointerView.getArrayBuffer(symbols.snowmint_node_id_slot(), 8))
+    return (address, viaNapi) => {
+      const at = BigInt(address)
+      return function nextId() {
+        return next(at) === 0 ? slot[0] : viaNapi()
+      }
+    }
   } catch {
     return null
   }
 }
 
 function generatorClass() {
-  const next = bunNextId()
-  if (next === null) return binding.Generator
+  const entry = nextIdEntry()
+  if (entry === null) return binding.Generator
   return class Generator extends binding.Generator {
     constructor(...args) {
       super(...args)
-      const viaNapi = this.nextId
-      const at = binding.__ffiGenerator(this)
       // Assigned, so the own property keeps its attributes (not enumerable).
-      this.nextId = function nextId() {
-        const id = next(at)
-        return id !== REFUSED ? id : viaNapi()
-      }
+      this.nextId = entry(binding.__ffiGenerator(this), this.nextId)
     }
   }
 }

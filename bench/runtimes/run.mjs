@@ -50,10 +50,10 @@ const benches = {
   },
 }
 
-// On Bun with the addon, the package's nextId goes through bun:ffi: the
-// addon's N-API nextId (binding.js's class) runs beside it, for the ratio
-// of the two paths.
-if (globalThis.Bun && snowmint.__backend === 'native') {
+// On Bun and Deno with the addon, the package's nextId goes through the
+// runtime's FFI: the addon's N-API nextId (binding.js's class) runs beside
+// it, for the ratio of the two paths.
+if ((globalThis.Bun || globalThis.Deno) && snowmint.__backend === 'native') {
   // Not exported by the package: loaded by its path.
   const dir = require.resolve('snowmint/package.json').slice(0, -'package.json'.length)
   const napi = new (require(`${dir}binding.js`).Generator)('mastodon')

@@ -14,11 +14,16 @@
 //!   the ID or the slot is not registered: `main.js` then decodes that ID
 //!   through N-API, which throws the core's error. `main.js` passes only a
 //!   bigint in 0..2^64 (Deno would wrap any other).
-//! - **Bun, `Generator.nextId()`** (`bun:ffi`'s `dlopen`): an N-API call
-//!   costs about 70 ns on Bun, twice Node's; a `bun:ffi` call a few. The
-//!   entry takes the generator's address and makes the N-API `nextId`'s core
-//!   call; on any refusal `main.js` calls that N-API `nextId`, which throws
-//!   the core's error.
+//! - **Bun and Deno, `Generator.nextId()`** (`bun:ffi`'s `dlopen`,
+//!   `Deno.dlopen`): an N-API call costs about 70 ns on Bun and Deno, twice
+//!   Node's; an FFI call a few. The entry takes the generator's address and
+//!   makes the N-API `nextId`'s core call; on any refusal `main.js` calls
+//!   that N-API `nextId`, which throws the core's error. Bun calls the entry
+//!   that returns the ID. Deno's fast calls cover 64-bit arguments but not
+//!   64-bit results (a `u64` result takes Deno's slow path, slower than its
+//!   N-API call): there the entry writes the ID into this thread's ID slot,
+//!   which `main.js` reads through a view of its memory, and returns 0 (1
+//!   for a refusal).
 
 use std::cell::UnsafeCell;
 use std::panic::AssertUnwindSafe;
@@ -39,6 +44,8 @@ static LAYOUTS: [OnceLock<snowmint::Layout>; SLOTS] = [const { OnceLock::new() }
 thread_local! {
     /// Each thread's scratch array (a Deno worker is a thread of its own).
     static SCRATCH: UnsafeCell<[f64; SCRATCH_LEN]> = const { UnsafeCell::new([0.0; SCRATCH_LEN]) };
+    /// Each thread's ID slot, for `snowmint_node_next_id_slot`.
+    static ID_SLOT: UnsafeCell<u64> = const { UnsafeCell::new(0) };
 }
 
 /// Internal, for `main.js`: the slot of `layout` for
@@ -97,9 +104,9 @@ pub extern "C" fn snowmint_node_scratch(len: usize) -> *mut f64 {
     SCRATCH.with(|s| s.get().cast())
 }
 
-// ---- nextId on Bun ----------------------------------------------------------------------
+// ---- nextId on Bun and Deno ------------------------------------------------------------
 
-/// Internal, for `main.js` on Bun: the address of `g`'s core generator, for
+/// Internal, for `main.js` on Bun and Deno: the address of `g`'s core generator, for
 /// `snowmint_node_next_id`. The generator's own N-API `nextId` holds it (an
 /// `Arc`, freed when that function is garbage), and the function `main.js`
 /// makes from this address keeps that `nextId` alive, so the address stays
@@ -107,7 +114,8 @@ pub extern "C" fn snowmint_node_scratch(len: usize) -> *mut f64 {
 #[napi(js_name = "__ffiGenerator", skip_typescript)]
 pub fn ffi_generator(g: &crate::Generator) -> f64 {
     // Addresses fit in 53 bits on every platform the addon is built for
-    // (x86-64 and arm64 use at most 57); `main.js` passes it back as a `ptr`.
+    // (x86-64 and arm64 use at most 57); `main.js` passes it back as a `ptr`
+    // (Bun) or a bigint `u64` (Deno).
     g.address() as f64
 }
 
@@ -116,7 +124,7 @@ pub fn ffi_generator(g: &crate::Generator) -> f64 {
 /// every field is full; for that one, the N-API call issues the next.
 pub const NEXT_ID_REFUSED: u64 = u64::MAX;
 
-/// The C entry of Bun's `nextId`: the generator's next ID, or
+/// The C entry of Bun's and Deno's `nextId`: the generator's next ID, or
 /// [`NEXT_ID_REFUSED`] when the core refused (or panicked), and `main.js`
 /// then calls the N-API `nextId`, which throws the core's error (or issues,
 /// if the refusal has passed: either is what one call of `nextId` may do).
@@ -134,4 +142,31 @@ pub unsafe extern "C" fn snowmint_node_next_id(g: *const AnyGenerator) -> u64 {
         .ok()
         .and_then(Result::ok)
         .map_or(NEXT_ID_REFUSED, |id| id.get())
+}
+
+/// The C entry of Deno's `nextId`: writes the generator's next ID into this
+/// thread's ID slot ([`snowmint_node_id_slot`]) and returns 0, or returns 1
+/// when the core refused (or panicked), as [`snowmint_node_next_id`] does.
+///
+/// # Safety
+/// As for [`snowmint_node_next_id`].
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_node_next_id_slot(g: *const AnyGenerator) -> i32 {
+    // SAFETY: as the caller promised.
+    let id = unsafe { snowmint_node_next_id(g) };
+    if id == NEXT_ID_REFUSED {
+        return 1;
+    }
+    ID_SLOT.with(|slot| {
+        // SAFETY: only this function writes the slot, on this thread, and
+        // JavaScript reads it only between calls.
+        unsafe { *slot.get() = id };
+    });
+    0
+}
+
+/// This thread's ID slot (for as long as the thread lives).
+#[no_mangle]
+pub extern "C" fn snowmint_node_id_slot() -> *mut u64 {
+    ID_SLOT.with(UnsafeCell::get)
 }
