@@ -119,44 +119,54 @@ pub fn ffi_generator(g: &crate::Generator) -> f64 {
     g.address() as f64
 }
 
-/// What `snowmint_node_next_id` returns instead of an ID: "issue it through
-/// N-API". No layout's ID has all 64 bits set but one of 64 bits whose
+/// What `snowmint_node_next_id` (Bun's entry) returns instead of an ID:
+/// "issue it through N-API". No layout's ID has all 64 bits set but one of 64 bits whose
 /// every field is full; for that one, the N-API call issues the next.
 pub const NEXT_ID_REFUSED: u64 = u64::MAX;
 
-/// The C entry of Bun's and Deno's `nextId`: the generator's next ID, or
-/// [`NEXT_ID_REFUSED`] when the core refused (or panicked), and `main.js`
-/// then calls the N-API `nextId`, which throws the core's error (or issues,
-/// if the refusal has passed: either is what one call of `nextId` may do).
+/// The generator's next ID, or None when the core refused (or panicked):
+/// the one core call of both C entries below.
 ///
 /// # Safety
 /// `g` is an address from [`ffi_generator`] whose N-API `nextId` is alive.
-#[no_mangle]
-pub unsafe extern "C" fn snowmint_node_next_id(g: *const AnyGenerator) -> u64 {
+unsafe fn next_id(g: *const AnyGenerator) -> Option<u64> {
     if g.is_null() {
-        return NEXT_ID_REFUSED;
+        return None;
     }
     // SAFETY: as the caller promised: a live generator, shared (`Sync`).
     let g = unsafe { &*g };
     std::panic::catch_unwind(AssertUnwindSafe(|| g.next_id()))
         .ok()
         .and_then(Result::ok)
-        .map_or(NEXT_ID_REFUSED, |id| id.get())
+        .map(|id| id.get())
+}
+
+/// The C entry of Bun's `nextId`: the generator's next ID, or
+/// [`NEXT_ID_REFUSED`] when the core refused (or panicked), and `main.js`
+/// then calls the N-API `nextId`, which throws the core's error (or issues,
+/// if the refusal has passed: either is what one call of `nextId` may do).
+///
+/// # Safety
+/// As for [`next_id`].
+#[no_mangle]
+pub unsafe extern "C" fn snowmint_node_next_id(g: *const AnyGenerator) -> u64 {
+    // SAFETY: as the caller promised.
+    unsafe { next_id(g) }.unwrap_or(NEXT_ID_REFUSED)
 }
 
 /// The C entry of Deno's `nextId`: writes the generator's next ID into this
 /// thread's ID slot ([`snowmint_node_id_slot`]) and returns 0, or returns 1
-/// when the core refused (or panicked), as [`snowmint_node_next_id`] does.
+/// when the core refused (or panicked). No sentinel: every ID, 2^64-1 too,
+/// comes back through the slot.
 ///
 /// # Safety
-/// As for [`snowmint_node_next_id`].
+/// As for [`next_id`].
 #[no_mangle]
 pub unsafe extern "C" fn snowmint_node_next_id_slot(g: *const AnyGenerator) -> i32 {
     // SAFETY: as the caller promised.
-    let id = unsafe { snowmint_node_next_id(g) };
-    if id == NEXT_ID_REFUSED {
+    let Some(id) = (unsafe { next_id(g) }) else {
         return 1;
-    }
+    };
     ID_SLOT.with(|slot| {
         // SAFETY: only this function writes the slot, on this thread, and
         // JavaScript reads it only between calls.
