@@ -11,7 +11,10 @@
 // application would (pyholder.py does the same): `lease_fenced` (the slot's
 // previous holder reserved past the clock) for the time the error names, and
 // `lease_expired` while renewals fail (the store unreachable, or this process
-// stopped), until a renewal is confirmed. Any other snowmint error (no free
+// stopped), until a renewal is confirmed, for at most the lease's TTL (the
+// URL's ttl_ms): past it the slot may be another holder's, and a store this
+// URL no longer reaches as it was (a primary demoted to a replica after a
+// promotion) may never confirm one. Any other snowmint error (no free
 // slot, the lease lost): it closes the generator (releasing its slot) and
 // exits 1, and the harness's supervisor restarts it. An earlier version
 // exited on every refusal without closing: a restarted holder was fenced by
@@ -72,15 +75,21 @@ const recordIds = (ids) => {
   if (writeSync(record, buf) !== buf.length) throw new Error(`a short write to ${a['issued-log']}`);
 };
 
+// The lease URL's ttl_ms (the lease's default, 30 s, without it).
+const ttlMs = Number(/[?&]ttl_ms=(\d+)/.exec(a.lease)?.[1] ?? 30_000);
+
 // How long to wait before asking again after a refusal, in ms, or null for
-// a refusal that ends this generator (see the header). Each wait is logged
-// with the refusal's message (check.py reads `no ID before T ms` there).
-const waitFor = (e) => {
+// a refusal that ends this generator (see the header); `expiredForMs`: how
+// long the lease has been expired. Each wait is logged with the refusal's
+// message (check.py reads `no ID before T ms` there).
+const waitFor = (e, expiredForMs) => {
   if (e?.code === 'lease_fenced') {
     const left = /\((?:now \d+ ms, )?(\d+) ms to go\)/.exec(e.message);
     return Math.min(Number(left ? left[1] : 100), 30_000) + 1;
   }
-  if (e?.code === 'lease_expired' && e.message.startsWith('lease expired:')) return 100;
+  if (e?.code === 'lease_expired' && e.message.startsWith('lease expired:') && expiredForMs < ttlMs) {
+    return 100;
+  }
   return null;
 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -94,12 +103,15 @@ try {
   });
   const burst = Number(a.burst);
   let waiting = null; // the code of the refusal being waited out
+  let since = 0; // when that refusal was first seen (performance.now())
   for (;;) {
     let ids;
     try {
       ids = gen.nextIds(burst);
     } catch (e) {
-      const ms = waitFor(e);
+      const now = performance.now();
+      if (waiting !== e?.code) since = now;
+      const ms = waitFor(e, now - since);
       if (ms === null) throw e;
       // A fence is logged each time (its time moves); expiry once per spell.
       if (e.code === 'lease_fenced' || waiting !== e.code) {

@@ -11,7 +11,10 @@ Refusals it can wait out, it waits out with the same generator, as an
 application would (nodeholder.mjs does the same): `lease_fenced` (the slot's
 previous holder reserved past the clock) for the time the error names, and
 `lease_expired` while renewals fail (the store unreachable, or this process
-stopped), until a renewal is confirmed; each wait is logged with the
+stopped), until a renewal is confirmed, for at most the lease's TTL (the
+URL's ttl_ms): past it the slot may be another holder's, and a store this
+URL no longer reaches as it was (a primary demoted to a replica after a
+promotion) may never confirm one; each wait is logged with the
 refusal's message (check.py reads `no ID before T ms` there). Any other
 snowmint error (no free slot, the lease lost): it closes the generator
 (releasing its slot) and exits 1, and the harness's supervisor restarts it,
@@ -35,13 +38,21 @@ import snowmint
 from check import Layout  # this script's folder is first on sys.path
 
 
-def wait_for(e):
+def ttl_s(url):
+    """The lease URL's ttl_ms in seconds (the lease's default, 30 s, without it)."""
+    m = re.search(r"[?&]ttl_ms=(\d+)", url)
+    return int(m.group(1)) / 1000 if m else 30.0
+
+
+def wait_for(e, expired_for, ttl):
     """Seconds to wait before asking again after the refusal `e`, or None
-    for one that ends this generator (see the module's docstring)."""
+    for one that ends this generator (see the module's docstring);
+    `expired_for`: how long the lease has been expired (seconds)."""
     if e.code == "lease_fenced":
         left = re.search(r"\((?:now \d+ ms, )?(\d+) ms to go\)", str(e))
         return (min(int(left.group(1)) if left else 100, 30_000) + 1) / 1000
-    if e.code == "lease_expired" and str(e).startswith("lease expired:"):
+    if (e.code == "lease_expired" and str(e).startswith("lease expired:")
+            and expired_for < ttl):
         return 0.1
     return None
 
@@ -60,11 +71,16 @@ def main():
         gen = snowmint.Generator(Layout.DESCRIPTOR, lease=a.lease, datacenter=Layout.DATACENTER,
                                  clock_backwards="wait:5")
         waiting = None  # the code of the refusal being waited out
+        since = None  # when that refusal was first seen (monotonic)
+        ttl = ttl_s(a.lease)
         while True:
             try:
                 ids = gen.next_ids(a.burst)
             except snowmint.SnowmintError as e:
-                s = wait_for(e)
+                now = time.monotonic()
+                if waiting != e.code:
+                    since = now
+                s = wait_for(e, now - since, ttl)
                 if s is None:
                     raise
                 # A fence is logged each time (its time moves); expiry once per spell.
