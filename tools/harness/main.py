@@ -134,10 +134,16 @@ def main():
     ap.add_argument("--table", nargs="+", metavar="RUN_DIR",
                     help="print the results table (docs/HARNESS.md) of these run folders, "
                          "or of every run in a folder of them, and run nothing (no root)")
+    ap.add_argument("--recheck", nargs="+", metavar="RUN_DIR",
+                    help="judge real runs again by the current no-vacuous-pass rule "
+                         "(phases.py), rewriting their result.json (the verdict at the run "
+                         "kept as verdict_at_run), and run nothing (no root)")
     a = ap.parse_args()
     if a.table:
         print(table.table(a.table))
         return 0
+    if a.recheck:
+        return recheck(a.recheck)
     replay = None
     if a.replay:
         with open(a.replay) as f:
@@ -194,8 +200,11 @@ def main():
             # A real run that failed only the no-vacuous-pass check (a
             # participant starved on a loaded machine: nothing wrong was
             # issued) runs once more on the same schedule, also recorded;
-            # a duplicate or a violation is never tried again.
-            for k in range(CONTROL_TRIES if control and not replay else REAL_TRIES):
+            # a duplicate or a violation is never tried again. Not a long run
+            # (over RETRY_MAX_S): its retry would double it.
+            tries_max = (CONTROL_TRIES if control and not replay
+                         else REAL_TRIES if seconds <= RETRY_MAX_S else 1)
+            for k in range(tries_max):
                 n += 1
                 length = seconds if replay else seconds * LENGTH.get(build, 1.0)
                 r = one(a, store, configuration, control, build, seed, length, replay,
@@ -215,6 +224,7 @@ def main():
 
 CONTROL_TRIES = 3
 REAL_TRIES = 2
+RETRY_MAX_S = 300  # the default schedule's length: longer real runs are not retried
 
 
 def chosen(a, store_list, seed, replay):
@@ -252,6 +262,32 @@ def settle(tries):
         if path:
             with open(path, "w") as f:
                 json.dump(r, f, indent=1)
+
+
+def recheck(paths):
+    """``--recheck``: each real run's no-vacuous-pass check again, from its
+    folder (timeline.json, the holders' output and logs, the load record);
+    the other checks' findings (duplicates, violations) stay as they were."""
+    for d in table.run_dirs(paths):
+        path = os.path.join(d, "result.json")
+        with open(path) as f:
+            r = json.load(f)
+        vac = phases.check(d)
+        if r.get("kind") != "real" or vac is None or r.get("verdict") == "ERROR":
+            print(f"harness: {d}: not rechecked (a control, an error, or no timeline.json)")
+            continue
+        reasons = [x for x in r.get("fail_reasons", []) if x != "vacuous"]
+        reasons += ["vacuous"] if vac["short"] else []
+        verdict = "FAIL (" + ", ".join(reasons) + ")" if reasons else "pass"
+        r.setdefault("verdict_at_run", r["verdict"])
+        r.update({"ids_minimum": vac["rule"], "ids_per_phase": vac["per_phase"],
+                  "ids_per_fault": vac["per_fault"], "too_few_ids": vac["short"],
+                  "fail_reasons": reasons, "verdict": verdict, "ok": not reasons})
+        with open(path, "w") as f:
+            json.dump(r, f, indent=1)
+        print(f"harness: {d}: {verdict} (at the run: {r['verdict_at_run']}); "
+              f"IDs per phase: {phases.summary(r)}")
+    return 0
 
 
 def not_as_required(bad):

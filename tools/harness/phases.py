@@ -94,6 +94,11 @@ UNSETTLED = STORE_OUTAGE + ("holder-clock-step",)
 # claims again after it.
 FENCING = ("failover", "promotion", "restore", "store-clock-step")
 FENCING_S = 15.0
+# After a store fault (UNSETTLED), for this long: the leases it lapsed are
+# claimed again (an expired lease waited out for its TTL, 3 s, a restart, a
+# claim: ZooKeeper's several quorum writes at up to timeout_ms each), so
+# later phases in it get the same exception as the one right after it.
+SETTLE_S = 10.0
 # Faults during which the store serves the participants they did not target.
 # Not a holder-clock-step: it kills the holders and pauses the servers
 # without a slot, and lasts until its holder issues (ZooKeeper: the others
@@ -124,6 +129,9 @@ class Tally:
     def __init__(self):
         self.ids = {}  # who -> ([ms], [n]) sorted at seal()
         self.restarts, self.down, self.unready = {}, {}, {}
+        # who -> [(from, to)]: a holder incarnation that issued no ID in its
+        # life (it never had a slot: a claim refused, or still claiming)
+        self.idle = {}
         self.fenced = {}  # who -> [(from, to)]: the store let it issue no ID then
 
     def fence(self, who, start, until):
@@ -171,7 +179,7 @@ class Tally:
             i = bisect_left(ts, a)
             if i < len(ts) and ts[i] < b:
                 return True
-        return any(x < b and y > a for x, y in self.down.get(who, []))
+        return any(x < b and y > a for x, y in self.down.get(who, []) + self.idle.get(who, []))
 
 
 def read_holders(run_dir, tally):
@@ -180,7 +188,7 @@ def read_holders(run_dir, tally):
     seen = {}  # file -> ([size], [ms])
     spans = {}  # holder -> [(start, end)]
     logpos, behind = {}, {}  # holder -> [(log offset, incarnation)]; incarnation -> ms
-    started = {}  # incarnation -> its start
+    started, ended = {}, {}  # incarnation -> its start, its end
     with open(os.path.join(run_dir, "holders", "progress.tsv")) as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
@@ -193,6 +201,7 @@ def read_holders(run_dir, tally):
                 tally.restarts.setdefault(who, []).append(ms)
                 spans.setdefault(who, []).append([ms, None])
             elif what == "end":
+                ended[name] = ms
                 if spans.get(who) and spans[who][-1][1] is None:
                     spans[who][-1][1] = ms
             elif what == "log":
@@ -230,14 +239,17 @@ def read_holders(run_dir, tally):
         if ss[-1][1] is not None:
             gaps.append((ss[-1][1], float("inf")))  # ended, not started again
         tally.down[who] = gaps
+    issued = set()  # the incarnations that wrote an ID
     for path in glob.glob(os.path.join(run_dir, "holders", "*.out")):
         name = os.path.basename(path)
+        with open(path, "rb") as f:
+            data = f.read()
+        if b"\n" in data and not data.startswith(b"{"):  # its first line an ID
+            issued.add(name)
         sizes, times = seen.get(name, ([], []))
         if not sizes:
             continue
         who = name.rsplit(".", 2)[0]
-        with open(path, "rb") as f:
-            data = f.read()
         pos, n_at = 0, {}
         for line in data.split(b"\n")[:-1]:
             pos += len(line) + 1
@@ -247,6 +259,10 @@ def read_holders(run_dir, tally):
                     n_at[times[k]] = n_at.get(times[k], 0) + 1
         for ms, n in n_at.items():
             tally.add(who, ms, n)
+    for name, t in started.items():
+        if name not in issued:
+            tally.idle.setdefault(name.rsplit(".", 2)[0], []).append(
+                (t, ended.get(name, float("inf"))))
 
 
 def read_servers(run_dir, tally):
@@ -295,10 +311,13 @@ def judge(tl, tally):
     who_all, burst = tl["participants"], tl["burst"]
     per_phase, per_fault, short = [], [], []
     fenced_until = float("-inf")  # FENCING_S after the last FENCING fault's end
+    settling_until = float("-inf")  # SETTLE_S after the last UNSETTLED fault's end
     for name, a, b, before in phases(tl):
         for f in tl["faults"]:
             if f["kind"] in FENCING and f.get("end", a) <= a:
                 fenced_until = max(fenced_until, f.get("end", a) + FENCING_S * 1000)
+            if f["kind"] in UNSETTLED and f.get("end", a) <= a:
+                settling_until = max(settling_until, f.get("end", a) + SETTLE_S * 1000)
         counts = {w: tally.count(w, a, b) for w in who_all}
         fenced = {w: tally.fenced_ms(w, a, b) for w in who_all}
         # A participant's minimum is for the part of the phase it was not fenced.
@@ -307,7 +326,7 @@ def judge(tl, tally):
         low = [w for w in who_all if counts[w] < need[w]
                and b - a - fenced[w] >= MIN_PHASE_S * 1000]
         excused = [w for w in low if tally.no_slot(w, a, b)]
-        after_outage = before is not None and before["kind"] in UNSETTLED
+        after_outage = (before is not None and before["kind"] in UNSETTLED) or a < settling_until
         cap = (len(who_all) if a < fenced_until else len(who_all) - 1 if after_outage
                else max(0, len(who_all) - SLOTS))
         # The excused beyond the cap (the first ones by name) fall short too.
@@ -324,6 +343,18 @@ def judge(tl, tally):
                                      for w in failing))
     for i, f in enumerate(tl["faults"]):
         a, b = f["start"], f.get("end", tl["end"])
+        # Within FENCING_S of a fencing fault's end, a fault window is
+        # counted only, as the phases there may all fall short: the fence
+        # holds every claim off, and the fault can keep clients from even
+        # hearing of it (a store-delay, a stopped server's clients).
+        after_fence = any(g["kind"] in FENCING and g.get("end", b) <= a
+                          and a - g["end"] < FENCING_S * 1000 for g in tl["faults"][:i])
+        # A store fault (a delay, a member's loss) right on another's heels
+        # (within SETTLE_S): the leases the first lapsed are being claimed
+        # again, each claim now slowed too; counted only.
+        after_fence = after_fence or f["kind"] in STORE_OUTAGE and any(
+            g["kind"] in STORE_OUTAGE and g.get("end", b) <= a
+            and a - g["end"] < SETTLE_S * 1000 for g in tl["faults"][:i])
         counts = {w: tally.count(w, a, b) for w in who_all}
         others = [w for w in who_all if w != f.get("target")]
         # Required of those not fenced throughout and not shown without a
@@ -331,7 +362,7 @@ def judge(tl, tally):
         free = max((b - a - tally.fenced_ms(w, a, b) for w in others
                     if counts[w] or not tally.no_slot(w, a, b)), default=0)
         need = minimum(burst, free)
-        required = f["kind"] in SERVING and free >= MIN_PHASE_S * 1000
+        required = f["kind"] in SERVING and free >= MIN_PHASE_S * 1000 and not after_fence
         per_fault.append({"fault": i, "kind": f["kind"], "target": f.get("target"),
                           "seconds": round((b - a) / 1000, 1), "ids": counts,
                           "required": required, "minimum": need if required else None})
@@ -342,7 +373,9 @@ def judge(tl, tally):
     return {"rule": f"{MIN_RATE:g} burst(s) of {burst} IDs per second of a phase, at least "
                     f"{burst}, per holder and server, for the part of it not fenced; one "
                     "without a slot excused per phase (any after a store fault or a holder clock "
-                    f"step, not all but within {FENCING_S:g} s of a failover or promotion)",
+                    f"step, not all but within {FENCING_S:g} s of a failover or promotion); "
+                    "during a fault that leaves the store serving, from those it did not hit "
+                    f"(not within {FENCING_S:g} s of a failover or promotion)",
             "per_phase": per_phase, "per_fault": per_fault, "short": short}
 
 
@@ -547,6 +580,56 @@ def self_test():
     # A fault whose others were all fenced throughout: not required.
     r = fenced([(w, 6000, 9000) for w in who[1:]], [(w, 5000, 9000) for w in who[1:]])
     assert r["short"] == [] and not r["per_fault"][0]["required"], r
+    # A fault window within FENCING_S of a failover's end: counted only.
+    tl2 = {"start": 0, "end": 20000, "burst": 100, "participants": who, "faults": [
+        {"kind": "failover", "target": None, "start": 2000, "end": 5000},
+        {"kind": "holder-stop", "target": "cli1", "start": 12000, "end": 16000}]}
+    t = Tally()
+    for w in who:
+        for ms in range(0, 20000, 100):
+            if not 12000 < ms <= 16000:
+                t.add(w, ms, 100)
+    t.seal()
+    r = judge(tl2, t)
+    assert r["short"] == [] and not r["per_fault"][1]["required"], r["short"]
+    tl2["faults"][0]["kind"] = "kill-leader"  # not a fence: the window is required
+    r = judge(tl2, t)
+    assert r["short"] == ["fault 1 holder-stop (4.0 s): the participants it left serving "
+                          "issued 0, minimum 400"], r["short"]
+    tl2["faults"][0]["kind"] = "failover"
+    tl2["faults"][1].update(start=21000, end=25000)  # 16 s after it: required
+    tl2["end"] = 30000
+    assert judge(tl2, t)["per_fault"][1]["required"]
+    # Within SETTLE_S of a store fault, a later phase too may have any number
+    # short with evidence (never all); a store fault's window then is counted
+    # only, a client fault's is not.
+    tl3 = {"start": 0, "end": 30000, "burst": 100, "participants": who, "faults": [
+        {"kind": "kill-leader", "target": None, "start": 2000, "end": 4000},
+        {"kind": "holder-kill", "target": "cli1", "start": 5000, "end": 6000},
+        {"kind": "store-delay", "target": None, "start": 9000, "end": 11000},
+        {"kind": "holder-stop", "target": "cli2", "start": 20000, "end": 22000}]}
+
+    def settle_run(silent, slotless):
+        t = Tally()
+        for w in who:
+            for ms in range(0, 30000, 100):
+                if not any(w == x and a < ms <= b for x, a, b in silent):
+                    t.add(w, ms, 100)
+        for w, ms in slotless:
+            t.restarts.setdefault(w, []).append(ms)
+        t.seal()
+        return judge(tl3, t)
+    four = who[:4]
+    r = settle_run([(w, 6000, 9000) for w in four], [(w, 7000) for w in four])
+    assert r["short"] == [] and len(r["per_phase"][2]["excused"]) == 4, r["short"]
+    r = settle_run([(w, 6000, 9000) for w in who], [(w, 7000) for w in who])
+    assert len(r["per_phase"][2]["short"]) == 1, r["short"]  # never all
+    r = settle_run([(w, 9000, 11000) for w in who] + [(w, 5000, 6000) for w in who], [])
+    assert not r["per_fault"][2]["required"] and r["per_fault"][1]["required"], r
+    assert r["short"] == ["fault 1 holder-kill (1.0 s): the participants it left serving "
+                          "issued 0, minimum 100"], r["short"]
+    r = settle_run([(w, 22000, 30000) for w in four], [(w, 23000) for w in four])
+    assert len(r["per_phase"][4]["short"]) == 3, r["short"]  # 18 s after it: one excused
     # The last phase (0.2 s) is not required.
     r = run(silent=[(w, 29800, 30000) for w in who])
     assert r["short"] == [] and not r["per_phase"][4]["required"]
@@ -582,6 +665,10 @@ def self_test():
         t = Tally()
         read_holders(d, t)
         assert t.fenced["cli1"] == [(3000, 6000), (23000, 24000)], t.fenced
+        # An incarnation that issued nothing in its life (claiming, or its
+        # claim refused) is evidence of no slot while it ran; one that did is not.
+        assert t.idle["cli1"] == [(900, 1200), (24000, float("inf"))], t.idle
+        assert t.no_slot("cli1", 25000, 26000) and not t.no_slot("cli1", 300, 500)
         # A server refusing connections (starting after a kill): fenced while
         # it does; two runs of refusals 2 s apart are two stretches.
         with open(os.path.join(d, "load-c4.jsonl"), "w") as f:

@@ -94,9 +94,15 @@ def duplicates(r):
     return f"{number(r.get('duplicates_found'))}{more}"
 
 
+def verdict(r):
+    """The verdict, and the one at the run when ``--recheck`` changed it."""
+    v, then = r.get("verdict") or "-", r.get("verdict_at_run")
+    return f"{v} (rechecked; at the run: {then})" if then and then != v else v
+
+
 def row(name, r):
     cells = [f"`{name}`", r.get("configuration") or r.get("store") or "-", schedule(r),
-             faults(r), ids(r), duplicates(r), r.get("verdict") or "-"]
+             faults(r), ids(r), duplicates(r), verdict(r)]
     return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
@@ -152,6 +158,9 @@ def self_test():
     ]
     assert out == "\n".join(want), out
     assert one == "\n".join([HEADER, want[3]]), one
+    assert verdict({"verdict": "pass", "verdict_at_run": "FAIL (vacuous)"}) == \
+        "pass (rechecked; at the run: FAIL (vacuous))"
+    assert verdict({"verdict": "pass", "verdict_at_run": "pass"}) == "pass"
     print("table: self-test passed")
     return 0
 
