@@ -487,9 +487,10 @@ def self_test():
                                             (25000, 29500), (29800, 30000)]
     assert minimum(100, 3000) == 300 and minimum(100, 200) == 100
 
-    def run(silent=(), slotless=(), more=()):
+    def run(silent=(), slotless=(), more=(), on=None):
         """Every participant issues a burst every 100 ms but ``silent`` ones
-        in the given (who, from, to); ``slotless`` (who, at) restarts."""
+        in the given (who, from, to); ``slotless`` (who, at) restarts; judged
+        on the timeline ``on`` (else ``tl``)."""
         t = Tally()
         for w in who:
             for ms in range(0, 30000, 100):
@@ -500,7 +501,7 @@ def self_test():
         for w, ms in more:
             t.unready.setdefault(w, []).append(ms)
         t.seal()
-        return judge(tl, t)
+        return judge(on or tl, t)
 
     ok = run()
     assert ok["short"] == [], ok["short"]
@@ -584,22 +585,17 @@ def self_test():
     tl2 = {"start": 0, "end": 20000, "burst": 100, "participants": who, "faults": [
         {"kind": "failover", "target": None, "start": 2000, "end": 5000},
         {"kind": "holder-stop", "target": "cli1", "start": 12000, "end": 16000}]}
-    t = Tally()
-    for w in who:
-        for ms in range(0, 20000, 100):
-            if not 12000 < ms <= 16000:
-                t.add(w, ms, 100)
-    t.seal()
-    r = judge(tl2, t)
+    quiet = [(w, 12000, 16000) for w in who]
+    r = run(silent=quiet, on=tl2)
     assert r["short"] == [] and not r["per_fault"][1]["required"], r["short"]
     tl2["faults"][0]["kind"] = "kill-leader"  # not a fence: the window is required
-    r = judge(tl2, t)
+    r = run(silent=quiet, on=tl2)
     assert r["short"] == ["fault 1 holder-stop (4.0 s): the participants it left serving "
                           "issued 0, minimum 400"], r["short"]
     tl2["faults"][0]["kind"] = "failover"
     tl2["faults"][1].update(start=21000, end=25000)  # 16 s after it: required
     tl2["end"] = 30000
-    assert judge(tl2, t)["per_fault"][1]["required"]
+    assert run(on=tl2)["per_fault"][1]["required"]
     # Within SETTLE_S of a store fault, a later phase too may have any number
     # short with evidence (never all); a store fault's window then is counted
     # only, a client fault's is not.
@@ -610,15 +606,7 @@ def self_test():
         {"kind": "holder-stop", "target": "cli2", "start": 20000, "end": 22000}]}
 
     def settle_run(silent, slotless):
-        t = Tally()
-        for w in who:
-            for ms in range(0, 30000, 100):
-                if not any(w == x and a < ms <= b for x, a, b in silent):
-                    t.add(w, ms, 100)
-        for w, ms in slotless:
-            t.restarts.setdefault(w, []).append(ms)
-        t.seal()
-        return judge(tl3, t)
+        return run(silent=silent, slotless=slotless, on=tl3)
     four = who[:4]
     r = settle_run([(w, 6000, 9000) for w in four], [(w, 7000) for w in four])
     assert r["short"] == [] and len(r["per_phase"][2]["excused"]) == 4, r["short"]
