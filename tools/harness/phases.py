@@ -107,6 +107,13 @@ SERVING = ("holder-kill", "holder-stop", "server-kill", "server-stop",
            "store-delay", "partition-member", "drop-replies-member", "kill-member")
 
 
+def ended_within(faults, kinds, t, seconds):
+    """Whether one of ``faults`` of ``kinds`` ended at or before ``t``, less
+    than ``seconds`` before it."""
+    return any(f["kind"] in kinds and "end" in f and 0 <= t - f["end"] < seconds * 1000
+               for f in faults)
+
+
 def minimum(burst, ms):
     return max(burst, int(burst * MIN_RATE * ms / 1000))
 
@@ -310,14 +317,8 @@ def judge(tl, tally):
     rule, per-phase and per-fault counts, and the shortfalls (each a line)."""
     who_all, burst = tl["participants"], tl["burst"]
     per_phase, per_fault, short = [], [], []
-    fenced_until = float("-inf")  # FENCING_S after the last FENCING fault's end
-    settling_until = float("-inf")  # SETTLE_S after the last UNSETTLED fault's end
+    faults = tl["faults"]
     for name, a, b, before in phases(tl):
-        for f in tl["faults"]:
-            if f["kind"] in FENCING and f.get("end", a) <= a:
-                fenced_until = max(fenced_until, f.get("end", a) + FENCING_S * 1000)
-            if f["kind"] in UNSETTLED and f.get("end", a) <= a:
-                settling_until = max(settling_until, f.get("end", a) + SETTLE_S * 1000)
         counts = {w: tally.count(w, a, b) for w in who_all}
         fenced = {w: tally.fenced_ms(w, a, b) for w in who_all}
         # A participant's minimum is for the part of the phase it was not fenced.
@@ -326,8 +327,10 @@ def judge(tl, tally):
         low = [w for w in who_all if counts[w] < need[w]
                and b - a - fenced[w] >= MIN_PHASE_S * 1000]
         excused = [w for w in low if tally.no_slot(w, a, b)]
-        after_outage = (before is not None and before["kind"] in UNSETTLED) or a < settling_until
-        cap = (len(who_all) if a < fenced_until else len(who_all) - 1 if after_outage
+        after_outage = ((before is not None and before["kind"] in UNSETTLED)
+                        or ended_within(faults, UNSETTLED, a, SETTLE_S))
+        cap = (len(who_all) if ended_within(faults, FENCING, a, FENCING_S)
+               else len(who_all) - 1 if after_outage
                else max(0, len(who_all) - SLOTS))
         # The excused beyond the cap (the first ones by name) fall short too.
         failing = [w for w in low if w not in excused] + excused[cap:]
@@ -347,14 +350,12 @@ def judge(tl, tally):
         # counted only, as the phases there may all fall short: the fence
         # holds every claim off, and the fault can keep clients from even
         # hearing of it (a store-delay, a stopped server's clients).
-        after_fence = any(g["kind"] in FENCING and g.get("end", b) <= a
-                          and a - g["end"] < FENCING_S * 1000 for g in tl["faults"][:i])
         # A store fault (a delay, a member's loss) right on another's heels
         # (within SETTLE_S): the leases the first lapsed are being claimed
         # again, each claim now slowed too; counted only.
-        after_fence = after_fence or f["kind"] in STORE_OUTAGE and any(
-            g["kind"] in STORE_OUTAGE and g.get("end", b) <= a
-            and a - g["end"] < SETTLE_S * 1000 for g in tl["faults"][:i])
+        counted_only = (ended_within(faults[:i], FENCING, a, FENCING_S)
+                        or f["kind"] in STORE_OUTAGE
+                        and ended_within(faults[:i], STORE_OUTAGE, a, SETTLE_S))
         counts = {w: tally.count(w, a, b) for w in who_all}
         others = [w for w in who_all if w != f.get("target")]
         # Required of those not fenced throughout and not shown without a
@@ -362,7 +363,7 @@ def judge(tl, tally):
         free = max((b - a - tally.fenced_ms(w, a, b) for w in others
                     if counts[w] or not tally.no_slot(w, a, b)), default=0)
         need = minimum(burst, free)
-        required = f["kind"] in SERVING and free >= MIN_PHASE_S * 1000 and not after_fence
+        required = f["kind"] in SERVING and free >= MIN_PHASE_S * 1000 and not counted_only
         per_fault.append({"fault": i, "kind": f["kind"], "target": f.get("target"),
                           "seconds": round((b - a) / 1000, 1), "ids": counts,
                           "required": required, "minimum": need if required else None})

@@ -628,6 +628,17 @@ def fault_target(text):
     return None
 
 
+def real_verdict(reasons):
+    """A real run's verdict from why it would fail (none: it passes)."""
+    return "FAIL (" + ", ".join(reasons) + ")" if reasons else "pass"
+
+
+def vacuous_fields(vac):
+    """result.json's fields of the no-vacuous-pass check (phases.check)."""
+    return {"ids_minimum": vac and vac["rule"], "ids_per_phase": vac and vac["per_phase"],
+            "ids_per_fault": vac and vac["per_fault"], "too_few_ids": vac and vac["short"]}
+
+
 def run_one(cfg):
     """Runs and checks one configuration; returns its result dict."""
     old = signal.signal(signal.SIGTERM, _on_signal)
@@ -660,7 +671,7 @@ def run_one(cfg):
                       else res.duplicates) > 0
         verdict = "control-failed-as-expected" if caught else "CONTROL-PASSED"
     else:
-        verdict = "FAIL (" + ", ".join(reasons) + ")" if reasons else "pass"
+        verdict = real_verdict(reasons)
     result = {
         "store": cfg["store"], "configuration": cfg["configuration"],
         "kind": "control" if cfg["control"] else "real", "seed": cfg["seed"],
@@ -680,8 +691,7 @@ def run_one(cfg):
         "answers_while_unready": res.unready_answers,
         # The no-vacuous-pass check (phases.py): its minimum, IDs per phase
         # and per fault, and what fell short.
-        "ids_minimum": vac and vac["rule"], "ids_per_phase": vac and vac["per_phase"],
-        "ids_per_fault": vac and vac["per_fault"], "too_few_ids": vac and vac["short"],
+        **vacuous_fields(vac),
         "fail_reasons": reasons, "verdict": verdict,
         "ok": verdict in ("pass", "control-failed-as-expected"),
     }
