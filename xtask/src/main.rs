@@ -60,6 +60,7 @@ const USAGE: &str =
 
 fn main() -> ExitCode {
     let root = root();
+    forget_cargo_run();
     proc::catch_signals();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((command, rest)) = args.split_first() else {
@@ -112,6 +113,36 @@ fn main() -> ExitCode {
         }
     };
     ExitCode::from(code)
+}
+
+/// Removes what `cargo run` (`cargo xtask`) told this program about its own
+/// package: the builds and tools it starts must not see it. Cargo compares a
+/// build script's `rerun-if-env-changed` variables with its own environment,
+/// and ring's build script names `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME`:
+/// inherited from here, they held this checkout's `xtask/` folder, so a build
+/// from another checkout (CI's fresh clone), or a `cargo` typed in a shell,
+/// found ring's build stale in the shared build folder and compiled it and
+/// everything above it again (rustls, the lease crate, the CLI, the server,
+/// the bindings).
+fn forget_cargo_run() {
+    let ours: Vec<std::ffi::OsString> = std::env::vars_os()
+        .map(|(k, _)| k)
+        .filter(|k| {
+            let k = k.to_string_lossy();
+            k.starts_with("CARGO_PKG_")
+                || [
+                    "CARGO_MANIFEST_DIR",
+                    "CARGO_MANIFEST_PATH",
+                    "CARGO_CRATE_NAME",
+                    "CARGO_BIN_NAME",
+                    "CARGO_PRIMARY_PACKAGE",
+                ]
+                .contains(&k.as_ref())
+        })
+        .collect();
+    for k in ours {
+        std::env::remove_var(k);
+    }
 }
 
 /// The workspace's root: the folder above this crate's.
