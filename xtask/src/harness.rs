@@ -169,26 +169,23 @@ fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
     }
     apt(p, &missing)?;
 
-    // Each as the test command builds it, so that their dependencies are
-    // the ones it compiled: the CLI alone (as the core and stores parts
-    // build it), the server in a test build (the server part takes its
-    // binary from `cargo test --no-run`, whose dependencies carry the
-    // features its tests add; here with one small test). Built together, the
-    // two made a third set of dependencies' features, compiled on a new
-    // machine for the harness alone (137 s of CI's).
-    let build = |extra: &[&str]| -> Result<(), String> {
-        p.check(
-            p.cmd("nice")
-                .args(["cargo", "build", "--quiet", "--profile", "ci"])
-                .args(["-p", "snowmint-cli", "--bin", "snowmint"])
-                .args(extra),
-        )?;
-        p.check(
-            p.cmd("nice")
-                .args(["cargo", "test", "--no-run", "--quiet", "--profile", "ci"])
-                .args(["-p", "snowmint-server", "--test", "issued_log"])
-                .args(extra),
-        )
+    // Each with the test command's own helper, so that their dependencies
+    // are the ones it compiled: the CLI alone (`stores::build_cli`, as the
+    // interop and postgres parts build it), the server in a test build
+    // (`cargo_json::test_build`, as the server part takes its binary; here
+    // with one small test, whose build has the features the server's tests
+    // add to its dependencies). Built together, the two made a third set of
+    // dependencies' features, compiled on a new machine for the harness
+    // alone (137 s of CI's). The CLI's and the server's paths.
+    let build = |extra: &[&str]| -> Result<[std::path::PathBuf; 2], String> {
+        let cli = crate::stores::build_cli(&p.root, extra)?;
+        let mut server_args = vec!["-p", "snowmint-server", "--test", "issued_log"];
+        server_args.extend(extra);
+        let server = crate::cargo_json::test_build(p, &server_args)?
+            .bins
+            .remove("snowmint-server")
+            .ok_or("cargo test --no-run -p snowmint-server built no server binary")?;
+        Ok([cli, server])
     };
     p.say("build: CLI and server (--profile ci, as the test command builds them)");
     build(&[])?;
@@ -198,7 +195,6 @@ fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
     // what links it are compiled again). A control binary refuses to start
     // outside the harness (snowmint_lease::control_build_refusal), checked
     // here for each.
-    let built = p.root.join("target/harness/control/ci");
     let listed = p.output(
         Command::new("python3")
             .arg(main)
@@ -216,7 +212,7 @@ fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
             "control build: CLI and server, {control} (target/harness/bin/{control})"
         ));
         let feature = format!("snowmint-lease/harness-control-{control}");
-        build(&[
+        let built = build(&[
             "--target-dir",
             "target/harness/control",
             "--features",
@@ -224,11 +220,11 @@ fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
         ])?;
         let bin = p.root.join("target/harness/bin").join(control);
         mkdir(&bin)?;
-        for exe in ["snowmint", "snowmint-server"] {
+        for (exe, from) in ["snowmint", "snowmint-server"].into_iter().zip(&built) {
             // A new file, not the old one rewritten: a run of another
             // harness process may be executing it ("Text file busy").
             let _ = std::fs::remove_file(bin.join(exe));
-            copy(&built.join(exe), &bin.join(exe))?;
+            copy(from, &bin.join(exe))?;
             refuses_outside_the_harness(&bin.join(exe), control)?;
         }
     }

@@ -122,8 +122,7 @@ fn main() -> ExitCode {
 /// inherited from here, they held this checkout's `xtask/` folder, so a build
 /// from another checkout (CI's fresh clone), or a `cargo` typed in a shell,
 /// found ring's build stale in the shared build folder and compiled it and
-/// everything above it again (rustls, the lease crate, the CLI, the server,
-/// the bindings).
+/// what stands on it again (rustls, tokio-rustls, rcgen, the server).
 fn forget_cargo_run() {
     let ours: Vec<std::ffi::OsString> = std::env::vars_os()
         .map(|(k, _)| k)

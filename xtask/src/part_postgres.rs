@@ -331,7 +331,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     // The CLI, an application holder of its own beside the database's
     // generator (the lease tests, SNOWMINT_CLI).
     p.say("the CLI (cargo build --profile ci -p snowmint-cli)");
-    let cli = crate::stores::build_cli(&p.root)?;
+    let cli = crate::stores::build_cli(&p.root, &[])?;
     // The stores across machines start (or are found) while the extension
     // builds and the first clusters' tests run.
     std::thread::scope(|s| {

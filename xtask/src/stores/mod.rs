@@ -63,7 +63,7 @@ impl Stores {
         if names.contains(&"redis") {
             p.say("stores: the CLI for `snowmint lease init` (cargo build --profile ci -p snowmint-cli), while the servers start");
             let root = p.root.clone();
-            std::thread::spawn(move || match build_cli(&root) {
+            std::thread::spawn(move || match build_cli(&root, &[]) {
                 Ok(cli) => drop(tx.send(cli)),
                 Err(e) => eprintln!("stores: {e}"),
             });
@@ -318,8 +318,9 @@ impl From<PathBuf> for Voucher {
 }
 
 /// `cargo build --profile ci -p snowmint-cli` (every store: its default
-/// features), as the interop part builds it: the CLI's path.
-pub fn build_cli(root: &Path) -> Result<PathBuf, String> {
+/// features), as the interop part builds it, with `extra` arguments (the
+/// harness's control builds: a feature, a target folder): the CLI's path.
+pub fn build_cli(root: &Path, extra: &[&str]) -> Result<PathBuf, String> {
     let mut cmd = Command::new("cargo");
     cmd.args([
         "build",
@@ -331,6 +332,7 @@ pub fn build_cli(root: &Path) -> Result<PathBuf, String> {
         "snowmint",
     ])
     .args(["--quiet", "--message-format=json-render-diagnostics"])
+    .args(extra)
     .current_dir(root)
     .stdin(Stdio::null())
     .stderr(Stdio::inherit());
