@@ -54,8 +54,14 @@ pub fn run(p: &Part) -> Result<(), String> {
     p.say("node release: zig and cargo-zigbuild");
     zig(p)?;
     for (i, (target, _)) in ADDONS.iter().enumerate() {
+        let unrun = crate::parts::unrun_profile(target);
         p.say(&format!(
-            "node release: napi build --platform --release -x --target {target}"
+            "node release: napi build --platform --release -x --target {target}{}",
+            if unrun.is_empty() {
+                ""
+            } else {
+                " (opt-level 0: checked, not run)"
+            }
         ));
         let js: &[&str] = if i == 0 {
             &["--js", "binding.js"]
@@ -67,6 +73,7 @@ pub fn run(p: &Part) -> Result<(), String> {
                 .args(["napi", "build", "--platform", "--release"])
                 .args(js)
                 .args(["-x", "--target", target])
+                .envs(unrun.iter().copied())
                 .current_dir(&node),
         )?;
     }

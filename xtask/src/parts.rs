@@ -103,6 +103,36 @@ pub const FAST_RELEASE: [(&str, &str); 2] = [
     ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
 ];
 
+/// Whether this process runs a release part with [`FAST_RELEASE`] (the
+/// release check sets it for [`FAST_RELEASE_PARTS`]).
+pub fn fast_release() -> bool {
+    FAST_RELEASE
+        .iter()
+        .all(|(k, v)| std::env::var(k).is_ok_and(|x| x == *v))
+}
+
+/// The targets whose wheels and addons the release check builds and
+/// inspects but cannot run (no musl CPython or Node here): their checks read
+/// the tag, the machine, the libc and the ABI, which do not depend on the
+/// optimisation level. With [`FAST_RELEASE`] they are built without
+/// optimisation ([`unrun_profile`]): their two builds of the lease stack
+/// took 266 s on a new machine, 166 s unoptimised (each addon reuses its
+/// wheel's build).
+pub const UNRUN_TARGETS: [&str; 2] = ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"];
+
+/// Cargo's overrides for a release part's build for `target` (napi's
+/// `.2.17` suffix allowed): `opt-level = 0` for [`UNRUN_TARGETS`] with
+/// [`FAST_RELEASE`], else none. Wheel and addon of a target take the same,
+/// so the addon still reuses the wheel's build.
+pub fn unrun_profile(target: &str) -> &'static [(&'static str, &'static str)] {
+    let triple = target.split('.').next().unwrap_or(target);
+    if fast_release() && UNRUN_TARGETS.contains(&triple) {
+        &[("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")]
+    } else {
+        &[]
+    }
+}
+
 /// The lease stores `stores up` and the stores part can start
 /// (xtask/src/stores/NAME.rs).
 pub const STORES: [&str; 5] = ["postgres", "mysql", "redis", "etcd", "zookeeper"];
