@@ -76,9 +76,7 @@ fn fuzz(p: &Part, default_seconds: u64) -> Result<(), String> {
     // crate (a unit's file name does not depend on RUSTFLAGS).
     let target_dir = root.join("target/fuzz");
     std::env::set_var("CARGO_TARGET_DIR", &target_dir);
-    if let Some(dir) = std::env::var_os("CARGO_BUILD_BUILD_DIR").filter(|d| !d.is_empty()) {
-        let mut fuzz = dir;
-        fuzz.push("-fuzz");
+    if let Some(fuzz) = crate::step::beside_shared_build_dir("-fuzz") {
         std::env::set_var("CARGO_BUILD_BUILD_DIR", fuzz);
     }
     let manifest = root.join("fuzz/Cargo.toml");

@@ -54,14 +54,9 @@ pub fn run(p: &Part) -> Result<(), String> {
     p.say("node release: zig and cargo-zigbuild");
     zig(p)?;
     for (i, (target, _)) in ADDONS.iter().enumerate() {
-        let unrun = crate::parts::unrun_profile(target);
         p.say(&format!(
             "node release: napi build --platform --release -x --target {target}{}",
-            if unrun.is_empty() {
-                ""
-            } else {
-                " (opt-level 0: checked, not run)"
-            }
+            crate::parts::unrun_note(target)
         ));
         let js: &[&str] = if i == 0 {
             &["--js", "binding.js"]
@@ -73,7 +68,7 @@ pub fn run(p: &Part) -> Result<(), String> {
                 .args(["napi", "build", "--platform", "--release"])
                 .args(js)
                 .args(["-x", "--target", target])
-                .envs(unrun.iter().copied())
+                .envs(crate::parts::unrun_profile(target).iter().copied())
                 .current_dir(&node),
         )?;
     }

@@ -65,13 +65,9 @@ pub fn build_wheels(p: &Part, dist: &Path, targets: &[&str], sdist: bool) -> Res
         rust_target(p, target)?;
         // maturin says "failed to find tool x86_64-linux-musl-gcc" for the
         // musl targets and then links with zig: harmless.
-        let unrun = if crate::parts::unrun_profile(target).is_empty() {
-            ""
-        } else {
-            ", opt-level 0: checked, not run"
-        };
         p.say(&format!(
-            "python: wheel for {target} ({compat}, maturin --zig{unrun})"
+            "python: wheel for {target} ({compat}, maturin --zig{})",
+            crate::parts::unrun_note(target)
         ));
         p.check(
             p.cmd(venv.join("bin/maturin"))
@@ -436,17 +432,13 @@ print("licences in", sys.argv[1].rsplit("/", 1)[-1], "and", sys.argv[2].rsplit("
 /// `pip install` of the sdist into a fresh venv: it holds everything a
 /// build needs. maturin builds it with the `ci` profile unoptimised
 /// (MATURIN_PEP517_ARGS, `CARGO_PROFILE_CI_OPT_LEVEL=0`: what it checks, that
-/// the sdist builds and imports, does not depend on optimisation), in a
-/// build folder of its own beside the shared one (`<shared>-sdist`, kept
-/// between runs). Its workspace (no tools/workspace-hack) unifies the
-/// dependencies' features otherwise than any other build, so nothing of the
-/// shared folder was reused (158 s on a new machine, half of it optimising);
-/// and its crates sit at the same relative paths as the workspace's, with
-/// the `ci` profile and no lint wrapper: built in the shared folder they took
-/// the names of the workspace's own units, whose outputs they replaced, and
-/// the harness after the release check compiled the core, the lease crate,
-/// the CLI and the server again (158 s of a new machine's CI; the units'
-/// fingerprint folders were created during this step).
+/// the sdist builds and imports, does not depend on optimisation) in a build
+/// folder of its own beside the shared one (`<shared>-sdist`, kept between
+/// runs). Its workspace (no tools/workspace-hack) shares no dependency build
+/// with the others anyway, and its crates sit at the workspace's relative
+/// paths: in the shared folder, a new machine's harness after this step
+/// found the core, the lease crate, the CLI and the server stale and
+/// compiled them again (CONTRIBUTING.md, "CI's time").
 fn sdist_install(p: &Part, venv: &Path, sdist: &Path, run_dir: &Path) -> Result<(), String> {
     p.say("python release: pip install the sdist into a fresh venv (pip drives maturin: a Rust toolchain is all it needs)");
     let listing = p.output(Command::new("tar").arg("-tzf").arg(sdist))?;
@@ -485,7 +477,10 @@ fn sdist_install(p: &Part, venv: &Path, sdist: &Path, run_dir: &Path) -> Result<
             .env("MATURIN_PEP517_ARGS", "--profile ci")
             .env("CARGO_PROFILE_CI_OPT_LEVEL", "0")
             .env("CARGO_TARGET_DIR", p.root.join("target/sdist"))
-            .envs(beside_shared_build_dir("-sdist")),
+            .envs(
+                crate::step::beside_shared_build_dir("-sdist")
+                    .map(|dir| ("CARGO_BUILD_BUILD_DIR", dir)),
+            ),
     )?;
     p.check(
         Command::new(venv.join("bin/python"))
@@ -498,12 +493,4 @@ fn sdist_install(p: &Part, venv: &Path, sdist: &Path, run_dir: &Path) -> Result<
             ])
             .current_dir(run_dir),
     )
-}
-
-/// `CARGO_BUILD_BUILD_DIR` for a build folder of its own beside the shared
-/// one (its path with `suffix`), if the shared one is set.
-fn beside_shared_build_dir(suffix: &str) -> Option<(&'static str, std::ffi::OsString)> {
-    let mut dir = std::env::var_os("CARGO_BUILD_BUILD_DIR").filter(|d| !d.is_empty())?;
-    dir.push(suffix);
-    Some(("CARGO_BUILD_BUILD_DIR", dir))
 }

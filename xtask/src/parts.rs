@@ -133,6 +133,15 @@ pub fn unrun_profile(target: &str) -> &'static [(&'static str, &'static str)] {
     }
 }
 
+/// What a build step's heading adds for [`unrun_profile`]'s builds.
+pub fn unrun_note(target: &str) -> &'static str {
+    if unrun_profile(target).is_empty() {
+        ""
+    } else {
+        ", opt-level 0: checked, not run"
+    }
+}
+
 /// The lease stores `stores up` and the stores part can start
 /// (xtask/src/stores/NAME.rs).
 pub const STORES: [&str; 5] = ["postgres", "mysql", "redis", "etcd", "zookeeper"];

@@ -236,13 +236,30 @@ pub fn glob(dir: &Path, suffix: &str) -> Result<Vec<PathBuf>, String> {
     Ok(found)
 }
 
+/// The build folders some builds keep beside the shared one (its path with
+/// the suffix): the fuzz part's (coverage flags) and the sdist's install
+/// (a workspace of its own at the workspace's relative paths).
+pub const BESIDE_SHARED: [&str; 2] = ["-fuzz", "-sdist"];
+
+/// The build folder beside the shared one with `suffix` (one of
+/// [`BESIDE_SHARED`]), if the shared one (`CARGO_BUILD_BUILD_DIR`) is set.
+pub fn beside_shared_build_dir(suffix: &str) -> Option<std::ffi::OsString> {
+    debug_assert!(BESIDE_SHARED.contains(&suffix));
+    let mut dir = std::env::var_os("CARGO_BUILD_BUILD_DIR").filter(|d| !d.is_empty())?;
+    dir.push(suffix);
+    Some(dir)
+}
+
 /// Units of checkouts since removed stay behind in the shared build
-/// directory: past 30 GiB it is emptied, and so is the fuzz part's beside it
-/// (`DIR-fuzz`); the next build fills them (as bench/lib.sh does).
+/// directory: past 30 GiB it is emptied, and so is each beside it
+/// ([`BESIDE_SHARED`]); the next build fills them (as bench/lib.sh does).
 fn empty_if_over_limit(dir: &Path) {
-    let mut fuzz = dir.as_os_str().to_owned();
-    fuzz.push("-fuzz");
-    for d in [dir.to_path_buf(), PathBuf::from(fuzz)] {
+    let beside = BESIDE_SHARED.iter().map(|suffix| {
+        let mut d = dir.as_os_str().to_owned();
+        d.push(suffix);
+        PathBuf::from(d)
+    });
+    for d in std::iter::once(dir.to_path_buf()).chain(beside) {
         if !d.is_dir() {
             continue;
         }
