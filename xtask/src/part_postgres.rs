@@ -33,6 +33,14 @@ use crate::tools::{apt, cargo_tool, FileLock, Source};
 /// needs Rust 1.96, CONTRIBUTING.md).
 pub const PGRX_VERSION: &str = "0.18.1";
 
+/// The flags `cargo pgrx install` builds with on Linux (cargo-pgrx 0.18 adds
+/// them as a `--config` of target rustflags: the linker then keeps the
+/// section the extension's schema is read from). The SQL tests are built
+/// with the same flags: the crates they share with the extension (the core,
+/// the lease crate and its stores) are then compiled once, not once per set
+/// of flags (a new machine compiled the lease stack twice in this folder).
+const PGRX_RUSTFLAGS: &str = "-C link-arg=-Wl,--no-gc-sections";
+
 /// The PostgreSQL the part builds for (Debian's packages).
 const PG_MAJOR: &str = "15";
 
@@ -319,8 +327,10 @@ pub fn run(p: &Part) -> Result<(), String> {
     p.check(cargo(p, &target).args(["fmt", "--all", "--", "--check"]))?;
 
     // First: it vouches for a Redis (its init fence runs out meanwhile).
-    p.say("building the SQL tests (bindings-postgres/sqltest)");
-    p.check(cargo(p, &target).args([
+    p.say(&format!(
+        "building the SQL tests (bindings-postgres/sqltest, RUSTFLAGS={PGRX_RUSTFLAGS:?})"
+    ));
+    p.check(cargo(p, &target).env("RUSTFLAGS", PGRX_RUSTFLAGS).args([
         "build",
         "--release",
         "--quiet",
