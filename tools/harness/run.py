@@ -22,14 +22,17 @@ PYHOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyholder.py
 NODEHOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nodeholder.mjs")
 SERVER_PORT = 7610
 CLOCK_STEP_S = 20
-STEP_HOLD_S = 6  # a network store's stepped holder: restarts keep the step this long
 # The first clock steps of a run go to CLI holders: the controls that need
 # them (file store, ZooKeeper) remove a protection from the CLI's build, and
 # the Python holder runs the normal binding.
 CLI_CLOCK_STEPS = 2
 # How long a due holder-clock-step waits for a holder with a slot.
 DEFER_S = 20
-# How long a holder-clock-step lasts at most while its holder has not issued.
+# How long Run.make_room keeps the others down for a CLI holder to take a slot.
+ROOM_S = 10
+# How long a holder-clock-step lasts at most while its holder has not issued;
+# until then (or it issues) only the stepped holder is restarted, with its
+# step (Run.step_window).
 STEP_CLAIM_S = 15
 # On the file store, how long a killed CLI holder stays down while the Python
 # or Node holder waits for a slot (Run.restart_delay).
@@ -41,7 +44,9 @@ STARVE_S = 2.0
 def end_input(p):
     """Ends a CLI holder the way its input ending does: its feeder (the
     ``python3 -c`` in its session) killed, the CLI reads end of input,
-    releases its slot and exits. Waited for 5 s at most, then SIGKILL."""
+    releases its slot and exits. Waited for 5 s at most, then SIGKILL.
+    Returns whether it exited by itself (else its slot frees only when its
+    claim expires)."""
     for pid in procs.session_members(p.pid):
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
@@ -55,6 +60,8 @@ def end_input(p):
                 pass
     if not procs.wait_until(lambda: not p.alive(), 5):
         p.kill()
+        return False
+    return True
 
 
 class Interrupted(Exception):
@@ -112,7 +119,11 @@ class Run:
         self.holders, self.servers = {}, {}
         self.dead_since = {}
         self.stepped = {}  # holder -> until when its restarts keep the clock step
-        self.step_window = (None, 0.0)  # (stepped holder, until): the others' restarts wait
+        # (stepped holder, until): the others' restarts wait until it has
+        # issued (step_taken), STEP_CLAIM_S at most.
+        self.step_window = (None, 0.0)
+        # (CLI holder, until): Run.make_room's window, at most once per step.
+        self.room = None
         self.clock_steps = 0
         self.hold = None  # (stepped holder, until): the fault lasts until it issues
         self.held = set()  # servers kept down by a failover until the promotion
@@ -231,7 +242,33 @@ class Run:
         answering = getattr(self.store, "answering", None)
         if answering and not answering():
             return False
-        return bool(self.step_candidates()[1])
+        names, with_slot = self.step_candidates()
+        if not with_slot and self.clock_steps < CLI_CLOCK_STEPS:
+            self.make_room(names)
+        return bool(with_slot)
+
+    def make_room(self, clis):
+        """For a CLI holder's step while no CLI holder has a slot (the
+        Python and Node holders took them while the CLI ones churned, e.g. on
+        a ZooKeeper slow to answer after its start): once, a SIGKILL of a
+        packaged holder with a slot and of every other slotless holder, and
+        until one CLI holder has issued (ROOM_S at most) nobody but it is
+        restarted, so that it takes the freed slot when its claim expires.
+        Without it such a step stepped a holder without a slot, which had
+        no slot to take over (20261130-151450-zookeeper-control-2: its
+        first step; every slot held for its 15 s)."""
+        if self.room is not None or not clis:
+            return
+        packaged = sorted(n for n in self.holders if not n.startswith("cli") and self.has_slot(n))
+        name = self.rng.choice(clis)
+        self.room = (name, time.monotonic() + ROOM_S)
+        killed = [self.rng.choice(packaged)] if packaged else []
+        for k in killed:
+            self.holders[k][0].kill()
+        self.kill_slotless(name)
+        self.note(f"room for a CLI holder's step: no CLI holder has a slot; "
+                  f"{', '.join(killed) or 'nobody'} SIGKILLed, only {name} restarted until it "
+                  f"issues ({ROOM_S} s at most)")
 
     def holding(self):
         """Whether the fault in force is a clock step whose holder has not
@@ -301,11 +338,13 @@ class Run:
     def supervise(self):
         """Restarts holders and servers that ended (after restart_delay).
         Six of them share four slots, so two at a time have none (each exits, all slots
-        held, and is restarted); for STEP_HOLD_S after a holder-clock-step only
-        the stepped holder is restarted, so that it, not that one, takes the
-        slot its killed predecessor leaves."""
+        held, and is restarted); after a holder-clock-step only the stepped
+        holder is restarted until it has issued (STEP_CLAIM_S at most), so
+        that it, not that one, takes the slot its predecessor leaves."""
         now = time.monotonic()
         stepped, until = self.step_window
+        if self.room and now < self.room[1] and now >= until:
+            stepped, until = self.room
         for group, start in ((self.holders, self.start_holder), (self.servers, self.start_server)):
             for name, (p, host) in list(group.items()):
                 if name in self.held:
@@ -325,6 +364,16 @@ class Run:
                         start(name, host, step=True)
                     else:
                         start(name, host)
+
+    def step_taken(self):
+        """Ends the step's window once its holder has issued: from then on
+        the others are restarted again, and its own restarts are not stepped."""
+        stepped, until = self.step_window
+        if stepped and time.monotonic() < until and self.has_slot(stepped):
+            self.note(f"step: {stepped} issued (its claim came "
+                      f"{STEP_CLAIM_S - (until - time.monotonic()):.1f} s after the step)")
+            self.step_window = (None, 0.0)
+            self.stepped.pop(stepped, None)
 
     def restart_delay(self, name, group, stepped, until, now):
         """Seconds a participant stays down before its restart: 0.5, or on
@@ -380,6 +429,7 @@ class Run:
             if kind == "holder-clock-step":
                 names, with_slot = self.step_candidates()
                 self.clock_steps += 1
+                self.room = None
             else:
                 names = sorted(self.holders)
                 with_slot = [n for n in names if self.has_slot(n)]
@@ -409,21 +459,28 @@ class Run:
                     paused, undo = self.pause_slotless_servers()
                     if paused:
                         how += f", {len(paused)} server(s) without a slot paused"
-                    end_input(p)
+                    if not end_input(p):
+                        how += " (not exited within 5 s: SIGKILL, its slot frees when it expires)"
                 else:
                     p.kill()
                 self.start_holder(name, host, step=True)
-                self.step_window = (name, time.monotonic() + STEP_HOLD_S)
-                # The next fault waits until the stepped holder issues (its
-                # claim is what the step tests), STEP_CLAIM_S at most.
+                # Until the stepped holder issues, STEP_CLAIM_S at most, the
+                # others are not restarted (step_window) and the next fault
+                # waits (hold): its claim is what the step tests. A window
+                # of a fixed 6 s was not always enough on a loaded machine
+                # (a CI run's zookeeper-control-104: its stepped holder
+                # found every slot held, twenty times, and the control
+                # was caught only on its third try).
+                self.step_window = (name, time.monotonic() + STEP_CLAIM_S)
                 self.hold = (name, time.monotonic() + STEP_CLAIM_S)
                 text = f"{kind} {name} ({how}, restarted {self.clock_step_s()} s back)"
                 if hasattr(self.store, "clock_step_s"):
                     # A network store: the killed holder's slot frees only
                     # when its claim expires, so the stepped holder's
-                    # restarts (all slots held: it exits) keep the step for
-                    # STEP_HOLD_S, whatever the fault's length.
-                    self.stepped[name] = time.monotonic() + STEP_HOLD_S
+                    # restarts (all slots held: it exits) keep the step
+                    # until it issues (step_taken), STEP_CLAIM_S at most,
+                    # whatever the fault's length.
+                    self.stepped[name] = time.monotonic() + STEP_CLAIM_S
                 return text, undo
             p.kill()
             return f"{kind} {name} (SIGKILL)", None
@@ -532,6 +589,7 @@ class Run:
         self.timeline["start"] = wall_ms()
         starve = self.cfg.get("starve")
         while time.monotonic() < end:
+            self.step_taken()
             now = time.monotonic() - start
             if active and now >= active[0] and not self.holding():
                 if active[1]:
