@@ -232,7 +232,8 @@ class Run:
         slot to take, and on a loaded machine a network store's holders can
         all be between slots for seconds (20261126-140956-zookeeper-control-1:
         ZooKeeper answering late, both CLI holders churning, the first step
-        of a slotless holder)."""
+        of a slotless holder); for a CLI holder's step it makes room for
+        one (make_room)."""
         if kind != "holder-clock-step" or late >= DEFER_S:
             return True
         # And for a store that can say so, while it answers: a step during
@@ -262,12 +263,12 @@ class Run:
         packaged = sorted(n for n in self.holders if not n.startswith("cli") and self.has_slot(n))
         name = self.rng.choice(clis)
         self.room = (name, time.monotonic() + ROOM_S)
-        killed = [self.rng.choice(packaged)] if packaged else []
-        for k in killed:
-            self.holders[k][0].kill()
+        victim = self.rng.choice(packaged) if packaged else None
+        if victim:
+            self.holders[victim][0].kill()
         self.kill_slotless(name)
         self.note(f"room for a CLI holder's step: no CLI holder has a slot; "
-                  f"{', '.join(killed) or 'nobody'} SIGKILLed, only {name} restarted until it "
+                  f"{victim or 'nobody'} SIGKILLed, only {name} restarted until it "
                   f"issues ({ROOM_S} s at most)")
 
     def holding(self):
