@@ -1,9 +1,20 @@
-//! The release check's `c` part: the C library as shipped (the behaviour on
+//! The release check's `c` part: the C library for release (the behaviour on
 //! this host is the `c` test part's). `scripts/install-c --prefix` with the
 //! release profile, the CMake/ctest suite against it natively and all of it
 //! again under valgrind; then the library cross-built for aarch64 Linux
 //! (`install-c --target`) with the C suite (vectors static and shared, every
 //! function, threads, the file lease, C++) run under qemu-aarch64.
+//!
+//! With the release check's [`crate::parts::FAST_RELEASE`] (its default),
+//! each library is built as the wheels and addons of its target are: the
+//! same profile overrides, by `cargo zigbuild` (`install-c --zig`: maturin
+//! and napi build with it too, and it links build scripts apart from the
+//! target) with the same linker (zig's, `crate::venv::zig`), and `--target`
+//! named for the host too, so the `python` and `node` parts after this one
+//! reuse every dependency it compiled: one build of the lease stack per
+//! target, not two. Its symbol table is kept (`SNOWMINT_ZIG_KEEP_SYMBOLS`,
+//! `crate::venv`): the valgrind suppressions name functions. With `SNOWMINT_RELEASE_LTO=1` it is built as it
+//! ships (fat LTO, one codegen unit, the system's linkers).
 
 use std::path::Path;
 use std::process::Command;
@@ -12,6 +23,10 @@ use crate::step::{mkdir, read, remove_dir, Part};
 use crate::tools::{apt, arm64_dpkg, rust_target};
 
 const ARM_TARGET: &str = "aarch64-unknown-linux-gnu";
+/// The targets as the addons' builds name them (`cargo zigbuild`: zig's
+/// glibc version after the triple).
+const HOST_ZIG_TARGET: &str = "x86_64-unknown-linux-gnu.2.17";
+const ARM_ZIG_TARGET: &str = "aarch64-unknown-linux-gnu.2.17";
 
 pub fn run(p: &Part) -> Result<(), String> {
     let root = &p.root;
@@ -33,24 +48,48 @@ pub fn run(p: &Part) -> Result<(), String> {
         ],
     )?;
 
+    // The wheels' targets, linkers and profile (see the module's comment).
+    let with_wheels = crate::parts::fast_release();
+    if with_wheels {
+        p.say("zig's linkers, as the wheels and addons link");
+        crate::venv::zig(p)?;
+    }
+    let how = if with_wheels {
+        format!(" --target {HOST_ZIG_TARGET} --zig (as the wheel: no fat LTO)")
+    } else {
+        " (as it ships: fat LTO)".to_string()
+    };
     p.say(&format!(
-        "scripts/install-c --prefix {} (release profile)",
+        "scripts/install-c --prefix {}{how}",
         p.rel(&prefix)
     ));
     remove_dir(&prefix)?;
-    p.check(
-        p.cmd("bash")
-            .args(["scripts/install-c", "--prefix"])
-            .arg(&prefix),
-    )?;
+    let mut install = p.cmd("bash");
+    install.args(["scripts/install-c", "--prefix"]).arg(&prefix);
+    if with_wheels {
+        install
+            .args(["--target", HOST_ZIG_TARGET, "--zig"])
+            .env("SNOWMINT_ZIG_KEEP_SYMBOLS", "1");
+    }
+    p.check(&mut install)?;
     let version = header_version(root)?;
     let major = version.split('.').next().unwrap_or_default().to_string();
 
     p.say("CMake project (find_package(snowmint)): build and ctest, with valgrind");
     crate::part_c::cmake_suite(p, &build, &prefix, true)?;
 
+    let (arm_target, zig): (&str, &[&str]) = if with_wheels {
+        (ARM_ZIG_TARGET, &["--zig"])
+    } else {
+        (ARM_TARGET, &[])
+    };
     p.say(&format!(
-        "arm64: scripts/install-c --target {ARM_TARGET}, then the C suite under qemu-aarch64"
+        "arm64: scripts/install-c --target {arm_target}{}, then the C suite under qemu-aarch64",
+        if with_wheels {
+            " --zig (as the wheel)"
+        } else {
+            ""
+        }
     ));
     // apt skips recommended packages, so the arm64 C library's headers and
     // start files (libc6-dev-arm64-cross: crti.o) and the C++ compiler are
@@ -74,7 +113,9 @@ pub fn run(p: &Part) -> Result<(), String> {
         p.cmd("bash")
             .args(["scripts/install-c", "--prefix"])
             .arg(&arm_prefix)
-            .args(["--target", ARM_TARGET]),
+            .args(["--target", arm_target])
+            .args(zig)
+            .env("SNOWMINT_ZIG_KEEP_SYMBOLS", "1"),
     )?;
     let arm_so = arm_prefix.join(format!("lib/libsnowmint.so.{version}"));
     let header = p.output(Command::new("readelf").arg("-h").arg(&arm_so))?;

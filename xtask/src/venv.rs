@@ -181,7 +181,10 @@ const ZIG_TARGETS: [(&str, &str); 4] = [
 /// dirty with `ConfigSettingsChanged` for one addon after its wheel. Each
 /// wrapper runs what cargo-zigbuild's own runs (`cargo-zigbuild zig cc`,
 /// zig's target, no sanitizers); no crate of these builds compiles C, so
-/// only the linker is set.
+/// only the linker is set. With `SNOWMINT_ZIG_KEEP_SYMBOLS` set (the release
+/// check's C library, whose valgrind suppressions name functions) it drops
+/// rustc's `-Wl,--strip-debug`, for which zig strips the symbol table too.
+/// (The variable is not in Cargo's fingerprint: only the final link sees it.)
 fn linkers(venv: &Path) -> Result<(), String> {
     let dir = venv.join("linkers");
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -194,6 +197,11 @@ fn linkers(venv: &Path) -> Result<(), String> {
              export CARGO_ZIGBUILD_ZIG_VERSION={ZIGLANG_VERSION}\n\
              export CARGO_ZIGBUILD_ZIG_COMMAND='{}'\n\
              export CARGO_ZIGBUILD_ZIG_COMMAND_ARGS='-m ziglang'\n\
+             # zig strips the symbol table too for rustc's -Wl,--strip-debug (the\n\
+             # release profile's strip = \"debuginfo\"): SNOWMINT_ZIG_KEEP_SYMBOLS drops it.\n\
+             if [ -n \"$SNOWMINT_ZIG_KEEP_SYMBOLS\" ]; then\n\
+             \x20 for a do shift; [ \"$a\" = -Wl,--strip-debug ] || set -- \"$@\" \"$a\"; done\n\
+             fi\n\
              exec '{}' zig cc -- -g '-fno-sanitize=all' -target {zig_target} \"$@\"\n",
             python.display(),
             zigbuild.display(),
