@@ -4,7 +4,7 @@
 //! packaged crate's contents, `cargo install --path cli`, and loom. The
 //! packaged crate's own tests: the release check's crate part.
 
-mod consistency;
+pub(crate) mod consistency;
 
 use std::fs;
 use std::path::PathBuf;

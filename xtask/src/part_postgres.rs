@@ -36,10 +36,12 @@ pub const PGRX_VERSION: &str = "0.18.1";
 /// The flags `cargo pgrx install` builds with on Linux (cargo-pgrx 0.18 adds
 /// them as a `--config` of target rustflags: the linker then keeps the
 /// section the extension's schema is read from). The SQL tests are built
-/// with the same flags, so that the crates they share with the extension
-/// with the same features are compiled once, not once per set of flags (a
-/// new machine's first build of the extension after them: 289 s, 204 s with
-/// this; the crates whose features pgrx's dependencies change still twice).
+/// with the same flags, and ask for the same features of what both link
+/// (the build-time-only lines of bindings-postgres/Cargo.toml and its
+/// sqltest's, checked by `cargo tree` before the build), so that the crates
+/// they share are compiled once, not once per set of flags or features (a
+/// new machine's first build of the extension after them: 289 s without
+/// the flags, 204 s with them and 149 crates still compiled twice).
 const PGRX_RUSTFLAGS: &str = "-C link-arg=-Wl,--no-gc-sections";
 
 /// The PostgreSQL the part builds for (Debian's packages).
@@ -326,6 +328,14 @@ pub fn run(p: &Part) -> Result<(), String> {
 
     p.say("cargo fmt --check (bindings-postgres)");
     p.check(cargo(p, &target).args(["fmt", "--all", "--", "--check"]))?;
+    p.say("one feature set for what the extension and the SQL tests both link (cargo tree)");
+    let shared = crate::part_core::consistency::unified_in(
+        p,
+        &p.root.join("bindings-postgres"),
+        &[("snowmint-postgres", &[]), ("snowmint-pg-sqltest", &[])],
+        "the build-time-only lines of bindings-postgres/Cargo.toml (their comment says why)",
+    )?;
+    println!("one feature set for each of the {shared} packages both link");
 
     // First: it vouches for a Redis (its init fence runs out meanwhile).
     p.say(&format!(

@@ -221,9 +221,12 @@ fn check(bad: &mut Vec<String>, file: &str, found: Option<&str>, want: &str, wha
     }
 }
 
+/// A package and the arguments `cargo tree` resolves it with.
+pub type World = (&'static str, &'static [&'static str]);
+
 /// Each package as its part of the test command builds it (its default
 /// features; the lease crate with every store, as the stores part).
-const WORLDS: [(&str, &[&str]); 6] = [
+const WORLDS: [World; 6] = [
     ("snowmint-cli", &[]),
     ("snowmint-server", &[]),
     ("snowmint-python", &[]),
@@ -245,13 +248,32 @@ const WORLDS: [(&str, &[&str]); 6] = [
 /// crate gets, when the union is no longer complete: add what it names to
 /// tools/workspace-hack/Cargo.toml.
 pub fn unified(p: &Part) -> Result<(), String> {
+    let seen = unified_in(
+        p,
+        &p.root,
+        &WORLDS,
+        "tools/workspace-hack/Cargo.toml (its comment says why)",
+    )?;
+    let names: Vec<&str> = WORLDS.iter().map(|(w, _)| *w).collect();
+    println!(
+        "one feature set for each of the {seen} packages that {} link",
+        names.join(", ")
+    );
+    Ok(())
+}
+
+/// [`unified`] for the `worlds` of the workspace in `dir`: an error naming
+/// each package that two worlds would build with different features (and
+/// `fix`, where to add them); else how many packages they share.
+pub fn unified_in(p: &Part, dir: &Path, worlds: &[World], fix: &str) -> Result<usize, String> {
     // package -> world -> the feature sets `cargo tree` shows for it there
     // (one: build dependencies and proc macros, whose features resolve
     // apart, are left out by `-e normal,no-proc-macro`).
     let mut seen: BTreeMap<String, BTreeMap<&str, BTreeSet<String>>> = BTreeMap::new();
-    for (package, args) in WORLDS {
+    for &(package, args) in worlds {
         let out = p.output(
             p.cmd("cargo")
+                .current_dir(dir)
                 .args(["tree", "--quiet", "--locked", "-p", package])
                 .args(args)
                 .args(["-e", "normal,no-proc-macro", "--prefix", "none"])
@@ -276,7 +298,7 @@ pub fn unified(p: &Part) -> Result<(), String> {
         // The package's own crate is built once per world anyway.
         let name = key.split(' ').next().unwrap_or_default();
         let distinct: BTreeSet<&BTreeSet<String>> = worlds.values().collect();
-        if WORLDS.iter().any(|(w, _)| *w == name) || distinct.len() <= 1 {
+        if worlds.iter().any(|(w, _)| *w == name) || distinct.len() <= 1 {
             continue;
         }
         bad.push(key.clone());
@@ -290,15 +312,9 @@ pub fn unified(p: &Part) -> Result<(), String> {
     }
     if !bad.is_empty() {
         return Err(format!(
-            "packages built twice, with different features, by the crates that link the lease stores:\n{}\nadd the missing features to tools/workspace-hack/Cargo.toml (its comment says why)",
+            "packages built twice, with different features:\n{}\nadd the missing features to {fix}",
             bad.join("\n")
         ));
     }
-    let names: Vec<&str> = WORLDS.iter().map(|(w, _)| *w).collect();
-    println!(
-        "one feature set for each of the {} packages that {} link",
-        seen.len(),
-        names.join(", ")
-    );
-    Ok(())
+    Ok(seen.len())
 }
