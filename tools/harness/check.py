@@ -198,6 +198,24 @@ def _check_id(res, holder, i, slot, log, k, n_max):
         res.bad(holder, f"ID {i} at {t} ms is past {bound}")
 
 
+def _check_ids(res, holder, ids, slot, log, k, n_max):
+    """_check_id for each of ``ids``, IDs issued under one lease state (a
+    burst, an answer), at once in the usual case: every ID with the run's
+    datacenter and the lease's slot, and the same confirmation the latest at
+    or before both the earliest and the latest of their times, covering the
+    latest (then it is the latest for every time between, and covers each)."""
+    if ids and slot is not None and log is not None and log.ordered and k:
+        want = (Layout.DATACENTER << 2) | slot
+        if all((i >> 12) & 0x3FF == want for i in ids):
+            t_lo = (min(ids) >> 22) + Layout.EPOCH
+            t_hi = (max(ids) >> 22) + Layout.EPOCH
+            j = bisect_right(log.c, t_lo, 0, k)
+            if j and bisect_right(log.c, t_hi, 0, k) == j and t_hi <= log.maxr[j - 1]:
+                return
+    for i in ids:
+        _check_id(res, holder, i, slot, log, k, n_max)
+
+
 def record_ids(path, server=False):
     """The IDs of an issuing-side record, in order: one line per batch, the
     IDs in decimal separated by spaces (a server's after its generator's
@@ -238,24 +256,23 @@ def check_holder_file(res, path, holder, out, record=None):
             lease = json.loads(line)["lease"]
             slot = lease["slot"]
             n_max = log.report(lease)
-            for i in pending:
-                _check_id(res, holder, i, slot, log if n_max is not None else None,
-                          len(log.n), n_max)
+            _check_ids(res, holder, pending, slot, log if n_max is not None else None,
+                       len(log.n), n_max)
             pending = []
         else:
             i = int(line)
             pending.append(i)
             r = next(rec, None) if rec is not None and aligned else None
             if r == i:
-                out.write(f"{i}\t{holder}\tb\n")  # both issued and delivered
+                out.write(f"{i:019d}\t{holder}\tb\n")  # both issued and delivered
                 continue
-            out.write(f"{i}\t{holder}\td\n")
+            out.write(f"{i:019d}\t{holder}\td\n")
             if rec is not None and aligned:
                 # (A record that ends first: the IDs past it are delivered,
                 # not recorded, in the sorted pass.)
                 aligned = False
                 if r is not None:
-                    out.write(f"{r}\t{holder}\ti\n")
+                    out.write(f"{r:019d}\t{holder}\ti\n")
                     res.bad(holder, f"{os.path.basename(path)}: ID {i} written where "
                                     f"its record has {r}: not the record's order")
     # Issued, not written: after everything written, so the confirmation in
@@ -263,23 +280,23 @@ def check_holder_file(res, path, holder, out, record=None):
     # after the last lease line.
     if rec is not None:
         for r in rec:
-            out.write(f"{r}\t{holder}\ti\n")
+            out.write(f"{r:019d}\t{holder}\ti\n")
             if aligned:
                 pending.append(r)
             else:
                 res.add(res.unconfirmed, holder)
-    for i in pending:
-        if slot is None:
-            res.add(res.unconfirmed, holder)
-        else:
-            _check_id(res, holder, i, slot, log, len(log.n), None)
+    if slot is None:
+        if pending:
+            res.add(res.unconfirmed, holder, len(pending))
+    else:
+        _check_ids(res, holder, pending, slot, log, len(log.n), None)
 
 
 def record_server_file(path, holder, out):
     """A server incarnation's record: every ID it issued (its answers are
     read from the load client's file)."""
     for i in record_ids(path, server=True):
-        out.write(f"{i}\t{holder}\ti\n")
+        out.write(f"{i:019d}\t{holder}\ti\n")
 
 
 def check_load_file(res, path, out):
@@ -330,9 +347,12 @@ def check_load_file(res, path, out):
                                     "between two 503s of /readyz")
             j = bisect_left(lt0, a["t1"])  # the first sample sent after the answer
             p = bisect_right(lt1, a["t0"]) - 1  # the last one answered before the call
-            for i in a["ids"]:
-                out.write(f"{i}\t{holder}\td\n")
-                slot = Layout.parts(i)[2]
+            ids = a["ids"]
+            out.write("".join(f"{i:019d}\t{holder}\td\n" for i in ids))
+            slots = {(i >> 12) & 0x3 for i in ids}
+            # An answer's IDs come from one generator: one slot, checked at once.
+            for slot, of_slot in ([(slots.pop(), ids)] if len(slots) == 1
+                                  else [(Layout.parts(i)[2], [i]) for i in ids]):
                 m = j
                 while m < len(ls) and ls[m]["lease"]["slot"] != slot and m < j + 3:
                     m += 1
@@ -340,9 +360,9 @@ def check_load_file(res, path, out):
                 while q >= 0 and ls[q]["lease"]["slot"] != slot and q > p - 3:
                     q -= 1
                 if m < len(ls) and q >= 0 and seg[m] is seg[q] and nmax[m] is not None:
-                    _check_id(res, holder, i, slot, seg[m][0], shown[m], nmax[m])
+                    _check_ids(res, holder, of_slot, slot, seg[m][0], shown[m], nmax[m])
                 else:
-                    _check_id(res, holder, i, slot, None, 0, None)
+                    _check_ids(res, holder, of_slot, slot, None, 0, None)
 
 
 # Two /readyz samples further apart than this may have a ready spell between
@@ -379,20 +399,33 @@ def check_run(run_dir, records=True):
             for path in sorted(glob.glob(os.path.join(issued_dir, "srv*"))):
                 name = os.path.basename(path).rsplit(".", 1)[0]
                 record_server_file(path, f"server-{name}", out)
+    # Each line "ID<tab>holder<tab>kind", the ID zero-padded to 19 digits:
+    # sorted as bytes, the lines are in the IDs' order.
     sorted_path = ids_path + ".sorted"
-    subprocess.run(["sort", "-n", "-k1,1", "-S", "200M", "-T", run_dir, "-o", sorted_path,
-                    ids_path], check=True, timeout=600, env={**os.environ, "LC_ALL": "C"})
+    subprocess.run(["sort", "-S", "200M", "-T", run_dir, "-o", sorted_path, ids_path],
+                   check=True, timeout=600, env={**os.environ, "LC_ALL": "C"})
+    # An ID issued and delivered once (a holder's "b"; a server's "d" and "i")
+    # only counts for its holder: tallied here, the rest through _one_id.
+    once = {}
     with open(sorted_path) as f:
         prev, entries = None, []
         for line in f:
-            i, h, kind = line.rstrip("\n").split("\t")
+            i, h, kind = line[:19], line[20:-3], line[-2]
             if i != prev:
-                if prev is not None:
+                if len(entries) == 1 and entries[0][1] == "b":
+                    once[entries[0][0]] = once.get(entries[0][0], 0) + 1
+                elif (len(entries) == 2 and entries[0][0] == entries[1][0]
+                      and entries[0][1] + entries[1][1] in ("di", "id")):
+                    once[entries[0][0]] = once.get(entries[0][0], 0) + 1
+                elif prev is not None:
                     _one_id(res, int(prev), entries, records)
                 prev, entries = i, []
             entries.append((h, kind))
         if prev is not None:
             _one_id(res, int(prev), entries, records)
+    for h, n in once.items():
+        for table in (res.delivered, res.issued, res.counts):
+            res.add(table, h, n)
     os.remove(ids_path)
     os.remove(sorted_path)
     return res
