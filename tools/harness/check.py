@@ -524,6 +524,18 @@ def self_test():
     assert log2.verdict(e + 2000, 1, 2) == LOOSE  # before it: the claim or renewal 1
     assert log2.verdict(e + 4101, 1, 2) == VIOLATION
     assert Confirmations().verdict(e + 1, 0, None) == UNCONFIRMED
+    # A burst at once (_check_ids): covered whole, nothing to report; one ID
+    # 1 ms past the last reservation, or on another slot, is still caught.
+    def ident(t, slot=1, dc=Layout.DATACENTER):
+        return (t << 22) | (dc << 14) | (slot << 12)
+    for burst, want in (([3600, 5500], (0, 0)), ([3600, 5501], (1, 0)),
+                        ([3600, 3601], (0, 0)), ([99, 100], (1, 0))):
+        res = Result()
+        _check_ids(res, "h", [ident(t) for t in burst], 1, log, k, 3)
+        assert (res.reservation_violations, res.node_violations) == want, (burst, res.violations)
+    res = Result()
+    _check_ids(res, "h", [ident(3600), ident(3601, slot=2), ident(3602, dc=2)], 1, log, k, 3)
+    assert res.node_violations == 2 and res.reservation_violations == 0, res.violations
     records_self_test()
     print("check: self-test passed")
     import phases  # the no-vacuous-pass check's cases
