@@ -349,10 +349,12 @@ def check_load_file(res, path, out):
             p = bisect_right(lt1, a["t0"]) - 1  # the last one answered before the call
             ids = a["ids"]
             out.write("".join(f"{i:019d}\t{holder}\td\n" for i in ids))
+            # An answer's IDs come from one generator: one slot, checked at
+            # once (else each ID with its own slot, as the ID names it).
             slots = {(i >> 12) & 0x3 for i in ids}
-            # An answer's IDs come from one generator: one slot, checked at once.
-            for slot, of_slot in ([(slots.pop(), ids)] if len(slots) == 1
-                                  else [(Layout.parts(i)[2], [i]) for i in ids]):
+            groups = ([(slots.pop(), ids)] if len(slots) == 1
+                      else [(Layout.parts(i)[2], [i]) for i in ids])
+            for slot, of_slot in groups:
                 m = j
                 while m < len(ls) and ls[m]["lease"]["slot"] != slot and m < j + 3:
                     m += 1
@@ -412,10 +414,9 @@ def check_run(run_dir, records=True):
         for line in f:
             i, h, kind = line[:19], line[20:-3], line[-2]
             if i != prev:
-                if len(entries) == 1 and entries[0][1] == "b":
-                    once[entries[0][0]] = once.get(entries[0][0], 0) + 1
-                elif (len(entries) == 2 and entries[0][0] == entries[1][0]
-                      and entries[0][1] + entries[1][1] in ("di", "id")):
+                if ((len(entries) == 1 and entries[0][1] == "b")
+                        or (len(entries) == 2 and entries[0][0] == entries[1][0]
+                            and entries[0][1] + entries[1][1] in ("di", "id"))):
                     once[entries[0][0]] = once.get(entries[0][0], 0) + 1
                 elif prev is not None:
                     _one_id(res, int(prev), entries, records)

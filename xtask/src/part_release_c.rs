@@ -13,8 +13,9 @@
 //! named for the host too, so the `python` and `node` parts after this one
 //! reuse every dependency it compiled: one build of the lease stack per
 //! target, not two. Its symbol table is kept (`SNOWMINT_ZIG_KEEP_SYMBOLS`,
-//! `crate::venv`): the valgrind suppressions name functions. With `SNOWMINT_RELEASE_LTO=1` it is built as it
-//! ships (fat LTO, one codegen unit, the system's linkers).
+//! `crate::venv`): the valgrind suppressions name functions. With
+//! `SNOWMINT_RELEASE_LTO=1` it is built as it ships (fat LTO, one codegen
+//! unit, the system's linkers).
 
 use std::path::Path;
 use std::process::Command;
@@ -48,48 +49,34 @@ pub fn run(p: &Part) -> Result<(), String> {
         ],
     )?;
 
-    // The wheels' targets, linkers and profile (see the module's comment).
-    let with_wheels = crate::parts::fast_release();
-    if with_wheels {
+    // The wheels' targets, linkers and profile (see the module's comment):
+    // install-c's arguments for the host's library and the arm64 one.
+    let (host_args, arm_args): (&[&str], &[&str]) = if crate::parts::fast_release() {
         p.say("zig's linkers, as the wheels and addons link");
         crate::venv::zig(p)?;
-    }
-    let how = if with_wheels {
-        format!(" --target {HOST_ZIG_TARGET} --zig (as the wheel: no fat LTO)")
+        (
+            &["--target", HOST_ZIG_TARGET, "--zig"],
+            &["--target", ARM_ZIG_TARGET, "--zig"],
+        )
     } else {
-        " (as it ships: fat LTO)".to_string()
+        (&[], &["--target", ARM_TARGET])
     };
     p.say(&format!(
-        "scripts/install-c --prefix {}{how}",
-        p.rel(&prefix)
+        "scripts/install-c --prefix {} {}",
+        p.rel(&prefix),
+        host_args.join(" ")
     ));
     remove_dir(&prefix)?;
-    let mut install = p.cmd("bash");
-    install.args(["scripts/install-c", "--prefix"]).arg(&prefix);
-    if with_wheels {
-        install
-            .args(["--target", HOST_ZIG_TARGET, "--zig"])
-            .env("SNOWMINT_ZIG_KEEP_SYMBOLS", "1");
-    }
-    p.check(&mut install)?;
+    p.check(&mut install_c(p, &prefix, host_args))?;
     let version = header_version(root)?;
     let major = version.split('.').next().unwrap_or_default().to_string();
 
     p.say("CMake project (find_package(snowmint)): build and ctest, with valgrind");
     crate::part_c::cmake_suite(p, &build, &prefix, true)?;
 
-    let (arm_target, zig): (&str, &[&str]) = if with_wheels {
-        (ARM_ZIG_TARGET, &["--zig"])
-    } else {
-        (ARM_TARGET, &[])
-    };
     p.say(&format!(
-        "arm64: scripts/install-c --target {arm_target}{}, then the C suite under qemu-aarch64",
-        if with_wheels {
-            " --zig (as the wheel)"
-        } else {
-            ""
-        }
+        "arm64: scripts/install-c {}, then the C suite under qemu-aarch64",
+        arm_args.join(" ")
     ));
     // apt skips recommended packages, so the arm64 C library's headers and
     // start files (libc6-dev-arm64-cross: crti.o) and the C++ compiler are
@@ -109,14 +96,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     apt(p, &["libcjson-dev:arm64"])?;
     let arm_prefix = c_dir.join("prefix-aarch64");
     remove_dir(&arm_prefix)?;
-    p.check(
-        p.cmd("bash")
-            .args(["scripts/install-c", "--prefix"])
-            .arg(&arm_prefix)
-            .args(["--target", arm_target])
-            .args(zig)
-            .env("SNOWMINT_ZIG_KEEP_SYMBOLS", "1"),
-    )?;
+    p.check(&mut install_c(p, &arm_prefix, arm_args))?;
     let arm_so = arm_prefix.join(format!("lib/libsnowmint.so.{version}"));
     let header = p.output(Command::new("readelf").arg("-h").arg(&arm_so))?;
     let machine = field(&header, "Machine:");
@@ -235,6 +215,17 @@ pub fn run(p: &Part) -> Result<(), String> {
     }
     p.say("C release checks passed");
     Ok(())
+}
+
+/// `scripts/install-c --prefix PREFIX ARGS...`, the symbol table kept when
+/// zig links (`SNOWMINT_ZIG_KEEP_SYMBOLS`; other linkers ignore it).
+fn install_c(p: &Part, prefix: &Path, args: &[&str]) -> Command {
+    let mut cmd = p.cmd("bash");
+    cmd.args(["scripts/install-c", "--prefix"])
+        .arg(prefix)
+        .args(args)
+        .env("SNOWMINT_ZIG_KEEP_SYMBOLS", "1");
+    cmd
 }
 
 /// An arm64 program under qemu, five minutes at most. The loader is the
