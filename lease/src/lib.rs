@@ -57,37 +57,77 @@ mod sql;
 #[cfg(feature = "zookeeper")]
 mod zookeeper;
 
-/// The protection this build removes, for the fault harness's negative
-/// controls (one of the `harness-control-*` Cargo features, each UNSAFE:
-/// docs/HARNESS.md), or `None`, as in every build but those.
-pub const HARNESS_CONTROL: Option<&str> = if cfg!(feature = "harness-control-no-successor-fence") {
-    Some("no-successor-fence")
-} else if cfg!(feature = "harness-control-no-redis-fence") {
-    Some("no-redis-fence")
-} else if cfg!(feature = "harness-control-no-sql-fence") {
-    Some("no-sql-fence")
-} else if cfg!(feature = "harness-control-past-reservation") {
-    Some("past-reservation")
-} else if cfg!(feature = "harness-control-no-etcd-fence") {
-    Some("no-etcd-fence")
-} else {
-    None
-};
+/// A protection the fault harness's negative controls remove, one per run
+/// (docs/HARNESS.md). Only a control build (Cargo feature `harness-controls`,
+/// UNSAFE, never shipped) can remove one, and only the one
+/// `SNOWMINT_HARNESS_CONTROL` names; in every other build [`removed`] is
+/// `false`, a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Control {
+    /// A new holder ignores the slot's `hwm` (`driver/decide.rs`).
+    NoSuccessorFence,
+    /// Redis claims ignore the failover fence (`redis_store`).
+    NoRedisFence,
+    /// The SQL stores read a constant server identity (`sql/guard.rs`).
+    NoSqlFence,
+    /// The generator issues one millisecond past the confirmed reservation.
+    PastReservation,
+    /// etcd detects no loss and honours no fence (`etcd/fence.rs`).
+    NoEtcdFence,
+}
 
-/// Why a program built on this crate must not start: it is a harness control
-/// build ([`HARNESS_CONTROL`]) and `SNOWMINT_HARNESS_CONTROL` does not name
-/// its control. The CLI and the server call this first, so that a control
-/// build left where a normal one is expected (the harness builds them in the
-/// test command's target folder) refuses to run instead of issuing IDs.
-pub fn control_build_refusal() -> Option<String> {
-    let control = HARNESS_CONTROL?;
-    if std::env::var("SNOWMINT_HARNESS_CONTROL").as_deref() == Ok(control) {
+impl Control {
+    /// Every control, by the name `SNOWMINT_HARNESS_CONTROL` gives it.
+    pub(crate) const ALL: [(Control, &'static str); 5] = [
+        (Control::NoSuccessorFence, "no-successor-fence"),
+        (Control::NoRedisFence, "no-redis-fence"),
+        (Control::NoSqlFence, "no-sql-fence"),
+        (Control::PastReservation, "past-reservation"),
+        (Control::NoEtcdFence, "no-etcd-fence"),
+    ];
+}
+
+/// Whether this is a control build (Cargo feature `harness-controls`).
+pub const HARNESS_CONTROLS: bool = cfg!(feature = "harness-controls");
+
+/// The control `SNOWMINT_HARNESS_CONTROL` names, read once; `None` in every
+/// build but a control build.
+fn selected_control() -> Option<Control> {
+    if !HARNESS_CONTROLS {
         return None;
     }
+    static SELECTED: std::sync::OnceLock<Option<Control>> = std::sync::OnceLock::new();
+    *SELECTED.get_or_init(|| {
+        let named = std::env::var("SNOWMINT_HARNESS_CONTROL").ok()?;
+        Control::ALL
+            .iter()
+            .find(|(_, name)| *name == named)
+            .map(|(c, _)| *c)
+    })
+}
+
+/// Whether this process runs without the protection `control`: a control
+/// build whose `SNOWMINT_HARNESS_CONTROL` names it. `false` in every other
+/// build, where the compiler removes the branch.
+pub(crate) fn removed(control: Control) -> bool {
+    HARNESS_CONTROLS && selected_control() == Some(control)
+}
+
+/// Why a program built on this crate must not start: it is a harness control
+/// build ([`HARNESS_CONTROLS`]) and `SNOWMINT_HARNESS_CONTROL` does not name
+/// one of its controls. The CLI and the server call this first, so that a
+/// control build left where a normal one is expected refuses to run instead
+/// of issuing IDs.
+pub fn control_build_refusal() -> Option<String> {
+    if !HARNESS_CONTROLS || selected_control().is_some() {
+        return None;
+    }
+    let names: Vec<&str> = Control::ALL.iter().map(|(_, name)| *name).collect();
     Some(format!(
-        "this is a fault-harness control build with a protection removed ({control}): it can \
-         issue duplicate IDs and runs only inside the harness (SNOWMINT_HARNESS_CONTROL={control}); \
-         rebuild without the harness-control-{control} feature"
+        "this is a fault-harness control build, which removes a protection and can issue \
+         duplicate IDs: it runs only inside the harness, with SNOWMINT_HARNESS_CONTROL naming \
+         the protection removed ({}); rebuild without the harness-controls feature",
+        names.join(", ")
     ))
 }
 

@@ -153,7 +153,7 @@ fn a_hung_renewal_does_not_hold_up_the_next() {
 /// the ID's time (`confirmed_at_ms`, by the clock the ID's time comes from):
 /// what the fault harness's checker (tools/harness/check.py) relies on.
 /// Three times a renewal hangs past the window, so the generator runs to its
-/// reservation's edge; the control build `harness-control-past-reservation`
+/// reservation's edge; the control build (`harness-controls`, `past-reservation`)
 /// (one millisecond more) fails here.
 #[test]
 fn every_id_is_under_a_reservation_confirmed_before_it() {

@@ -423,14 +423,20 @@ fn raising_the_bound_without_a_confirmation_overruns_the_reservation() {
 }
 
 /// The build that issues one millisecond past the confirmed reservation
-/// (Cargo feature `harness-control-past-reservation`, the harness's control
-/// for its own checker): the driver's claim and renewal steps give the
-/// generator that bound, and only they do, so only a simulation that runs
-/// them finds it. Run it by name with that feature (the protected
-/// schedules above fail in that build, as they must).
-#[cfg(feature = "harness-control-past-reservation")]
+/// (Cargo feature `harness-controls` with
+/// `SNOWMINT_HARNESS_CONTROL=past-reservation`, the harness's control for its
+/// own checker): the driver's claim and renewal steps give the generator that
+/// bound, and only they do, so only a simulation that runs them finds it.
+/// Run it by name with that feature and variable (the protected schedules
+/// above fail in that build, as they must).
+#[cfg(feature = "harness-controls")]
 #[test]
 fn the_past_reservation_build_overruns_the_reservation() {
+    assert_eq!(
+        std::env::var("SNOWMINT_HARNESS_CONTROL").as_deref(),
+        Ok("past-reservation"),
+        "run this test with SNOWMINT_HARNESS_CONTROL=past-reservation"
+    );
     overrun_control("safe");
 }
 

@@ -15,7 +15,7 @@ those whose holders still issue under reservations the old cluster
 confirmed. The lease's etcd fence (lease/src/etcd/fence.rs: the holders'
 memory of cluster ID and revision, the space's marker naming the old
 cluster) fences those claims above every such reservation; the control build
-(``harness-control-no-etcd-fence``) does not, and issues their IDs again."""
+(``no-etcd-fence``) does not, and issues their IDs again."""
 
 import json
 import os

@@ -57,7 +57,8 @@ REQUIRED["mysql"] = ("kill-primary", "crash-primary")
 # before (etcd_restore.py).
 REQUIRED["etcd"] = ("restore",)
 
-# store -> [(configuration, control?, which build)]
+# store -> [(configuration, control?, which build: the normal one, or the
+# control the control build runs with)]
 CONFIGS = {
     "file": [("file store, one host", False, "release"),
              ("file store, successor fence removed", True, "no-successor-fence"),
@@ -107,15 +108,16 @@ def main():
                     help="run N of the stores' controls (all by default), taking turns by the "
                          "seed: N consecutive ones of CONFIGS' order from seed %% their number")
     ap.add_argument("--builds", action="store_true",
-                    help="print the control builds these arguments need, one per line, and run "
-                         "nothing (no root; scripts/harness builds only these)")
+                    help="print the controls these arguments need the control build for, one per "
+                         "line, and run nothing (no root; scripts/harness builds it when any)")
     ap.add_argument("--replay", metavar="SCHEDULE_JSON")
     ap.add_argument("--cleanup", action="store_true",
                     help="remove namespaces, bridges and veths left by earlier runs")
     ap.add_argument("--out", default="target/harness")
     ap.add_argument("--bin", default="target/ci")
     ap.add_argument("--control-bin", default="target/harness/bin",
-                    help="where the control builds are (one folder per build)")
+                    help="where the control build is (snowmint-lease's harness-controls: "
+                         "SNOWMINT_HARNESS_CONTROL names the protection removed)")
     ap.add_argument("--python", default="target/harness/venv/bin/python",
                     help="the interpreter of the Python holder, with the binding installed "
                          "(scripts/harness builds and installs it)")
@@ -325,15 +327,15 @@ def one(a, store, configuration, control, build, seed, seconds, replay, stamp, c
                 for k in range(repeat) for e in schedule]
     seconds *= repeat
     name = f"{stamp}-{store}-{'control' if control else 'real'}-{n}"
-    bindir = a.bin if build in NORMAL else os.path.join(a.control_bin, build)
+    bindir = a.bin if build in NORMAL else a.control_bin
     cfg = {
         "name": name, "dir": os.path.abspath(os.path.join(a.out, name)),
         "store": store, "configuration": configuration, "control": control,
         "seed": seed, "seconds": seconds, "schedule": schedule,
         "cli": os.path.abspath(os.path.join(bindir, "snowmint")),
         "server": os.path.abspath(os.path.join(bindir, "snowmint-server")),
-        # A control build starts only when this names its control
-        # (snowmint_lease::control_build_refusal).
+        # The control build removes the protection this names, and starts
+        # only when it names one (snowmint_lease::control_build_refusal).
         "control_build": "" if build in NORMAL else build,
         # The Python and Node holders: the normal packages in every run,
         # controls too, but for the SQL control: a holder of the normal build

@@ -21,10 +21,12 @@
 //! iproute2, nftables, etcd (and etcdctl), redis-server, libfaketime, PostgreSQL 15,
 //! MariaDB and ZooKeeper (installed with apt-get when missing). Before a run
 //! this builds the CLI and the server (the test command's `ci` profile, into
-//! target/ci), the control builds (target/harness/bin/CONTROL: the same
-//! build with one protection removed, a Cargo feature of snowmint-lease, in
-//! a target folder of its own so that target/ci never holds an unsafe
-//! binary; a control binary refuses to start outside the harness), the Python binding's wheel for the Python holder
+//! target/ci), the control build when a control run needs it
+//! (target/harness/bin: the same build with snowmint-lease's
+//! `harness-controls` feature, which removes the one protection
+//! `SNOWMINT_HARNESS_CONTROL` names, in a target folder of its own so that
+//! target/ci never holds an unsafe binary; it refuses to start outside the
+//! harness), the Python binding's wheel for the Python holder
 //! (target/harness/wheel, installed into target/harness/venv), and the Node
 //! package for the Node holder (packed into target/npm as the node part
 //! packs it, installed into target/harness/node).
@@ -105,8 +107,8 @@ pub fn release_part(p: &Part) -> Result<(), String> {
     }
 }
 
-/// A control build must refuse to start unless `SNOWMINT_HARNESS_CONTROL`
-/// names its control, and start when it does (`--version`).
+/// The control build must refuse to start unless `SNOWMINT_HARNESS_CONTROL`
+/// names one of its controls, and start when it does (`--version`).
 fn refuses_outside_the_harness(exe: &Path, control: &str) -> Result<(), String> {
     let run = |value: Option<&str>| {
         let mut cmd = Command::new(exe);
@@ -189,12 +191,13 @@ fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
     };
     p.say("build: CLI and server (--profile ci, as the test command builds them)");
     build(&[])?;
-    // The control builds go to a target folder of their own, so that
-    // target/ci never holds an unsafe binary (their dependencies are the
+    // The control build goes to a target folder of its own, so that
+    // target/ci never holds an unsafe binary (its dependencies are the
     // normal build's, in the shared build folder: only the lease crate and
-    // what links it are compiled again). A control binary refuses to start
-    // outside the harness (snowmint_lease::control_build_refusal), checked
-    // here for each.
+    // what links it are compiled again). One build for every control: it
+    // removes the protection SNOWMINT_HARNESS_CONTROL names, and refuses to
+    // start when that names none (snowmint_lease::control_build_refusal),
+    // checked here for each control.
     let listed = p.output(
         Command::new("python3")
             .arg(main)
@@ -202,30 +205,37 @@ fn prepare(p: &Part, main: &Path, args: &[String]) -> Result<(), String> {
             .arg("--builds")
             .current_dir(&p.root),
     )?;
-    for control in listed.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        if !CONTROLS.contains(&control) {
-            return Err(format!(
-                "main.py --builds named {control}, not a control build"
-            ));
-        }
-        p.say(&format!(
-            "control build: CLI and server, {control} (target/harness/bin/{control})"
+    let listed: Vec<&str> = listed
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if let Some(other) = listed.iter().find(|c| !CONTROLS.contains(c)) {
+        return Err(format!(
+            "main.py --builds named {other}, not a control build"
         ));
-        let feature = format!("snowmint-lease/harness-control-{control}");
+    }
+    if !listed.is_empty() {
+        p.say(&format!(
+            "control build: CLI and server with harness-controls, for {} (target/harness/bin)",
+            listed.join(", ")
+        ));
         let built = build(&[
             "--target-dir",
             "target/harness/control",
             "--features",
-            &feature,
+            "snowmint-lease/harness-controls",
         ])?;
-        let bin = p.root.join("target/harness/bin").join(control);
+        let bin = p.root.join("target/harness/bin");
         mkdir(&bin)?;
         for (exe, from) in ["snowmint", "snowmint-server"].into_iter().zip(&built) {
             // A new file, not the old one rewritten: a run of another
             // harness process may be executing it ("Text file busy").
             let _ = std::fs::remove_file(bin.join(exe));
             copy(from, &bin.join(exe))?;
-            refuses_outside_the_harness(&bin.join(exe), control)?;
+            for control in CONTROLS {
+                refuses_outside_the_harness(&bin.join(exe), control)?;
+            }
         }
     }
 

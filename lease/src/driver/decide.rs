@@ -68,7 +68,7 @@ pub fn start(
     let nodes = space.nodes(claim.holder.slot)?;
     // The harness's control build (Cargo feature, off by default) drops the
     // successor fence to prove its checker finds the duplicates that follow.
-    let fenced = !cfg!(feature = "harness-control-no-successor-fence");
+    let fenced = !crate::removed(crate::Control::NoSuccessorFence);
     if fenced && claim.prev_hwm_ms >= layout.epoch_ms() {
         let seq_max = layout.sequence().max();
         let above = layout
@@ -124,11 +124,12 @@ pub fn limit(confirmed_hwm_ms: u64, sent_ms: u64, settings: &Settings) -> u64 {
 
 /// The limit the generator is given for the confirmed reservation
 /// `limit_ms` (the last Unix ms it covers): `limit_ms` itself. The harness's
-/// control build (Cargo feature `harness-control-past-reservation`, off by
-/// default, UNSAFE) lets it issue one millisecond more, to prove the
-/// harness's checker finds IDs past the confirmed reservation.
+/// control build (Cargo feature `harness-controls`, off by default, UNSAFE)
+/// lets it issue one millisecond more when `SNOWMINT_HARNESS_CONTROL` is
+/// `past-reservation`, to prove the harness's checker finds IDs past the
+/// confirmed reservation.
 pub fn issue_until(limit_ms: u64) -> u64 {
-    if cfg!(feature = "harness-control-past-reservation") {
+    if crate::removed(crate::Control::PastReservation) {
         limit_ms.saturating_add(1)
     } else {
         limit_ms
@@ -140,7 +141,7 @@ pub fn issue_until(limit_ms: u64) -> u64 {
 /// so that its reports show what the store confirmed (`epoch_ms`: ends at or
 /// before it, a lost or closed lease's, are left alone).
 pub fn reported_end(end_ms: u64, epoch_ms: u64) -> u64 {
-    if cfg!(feature = "harness-control-past-reservation") && end_ms > epoch_ms {
+    if crate::removed(crate::Control::PastReservation) && end_ms > epoch_ms {
         end_ms - 1
     } else {
         end_ms

@@ -43,10 +43,12 @@ use std::collections::HashMap;
 /// How messages name etcd's position in its history.
 pub(super) const UNIT: &str = "etcd revision";
 
-/// The fault harness's control build (Cargo feature
-/// `harness-control-no-etcd-fence`, off by default, UNSAFE): no loss is
-/// detected and no fence is honoured, by claims and renewals alike.
-pub(super) const NO_FENCE: bool = cfg!(feature = "harness-control-no-etcd-fence");
+/// The fault harness's control build (Cargo feature `harness-controls`, off
+/// by default, UNSAFE) with `SNOWMINT_HARNESS_CONTROL=no-etcd-fence`: no loss
+/// is detected and no fence is honoured, by claims and renewals alike.
+pub(super) fn no_fence() -> bool {
+    crate::removed(crate::Control::NoEtcdFence)
+}
 
 /// The space's marker: `cluster=<id> window=<ms>`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -160,10 +162,10 @@ impl EtcdStore {
         // neither detects that the store went back nor starts above the
         // space's fence, to prove its checker finds the duplicates that a
         // cluster restored from an older snapshot then causes.
-        let detected = detected.filter(|_| !NO_FENCE);
+        let detected = detected.filter(|_| !no_fence());
         let fence = match &detected {
             Some((cause, _)) => Some(Fence::after(now, new.window_ms, self.skew_ms, *cause)),
-            None => read.fence.as_ref().map(|(f, _)| *f).filter(|_| !NO_FENCE),
+            None => read.fence.as_ref().map(|(f, _)| *f).filter(|_| !no_fence()),
         };
         MarkerPlan {
             marker: (old != Some(&new)).then_some(new),

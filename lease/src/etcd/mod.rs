@@ -52,7 +52,7 @@ mod fence;
 mod transport;
 
 use crate::history::{self, Fence};
-use fence::{Marker, MarkerPlan, SpaceRead, NO_FENCE, UNIT};
+use fence::{no_fence, Marker, MarkerPlan, SpaceRead, UNIT};
 use transport::{b64, header_of, int, parse_kvs, Client, Kv};
 
 /// Where every key lives.
@@ -366,7 +366,7 @@ impl EtcdStore {
         let state_rev = slot.state.as_ref().map(|(_, kv)| kv.mod_revision);
         if let Some((cause, why)) =
             history::record_went_back(before.as_ref(), &header, holder.slot, state_rev, UNIT)
-                .filter(|_| !NO_FENCE)
+                .filter(|_| !no_fence())
         {
             if !history::fenced_since(name, space.key(), &holder.token) {
                 self.fence_space(space, cause, window_ms);
@@ -382,7 +382,7 @@ impl EtcdStore {
             .get(&format!("{}fence", Self::space_prefix(space)))?;
         if let Some(f) = fence
             .as_ref()
-            .filter(|f| !NO_FENCE && state_rev.is_some_and(|r| r < f.mod_revision))
+            .filter(|f| !no_fence() && state_rev.is_some_and(|r| r < f.mod_revision))
         {
             history::forget_holder(name, space.key(), &holder.token);
             return Err(StoreError::Lost(format!(

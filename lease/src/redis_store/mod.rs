@@ -667,7 +667,7 @@ impl Store for RedisStore {
 /// its checker finds the duplicates that follow.
 fn claim_script() -> String {
     let script = format!("{PRELUDE}{CLAIM}");
-    if cfg!(feature = "harness-control-no-redis-fence") {
+    if crate::removed(crate::Control::NoRedisFence) {
         let at = "\n-- A slot's hwm as this claim counts it";
         assert!(script.contains(at), "the claim script changed");
         return script.replacen(at, &format!("\nfence = 0{at}"), 1);

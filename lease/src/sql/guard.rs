@@ -101,7 +101,7 @@ impl Conn {
         // The fault harness's control build (docs/HARNESS.md): a server
         // that never changes, so that its asynchronous-replication control
         // shows the duplicates the fence prevents. Never in a shipped build.
-        if cfg!(feature = "harness-control-no-sql-fence") {
+        if crate::removed(crate::Control::NoSqlFence) {
             return Ok("harness-control".into());
         }
         match self.dialect {
