@@ -11,8 +11,10 @@
   each must be in its issuer's record (else a failure), and a holder's
   output lists its record's IDs in the record's order.
 - Uniqueness: every issued ID, and every delivered ID missing from its
-  record, goes to one file, sorted by GNU sort (bounded memory); two copies
-  of an ID are a duplicate, reported with their holders.
+  record, goes to a file of its range of IDs (65.5 s of ID time), each
+  sorted by GNU sort in turn (bounded memory and disk: no sorted copy of a
+  30-minute run's IDs); two copies of an ID are a duplicate, reported with
+  their holders.
 - Node values: every ID carries the fixed datacenter, and a holder's IDs the
   slot its lease lines name.
 - Reservations, strict: an ID issued at time t (its timestamp) must be
@@ -216,9 +218,9 @@ def _check_ids(res, holder, ids, slot, log, k, n_max):
         _check_id(res, holder, i, slot, log, k, n_max)
 
 
-def record_ids(path, server=False):
-    """The IDs of an issuing-side record, in order: one line per batch, the
-    IDs in decimal separated by spaces (a server's after its generator's
+def record_batches(path, server=False):
+    """The batches of an issuing-side record, in order: one line per batch,
+    the IDs in decimal separated by spaces (a server's after its generator's
     name). A last line without its newline was cut while written: its IDs
     were never handed out. A missing record has none."""
     try:
@@ -230,8 +232,13 @@ def record_ids(path, server=False):
             if not line.endswith(b"\n"):
                 return
             words = line.split()
-            for w in words[1:] if server else words:
-                yield int(w)
+            yield [int(w) for w in (words[1:] if server else words)]
+
+
+def record_ids(path, server=False):
+    """The IDs of an issuing-side record, in order (record_batches)."""
+    for ids in record_batches(path, server):
+        yield from ids
 
 
 def check_holder_file(res, path, holder, out, record=None):
@@ -264,15 +271,15 @@ def check_holder_file(res, path, holder, out, record=None):
             pending.append(i)
             r = next(rec, None) if rec is not None and aligned else None
             if r == i:
-                out.write(f"{i:019d}\t{holder}\tb\n")  # both issued and delivered
+                out.put(i, holder, "b")  # both issued and delivered
                 continue
-            out.write(f"{i:019d}\t{holder}\td\n")
+            out.put(i, holder, "d")
             if rec is not None and aligned:
                 # (A record that ends first: the IDs past it are delivered,
                 # not recorded, in the sorted pass.)
                 aligned = False
                 if r is not None:
-                    out.write(f"{r:019d}\t{holder}\ti\n")
+                    out.put(r, holder, "i")
                     res.bad(holder, f"{os.path.basename(path)}: ID {i} written where "
                                     f"its record has {r}: not the record's order")
     # Issued, not written: after everything written, so the confirmation in
@@ -280,7 +287,7 @@ def check_holder_file(res, path, holder, out, record=None):
     # after the last lease line.
     if rec is not None:
         for r in rec:
-            out.write(f"{r:019d}\t{holder}\ti\n")
+            out.put(r, holder, "i")
             if aligned:
                 pending.append(r)
             else:
@@ -295,26 +302,40 @@ def check_holder_file(res, path, holder, out, record=None):
 def record_server_file(path, holder, out):
     """A server incarnation's record: every ID it issued (its answers are
     read from the load client's file)."""
-    for i in record_ids(path, server=True):
-        out.write(f"{i:019d}\t{holder}\ti\n")
+    for ids in record_batches(path, server=True):
+        out.put_many(ids, holder, "i")
+
+
+def _load_lines(path, answers):
+    """The load client's records, whole lines only (a last one without its
+    newline was cut): its answers (``answers`` True) or the rest. An answer
+    in load.py's form is known by its first bytes (the rest are few and
+    parsed in both passes)."""
+    with open(path, "rb") as f:
+        for line in f:
+            if not line.endswith(b"\n"):
+                return
+            if line.startswith(b'{"k":"ids",'):
+                if answers:
+                    yield json.loads(line)
+                continue
+            r = json.loads(line)
+            if (r["k"] == "ids") == answers:
+                yield r
 
 
 def check_load_file(res, path, out):
-    answers, samples, ready = {}, {}, {}
-    with open(path) as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break
-            r = json.loads(line)
-            s = r["srv"]
-            if r["k"] == "ids":
-                answers.setdefault(s, []).append(r)
-            elif r["k"] == "lease":
-                samples.setdefault(s, []).append(r)
-            elif r["k"] == "ready":
-                ready.setdefault(s, []).append(r)
-    for s, ans in answers.items():
-        holder = f"server-{s}"
+    """The servers' answers, read in a second pass (a 30-minute run's are
+    hundreds of millions of IDs), against each server's lease samples and
+    /readyz samples from the first."""
+    samples, ready = {}, {}
+    for r in _load_lines(path, answers=False):
+        if r["k"] == "lease":
+            samples.setdefault(r["srv"], []).append(r)
+        elif r["k"] == "ready":
+            ready.setdefault(r["srv"], []).append(r)
+    servers = {}
+    for s in set(samples) | set(ready):
         # One prober thread per server: samples in order, t0 and t1 both.
         ls = sorted(samples.get(s, []), key=lambda r: r["t0"])
         lt0 = [r["t0"] for r in ls]
@@ -336,35 +357,40 @@ def check_load_file(res, path, out):
             shown.append(len(log[0].n))
         rs = sorted(ready.get(s, []), key=lambda r: r["t0"])
         rt = [r["t0"] for r in rs]
-        for a in ans:
-            # Readiness: the samples just before and just after the call.
-            k = bisect_left(rt, a["t0"])
-            if 0 < k < len(rs):
-                before, after = rs[k - 1], rs[k]
-                if unready_answer(before, after, a):
-                    res.unready_answers += 1
-                    res.bad(holder, f"answered {len(a['ids'])} IDs at {a['t0']}-{a['t1']} "
-                                    "between two 503s of /readyz")
-            j = bisect_left(lt0, a["t1"])  # the first sample sent after the answer
-            p = bisect_right(lt1, a["t0"]) - 1  # the last one answered before the call
-            ids = a["ids"]
-            out.write("".join(f"{i:019d}\t{holder}\td\n" for i in ids))
-            # An answer's IDs come from one generator: one slot, checked at
-            # once (else each ID with its own slot, as the ID names it).
-            slots = {(i >> 12) & 0x3 for i in ids}
-            groups = ([(slots.pop(), ids)] if len(slots) == 1
-                      else [(Layout.parts(i)[2], [i]) for i in ids])
-            for slot, of_slot in groups:
-                m = j
-                while m < len(ls) and ls[m]["lease"]["slot"] != slot and m < j + 3:
-                    m += 1
-                q = p
-                while q >= 0 and ls[q]["lease"]["slot"] != slot and q > p - 3:
-                    q -= 1
-                if m < len(ls) and q >= 0 and seg[m] is seg[q] and nmax[m] is not None:
-                    _check_ids(res, holder, of_slot, slot, seg[m][0], shown[m], nmax[m])
-                else:
-                    _check_ids(res, holder, of_slot, slot, None, 0, None)
+        servers[s] = (ls, lt0, lt1, seg, shown, nmax, rs, rt)
+    none = ([], [], [], [], [], [], [], [])
+    for a in _load_lines(path, answers=True):
+        s = a["srv"]
+        holder = f"server-{s}"
+        ls, lt0, lt1, seg, shown, nmax, rs, rt = servers.get(s, none)
+        # Readiness: the samples just before and just after the call.
+        k = bisect_left(rt, a["t0"])
+        if 0 < k < len(rs):
+            before, after = rs[k - 1], rs[k]
+            if unready_answer(before, after, a):
+                res.unready_answers += 1
+                res.bad(holder, f"answered {len(a['ids'])} IDs at {a['t0']}-{a['t1']} "
+                                "between two 503s of /readyz")
+        j = bisect_left(lt0, a["t1"])  # the first sample sent after the answer
+        p = bisect_right(lt1, a["t0"]) - 1  # the last one answered before the call
+        ids = a["ids"]
+        out.put_many(ids, holder, "d")
+        # An answer's IDs come from one generator: one slot, checked at
+        # once (else each ID with its own slot, as the ID names it).
+        slots = {(i >> 12) & 0x3 for i in ids}
+        groups = ([(slots.pop(), ids)] if len(slots) == 1
+                  else [(Layout.parts(i)[2], [i]) for i in ids])
+        for slot, of_slot in groups:
+            m = j
+            while m < len(ls) and ls[m]["lease"]["slot"] != slot and m < j + 3:
+                m += 1
+            q = p
+            while q >= 0 and ls[q]["lease"]["slot"] != slot and q > p - 3:
+                q -= 1
+            if m < len(ls) and q >= 0 and seg[m] is seg[q] and nmax[m] is not None:
+                _check_ids(res, holder, of_slot, slot, seg[m][0], shown[m], nmax[m])
+            else:
+                _check_ids(res, holder, of_slot, slot, None, 0, None)
 
 
 # Two /readyz samples further apart than this may have a ready spell between
@@ -382,15 +408,73 @@ def unready_answer(before, after, a):
             and a["t1"] <= after["t0"] and after["t0"] - before["t1"] <= READY_GAP_MS)
 
 
+class Ranges:
+    """The checker's lines ("ID<tab>holder<tab>kind", the ID zero-padded to
+    19 digits, so that lines sorted as bytes are in the IDs' order), one
+    file per range of 2**38 IDs (65.5 s of ID time, the IDs' first bits):
+    the ranges sorted one after another are all the lines sorted, and each
+    is small enough to sort in memory."""
+
+    SHIFT = 38
+
+    def __init__(self, stem):
+        self.stem, self.files = stem, {}
+
+    def path(self, key):
+        return f"{self.stem}.{key}"
+
+    def _file(self, key):
+        f = self.files.get(key)
+        if f is None:
+            f = self.files[key] = open(self.path(key), "w")
+        return f
+
+    def put(self, i, holder, kind):
+        f = self.files.get(i >> self.SHIFT) or self._file(i >> self.SHIFT)
+        f.write(f"{i:019d}\t{holder}\t{kind}\n")
+
+    def put_many(self, ids, holder, kind):
+        if ids and min(ids) >> self.SHIFT == max(ids) >> self.SHIFT:
+            self._file(ids[0] >> self.SHIFT).write(
+                "".join(f"{i:019d}\t{holder}\t{kind}\n" for i in ids))
+        else:
+            for i in ids:
+                self.put(i, holder, kind)
+
+    def close(self):
+        for f in self.files.values():
+            f.close()
+
+    def sorted_ranges(self, tmp):
+        """Each range's lines sorted by GNU sort, one range after another
+        (every line, in the IDs' order): a file to read to its end, removed
+        once read."""
+        for key in sorted(self.files):
+            path = self.path(key)
+            sort = subprocess.Popen(
+                ["sort", "-S", "1G", "-T", tmp, path], stdout=subprocess.PIPE,
+                text=True, bufsize=1 << 20, env={**os.environ, "LC_ALL": "C"})
+            with sort.stdout:
+                yield sort.stdout
+            if sort.wait(timeout=600):
+                raise RuntimeError(f"sort {path} exited {sort.returncode}")
+            os.remove(path)
+
+    def sorted_lines(self, tmp):
+        """Every line, in the IDs' order (sorted_ranges, line by line)."""
+        for f in self.sorted_ranges(tmp):
+            yield from f
+
+
 def check_run(run_dir, records=True):
     """Checks a run's IDs: every ID its holders' and servers' records list
     (issued), and every ID a holder wrote or a server's answer carried
     (delivered). ``records`` False ignores the records (the delivered IDs
     alone, as if nothing else had been issued): the self-test's control."""
     res = Result()
-    ids_path = os.path.join(run_dir, "ids.tsv")
     issued_dir = os.path.join(run_dir, "issued")
-    with open(ids_path, "w") as out:
+    out = Ranges(os.path.join(run_dir, "ids.tsv"))
+    try:
         for path in sorted(glob.glob(os.path.join(run_dir, "holders", "*.out"))):
             holder = os.path.basename(path).rsplit(".", 2)[0]
             record = os.path.join(issued_dir, os.path.basename(path)[:-len(".out")])
@@ -401,17 +485,14 @@ def check_run(run_dir, records=True):
             for path in sorted(glob.glob(os.path.join(issued_dir, "srv*"))):
                 name = os.path.basename(path).rsplit(".", 1)[0]
                 record_server_file(path, f"server-{name}", out)
-    # Each line "ID<tab>holder<tab>kind", the ID zero-padded to 19 digits:
-    # sorted as bytes, the lines are in the IDs' order.
-    sorted_path = ids_path + ".sorted"
-    subprocess.run(["sort", "-S", "200M", "-T", run_dir, "-o", sorted_path, ids_path],
-                   check=True, timeout=600, env={**os.environ, "LC_ALL": "C"})
+    finally:
+        out.close()
     # An ID issued and delivered once (a holder's "b"; a server's "d" and "i")
     # only counts for its holder: tallied here, the rest through _one_id.
     once = {}
-    with open(sorted_path) as f:
-        prev, entries = None, []
-        for line in f:
+    prev, entries = None, []
+    for lines in out.sorted_ranges(run_dir):
+        for line in lines:
             i, h, kind = line[:19], line[20:-3], line[-2]
             if i != prev:
                 if ((len(entries) == 1 and entries[0][1] == "b")
@@ -422,13 +503,11 @@ def check_run(run_dir, records=True):
                     _one_id(res, int(prev), entries, records)
                 prev, entries = i, []
             entries.append((h, kind))
-        if prev is not None:
-            _one_id(res, int(prev), entries, records)
+    if prev is not None:
+        _one_id(res, int(prev), entries, records)
     for h, n in once.items():
         for table in (res.delivered, res.issued, res.counts):
             res.add(table, h, n)
-    os.remove(ids_path)
-    os.remove(sorted_path)
     return res
 
 
@@ -588,6 +667,23 @@ def records_self_test():
         # Without the records, only delivered IDs: the duplicate is missed.
         blind = check_run(d, records=False)
         assert blind.duplicates == 0 and not blind.unrecorded, blind.dup_examples
+
+    # The lines of three ranges of IDs (a 30-minute run has about thirty),
+    # put in no order, an answer across two ranges among them: read back in
+    # the IDs' order, every line once.
+    with tempfile.TemporaryDirectory() as d:
+        out = Ranges(os.path.join(d, "ids.tsv"))
+        span = 1 << Ranges.SHIFT
+        ids = [3 * span - 1, span, 2 * span + 5, span - 1, 2 * span + 5, 0]
+        for n, i in enumerate(ids):
+            out.put(i, f"h{n}", "i")
+        out.put_many([2 * span - 1, 2 * span], "srv", "d")
+        out.close()
+        got = [(int(line[:19]), line[20:-3]) for line in out.sorted_lines(d)]
+        want = sorted([(i, f"h{n}") for n, i in enumerate(ids)]
+                      + [(2 * span - 1, "srv"), (2 * span, "srv")])
+        assert got == want, got
+        assert len(out.files) == 3 and os.listdir(d) == [], os.listdir(d)
 
 
 if __name__ == "__main__":
