@@ -460,11 +460,6 @@ class Ranges:
                 raise RuntimeError(f"sort {path} exited {sort.returncode}")
             os.remove(path)
 
-    def sorted_lines(self, tmp):
-        """Every line, in the IDs' order (sorted_ranges, line by line)."""
-        for f in self.sorted_ranges(tmp):
-            yield from f
-
 
 def check_run(run_dir, records=True):
     """Checks a run's IDs: every ID its holders' and servers' records list
@@ -679,7 +674,7 @@ def records_self_test():
             out.put(i, f"h{n}", "i")
         out.put_many([2 * span - 1, 2 * span], "srv", "d")
         out.close()
-        got = [(int(line[:19]), line[20:-3]) for line in out.sorted_lines(d)]
+        got = [(int(line[:19]), line[20:-3]) for f in out.sorted_ranges(d) for line in f]
         want = sorted([(i, f"h{n}") for n, i in enumerate(ids)]
                       + [(2 * span - 1, "srv"), (2 * span, "srv")])
         assert got == want, got
