@@ -310,7 +310,8 @@ impl Drop for Cluster {
     }
 }
 
-pub fn run(p: &Part) -> Result<(), String> {
+/// The Debian packages the part builds and runs with.
+fn tools(p: &Part) -> Result<(), String> {
     p.say(&format!(
         "tools: PostgreSQL {PG_MAJOR} server and headers, libclang (bindgen), cargo-pgrx {PGRX_VERSION}"
     ));
@@ -321,8 +322,55 @@ pub fn run(p: &Part) -> Result<(), String> {
             &format!("postgresql-server-dev-{PG_MAJOR}"),
             "libclang-dev",
         ],
-    )?;
-    let bin = PathBuf::from(format!("/usr/lib/postgresql/{PG_MAJOR}/bin"));
+    )
+}
+
+fn pg_bin() -> PathBuf {
+    PathBuf::from(format!("/usr/lib/postgresql/{PG_MAJOR}/bin"))
+}
+
+/// Builds the SQL tests; their binary.
+fn build_sqltest(p: &Part, target: &Path) -> Result<PathBuf, String> {
+    p.say(&format!(
+        "building the SQL tests (bindings-postgres/sqltest, RUSTFLAGS={PGRX_RUSTFLAGS:?})"
+    ));
+    p.check(cargo(p, target).env("RUSTFLAGS", PGRX_RUSTFLAGS).args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "snowmint-pg-sqltest",
+    ]))?;
+    Ok(target.join("release/snowmint-pg-sqltest"))
+}
+
+/// Takes the machine's install lock: the extension goes into that
+/// PostgreSQL's own folders, which every checkout on the machine shares.
+fn install_lock(p: &Part) -> Result<FileLock, String> {
+    let lock = std::env::temp_dir().join(format!("snowmint-postgres-{PG_MAJOR}.lock"));
+    p.say(&format!(
+        "the install lock {} (one checkout at a time)",
+        lock.display()
+    ));
+    FileLock::acquire(&lock)
+}
+
+/// `run-part postgres-build`: what the part builds, ahead of it (the test
+/// command's second lane, `parts::LANE`): the tools, the SQL tests and the
+/// extension, built and installed as the part then does again, finding
+/// every build fresh (the part installs again under the lock: another
+/// checkout may have installed since).
+pub fn build(p: &Part) -> Result<(), String> {
+    tools(p)?;
+    let target = build_dir();
+    build_sqltest(p, &target)?;
+    let _installed = install_lock(p)?;
+    install(p, &pg_bin().join("pg_config"))
+}
+
+pub fn run(p: &Part) -> Result<(), String> {
+    tools(p)?;
+    let bin = pg_bin();
     let pg_config = bin.join("pg_config");
     let target = build_dir();
 
@@ -338,17 +386,7 @@ pub fn run(p: &Part) -> Result<(), String> {
     println!("one feature set for each of the {shared} packages both link");
 
     // First: it vouches for a Redis (its init fence runs out meanwhile).
-    p.say(&format!(
-        "building the SQL tests (bindings-postgres/sqltest, RUSTFLAGS={PGRX_RUSTFLAGS:?})"
-    ));
-    p.check(cargo(p, &target).env("RUSTFLAGS", PGRX_RUSTFLAGS).args([
-        "build",
-        "--release",
-        "--quiet",
-        "-p",
-        "snowmint-pg-sqltest",
-    ]))?;
-    let sqltest = target.join("release/snowmint-pg-sqltest");
+    let sqltest = build_sqltest(p, &target)?;
     // The CLI, an application holder of its own beside the database's
     // generator (the lease tests, SNOWMINT_CLI).
     p.say("the CLI (cargo build --profile ci -p snowmint-cli)");
@@ -383,15 +421,9 @@ fn tests(
     cli: &Path,
     stores: std::thread::ScopedJoinHandle<'_, Result<Stores, String>>,
 ) -> Result<(), String> {
-    // The extension goes into that PostgreSQL's own folders, which every
-    // checkout on the machine shares: from the install to the end of the
-    // tests one run at a time, so that each tests what it installed.
-    let lock = std::env::temp_dir().join(format!("snowmint-postgres-{PG_MAJOR}.lock"));
-    p.say(&format!(
-        "the install lock {} (one checkout at a time)",
-        lock.display()
-    ));
-    let _installed = FileLock::acquire(&lock)?;
+    // From the install to the end of the tests one run at a time, so that
+    // each tests what it installed.
+    let _installed = install_lock(p)?;
     install(p, pg_config)?;
 
     // The clusters live where the `postgres` user can reach them (a build

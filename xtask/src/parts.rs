@@ -13,7 +13,10 @@ pub struct TestPart {
     pub budget_s: u64,
 }
 
-/// Every part of the test command, in the order they run.
+/// Every part of the test command, in the order they run: first those that
+/// only compile and run tests without timing checks ([`BUILDS_ONLY`]), with
+/// the prefetch and the second lane beside them; then those whose tests
+/// have timeouts, each alone.
 pub const TEST_PARTS: [TestPart; 13] = [
     TestPart { name: "lint", what: "ESLint over the JavaScript, ruff over the Python", budget_s: 20 },
     TestPart {
@@ -21,18 +24,9 @@ pub const TEST_PARTS: [TestPart; 13] = [
         what: "fmt, clippy, docs, no_std and wasm builds, the core's tests, loom, the vectors' freshness, the CLI",
         budget_s: 120,
     },
-    TestPart { name: "lease", what: "the lease crate on a real directory: processes, the driver, the simulation", budget_s: 60 },
-    TestPart { name: "stores", what: "PostgreSQL, MariaDB, Redis, etcd and ZooKeeper stores against real servers, and their fault tests", budget_s: 200 },
-    TestPart { name: "server", what: "the ID service: its API, four languages' clients, gRPC, Thrift, its fault tests, schemathesis", budget_s: 240 },
     TestPart { name: "python", what: "the Python package's suite, stubs, the wheel's contents", budget_s: 60 },
     TestPart { name: "node", what: "the Node package (addon and WebAssembly fallback), the shared JS suite", budget_s: 90 },
     TestPart { name: "c", what: "the C and C++ suite, the header's freshness, the installed prefix", budget_s: 40 },
-    TestPart {
-        name: "postgres",
-        what: "the PostgreSQL extension: cargo-pgrx install, then SQL on a throwaway cluster (vectors, 16 connections, bad input, convert_sequence)",
-        budget_s: 150,
-    },
-    TestPart { name: "interop", what: "40 Python, Node and CLI processes leasing from each store; the README's store examples", budget_s: 40 },
     TestPart { name: "wasm", what: "the WebAssembly packages, the decoder page's committed module", budget_s: 60 },
     TestPart {
         name: "js",
@@ -40,11 +34,32 @@ pub const TEST_PARTS: [TestPart; 13] = [
         budget_s: 90,
     },
     TestPart { name: "fuzz", what: "every fuzz target for 4 s (the release check's fuzz part: 30 s)", budget_s: 60 },
+    TestPart { name: "lease", what: "the lease crate on a real directory: processes, the driver, the simulation", budget_s: 60 },
+    TestPart { name: "stores", what: "PostgreSQL, MariaDB, Redis, etcd and ZooKeeper stores against real servers, and their fault tests", budget_s: 200 },
+    TestPart { name: "server", what: "the ID service: its API, four languages' clients, gRPC, Thrift, its fault tests, schemathesis", budget_s: 240 },
+    TestPart {
+        name: "postgres",
+        what: "the PostgreSQL extension: cargo-pgrx install, then SQL on a throwaway cluster (vectors, 16 connections, bad input, convert_sequence)",
+        budget_s: 150,
+    },
+    TestPart { name: "interop", what: "40 Python, Node and CLI processes leasing from each store; the README's store examples", budget_s: 40 },
 ];
 
-/// The parts that only compile and run tests without timing checks: the
-/// prefetch may run beside them (see `run::test`).
-pub const PREFETCH_BESIDE: [&str; 2] = ["lint", "core"];
+/// The parts that only compile and run tests without timing checks (no
+/// timeout of theirs is shorter than a second's delay could reach): the
+/// prefetch and the second lane run beside them (see `run::test`). The
+/// other parts' tests have timeouts and run alone: measured, the store
+/// tests missed their 1 s timeouts beside a build.
+pub const BUILDS_ONLY: [&str; 8] = ["lint", "core", "python", "node", "c", "wasm", "js", "fuzz"];
+
+/// The second lane: what runs beside the [`BUILDS_ONLY`] parts, one after
+/// another under `nice -n 19`, as `run-part NAME`: each builds in a cargo
+/// workspace and build folder of its own, so it never waits for the
+/// workspace's build lock. For a part of the test command (here the fuzz
+/// part) the lane is where it runs; `postgres-build` is the build half of
+/// the postgres part (its tools, its SQL tests' build, the extension's
+/// `cargo pgrx install`), which the part then finds done.
+pub const LANE: [(&str, &str); 2] = [("postgres", "postgres-build"), ("fuzz", "fuzz")];
 
 /// The release check's parts, in order: everything about artifacts for other
 /// platforms, which the test command (the behaviour on this host) leaves out.

@@ -3,11 +3,14 @@
 //! throwaway stores.
 
 use std::fs::{self, File};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::parts::{self, TestPart, PREFETCH_BESIDE, RELEASE_PARTS, STORES, TEST_PARTS};
+use crate::parts::{self, TestPart, BUILDS_ONLY, LANE, RELEASE_PARTS, STORES, TEST_PARTS};
 use crate::proc::{secs, Finished, Group};
 use crate::times::{self, PartTime};
 
@@ -46,15 +49,22 @@ fn in_rust(root: &Path, part: &str) -> Command {
 
 /// `cargo xtask test [PART...]`: the parts run one after another; the first
 /// failure ends the run. Beside the first parts, which only compile and run
-/// tests without timing checks (`PREFETCH_BESIDE`), the prefetch runs
-/// under `nice -n 19`: it downloads and installs what the later parts would
-/// install themselves, so that on a fresh machine the network, apt and the
-/// tools' compiles use what the core's build leaves idle. The run waits for
-/// it before the first part with timing checks (no test with a timeout runs
-/// beside a build: measured, the store tests missed their 1 s timeouts
-/// there), prints its log, and goes on; its failure fails nothing.
-/// `SNOWMINT_TEST_PREFETCH=0` turns it off. Each part's line gives its wall
-/// time and CPU seconds (its own processes only) and its budget.
+/// tests without timing checks (`BUILDS_ONLY`), two things run under
+/// `nice -n 19`, with what the parts' builds leave idle:
+/// - the prefetch: it downloads and installs what the later parts would
+///   install themselves (the network, apt and the tools' compiles);
+/// - the second lane (`LANE`): the selected parts, or halves of parts, that
+///   build in a cargo workspace of their own (the fuzz part; the postgres
+///   part's build), one after another, each with its log printed when the
+///   lane is waited for. It runs only beside another part.
+///
+/// The run waits for both before the first part with timing checks (no
+/// test with a timeout runs beside a build: measured, the store tests missed
+/// their 1 s timeouts there). The prefetch's log is printed and its failure
+/// fails nothing; a lane item's failure fails the run.
+/// `SNOWMINT_TEST_PREFETCH=0` turns the prefetch off, `SNOWMINT_TEST_LANE=0`
+/// the lane (its parts then run in their turn). Each part's line gives its
+/// wall time and CPU seconds (its own processes only) and its budget.
 pub fn test(root: &Path, names: &[String]) -> u8 {
     let mut selected: Vec<&'static TestPart> = Vec::new();
     for name in names {
@@ -79,9 +89,16 @@ pub fn test(root: &Path, names: &[String]) -> u8 {
         eprintln!("xtask: cannot create {}: {e}", work.display());
         return 1;
     }
+    let beside_first = BUILDS_ONLY.contains(&selected[0].name);
+    let mut lane = None;
+    let lane_on = std::env::var("SNOWMINT_TEST_LANE").map_or(true, |v| v != "0");
+    if let Some(items) = lane_plan(&selected).filter(|_| lane_on) {
+        lane = Some(Lane::start(root, &work, &items));
+        selected.retain(|p| !LANE.contains(&(p.name, p.name)));
+    }
     let mut prefetch = None;
     let prefetch_on = std::env::var("SNOWMINT_TEST_PREFETCH").map_or(true, |v| v != "0");
-    if prefetch_on && selected.len() > 1 && PREFETCH_BESIDE.contains(&selected[0].name) {
+    if prefetch_on && selected.len() > 1 && beside_first {
         let later: Vec<&str> = selected[1..].iter().map(|p| p.name).collect();
         match start_prefetch(root, &work, &later) {
             Ok(g) => prefetch = Some(g),
@@ -93,12 +110,11 @@ pub fn test(root: &Path, names: &[String]) -> u8 {
     let mut cpu_total = Duration::ZERO;
     let mut took = Vec::new();
     for part in &selected {
-        if !PREFETCH_BESIDE.contains(&part.name) {
-            if let Some(g) = prefetch.take() {
-                match wait_prefetch(g, &work) {
-                    Ok(cpu) => cpu_total += cpu,
-                    Err(sig) => return signalled(sig),
-                }
+        if !BUILDS_ONLY.contains(&part.name) {
+            match wait_beside(&work, &mut prefetch, &mut lane, &mut took, &mut cpu_total) {
+                Ok(true) => {}
+                Ok(false) => return 1,
+                Err(sig) => return signalled(sig),
             }
         }
         println!("\n######## {} ########", part.name);
@@ -122,16 +138,12 @@ pub fn test(root: &Path, names: &[String]) -> u8 {
             );
             return 1;
         }
-        let over = if secs(finished.wall) > part.budget_s {
-            format!(", over its budget of {}s", part.budget_s)
-        } else {
-            String::new()
-        };
         println!(
-            "######## {} passed in {}s (CPU {}s){over} ########",
+            "######## {} passed in {}s (CPU {}s){} ########",
             part.name,
             secs(finished.wall),
-            secs(finished.cpu)
+            secs(finished.cpu),
+            over_budget(part, finished.wall)
         );
         took.push(PartTime {
             name: part.name,
@@ -139,26 +151,208 @@ pub fn test(root: &Path, names: &[String]) -> u8 {
             cpu_s: secs(finished.cpu),
         });
     }
-    if let Some(g) = prefetch.take() {
-        match wait_prefetch(g, &work) {
-            Ok(cpu) => cpu_total += cpu,
-            Err(sig) => return signalled(sig),
-        }
+    match wait_beside(&work, &mut prefetch, &mut lane, &mut took, &mut cpu_total) {
+        Ok(true) => {}
+        Ok(false) => return 1,
+        Err(sig) => return signalled(sig),
     }
-    let names: Vec<&str> = selected.iter().map(|p| p.name).collect();
+    let names: Vec<&str> = took.iter().map(|p| p.name).collect();
     println!(
         "\nall parts passed ({}) in {}s (CPU {}s)",
         names.join(" "),
         secs(start.elapsed()),
         secs(cpu_total)
     );
-    if selected.len() == TEST_PARTS.len() {
+    if took.len() == TEST_PARTS.len() {
         // A full run's times: what `cargo xtask times --write` puts into CONTRIBUTING.md.
+        took.sort_by_key(|t| TEST_PARTS.iter().position(|p| p.name == t.name));
         if let Err(e) = times::record(root, &took, secs(start.elapsed()), secs(cpu_total)) {
             eprintln!("xtask: the times were not recorded: {e}");
         }
     }
     0
+}
+
+/// ", over its budget of Ns" when `wall` is past the part's budget.
+fn over_budget(part: &TestPart, wall: Duration) -> String {
+    if secs(wall) > part.budget_s {
+        format!(", over its budget of {}s", part.budget_s)
+    } else {
+        String::new()
+    }
+}
+
+/// The second lane's items for a run of `selected` (in their order), or
+/// None when it does not run: nothing of `LANE` selected, or no part left
+/// to run beside (the run must begin with a part of `BUILDS_ONLY` that
+/// stays in the sequence). The parts that are lane items themselves then
+/// leave the sequence.
+fn lane_plan(selected: &[&TestPart]) -> Option<Vec<&'static str>> {
+    let first = selected.first()?.name;
+    let items: Vec<&'static str> = LANE
+        .iter()
+        .filter(|(part, _)| selected.iter().any(|p| p.name == *part))
+        .map(|&(_, item)| item)
+        .collect();
+    let begins_beside = BUILDS_ONLY.contains(&first) && !items.contains(&first);
+    (begins_beside && !items.is_empty()).then_some(items)
+}
+
+/// Waits for what runs beside the first parts: the prefetch, then the
+/// second lane; false if a lane item failed.
+fn wait_beside(
+    work: &Path,
+    prefetch: &mut Option<Group>,
+    lane: &mut Option<Lane>,
+    took: &mut Vec<PartTime>,
+    cpu_total: &mut Duration,
+) -> Result<bool, i32> {
+    if let Some(g) = prefetch.take() {
+        *cpu_total += wait_prefetch(g, work)?;
+    }
+    match lane.take() {
+        Some(l) => l.wait(took, cpu_total),
+        None => Ok(true),
+    }
+}
+
+/// What the lane's thread returns: each item run and how it ended, or the
+/// signal that stopped it.
+type LaneDone = Result<Vec<(String, Finished)>, i32>;
+
+/// The second lane: a thread that runs its items one after another, each
+/// `nice -n 19 xtask run-part ITEM` in a group of its own with its output in
+/// target/xtask/lane-ITEM.log; it stops at the first failure. Dropped
+/// before it is waited for (a part failed, the runner was stopped), it
+/// stops the running item's group and joins the thread.
+struct Lane {
+    thread: Option<std::thread::JoinHandle<LaneDone>>,
+    cancel: Arc<AtomicBool>,
+    work: PathBuf,
+}
+
+impl Lane {
+    fn start(root: &Path, work: &Path, items: &[&str]) -> Lane {
+        let items: Vec<String> = items.iter().map(|s| s.to_string()).collect();
+        println!(
+            "\n######## the second lane (background, nice 19): {} ########",
+            items.join(", then ")
+        );
+        let (root, dir) = (root.to_path_buf(), work.to_path_buf());
+        let cancel = Arc::new(AtomicBool::new(false));
+        let cancelled = Arc::clone(&cancel);
+        let thread = std::thread::spawn(move || {
+            let mut done = Vec::new();
+            for item in items {
+                let log = dir.join(format!("lane-{item}.log"));
+                let finished = match lane_item(&root, &item, &log) {
+                    Ok(mut g) => loop {
+                        if let Some(f) = g.poll() {
+                            break f;
+                        }
+                        if let Some(sig) = crate::proc::stopped_by() {
+                            return Err(sig); // the drop stops the group
+                        }
+                        if cancelled.load(Ordering::SeqCst) {
+                            return Ok(done);
+                        }
+                        std::thread::sleep(Duration::from_millis(50));
+                    },
+                    Err(e) => {
+                        let _ = fs::write(&log, format!("xtask: cannot start {item}: {e}\n"));
+                        Finished {
+                            status: ExitStatus::from_raw(1 << 8),
+                            wall: Duration::ZERO,
+                            cpu: Duration::ZERO,
+                        }
+                    }
+                };
+                let failed = !finished.success();
+                done.push((item, finished));
+                if failed {
+                    break;
+                }
+            }
+            Ok(done)
+        });
+        Lane {
+            thread: Some(thread),
+            cancel,
+            work: work.to_path_buf(),
+        }
+    }
+
+    /// Waits for the lane, prints each item's log and line; the test parts
+    /// among them go into `took`. False if an item failed.
+    fn wait(mut self, took: &mut Vec<PartTime>, cpu_total: &mut Duration) -> Result<bool, i32> {
+        println!("\n######## waiting for the second lane (background) ########");
+        let Some(thread) = self.thread.take() else {
+            return Ok(false);
+        };
+        let Ok(done) = thread.join() else {
+            println!("######## the second lane panicked ########");
+            return Ok(false);
+        };
+        let done = done?;
+        let mut ok = true;
+        for (item, f) in &done {
+            println!("\n######## {item} (second lane) ########");
+            print!(
+                "{}",
+                fs::read_to_string(self.work.join(format!("lane-{item}.log"))).unwrap_or_default()
+            );
+            *cpu_total += f.cpu;
+            if !f.success() {
+                println!(
+                    "######## {item} FAILED ({}) in {}s (CPU {}s), in the second lane ########",
+                    f.status,
+                    secs(f.wall),
+                    secs(f.cpu)
+                );
+                ok = false;
+                continue;
+            }
+            // Beside other parts and under nice: its wall time is not held
+            // against a budget.
+            println!(
+                "######## {item} passed in {}s (CPU {}s), in the second lane ########",
+                secs(f.wall),
+                secs(f.cpu)
+            );
+            if let Some(part) = parts::test_part(item) {
+                took.push(PartTime {
+                    name: part.name,
+                    wall_s: secs(f.wall),
+                    cpu_s: secs(f.cpu),
+                });
+            }
+        }
+        Ok(ok)
+    }
+}
+
+impl Drop for Lane {
+    fn drop(&mut self) {
+        self.cancel.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Starts a lane item: `nice -n 19 xtask run-part ITEM`, its output to `log`.
+fn lane_item(root: &Path, item: &str, log: &Path) -> std::io::Result<Group> {
+    let out = File::create(log)?;
+    let inner = in_rust(root, item);
+    let mut cmd = Command::new("nice");
+    cmd.args(["-n", "19"])
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .current_dir(root)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out);
+    Group::spawn(&mut cmd)
 }
 
 fn start_prefetch(root: &Path, work: &Path, later: &[&str]) -> std::io::Result<Group> {
@@ -364,6 +558,7 @@ pub fn part_in_process(root: &Path, name: &str) -> u8 {
         "wasm" => crate::part_wasm::run(&part),
         "interop" => crate::part_interop::run(&part),
         "fuzz" => crate::part_fuzz::run(&part),
+        "postgres-build" => crate::part_postgres::build(&part),
         "core" => crate::part_core::run(&part),
         "node" => crate::part_node::run(&part),
         "release-shell" => crate::part_release_lint::shell(&part),
@@ -391,5 +586,35 @@ pub fn part_in_process(root: &Path, name: &str) -> u8 {
             eprintln!("{name}: {e}");
             1
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lane_plan;
+    use crate::parts::{test_part, TestPart};
+
+    fn parts(names: &[&str]) -> Vec<&'static TestPart> {
+        names.iter().map(|n| test_part(n).unwrap()).collect()
+    }
+
+    #[test]
+    fn the_lane_runs_beside_a_part_that_only_compiles() {
+        let all: Vec<&str> = crate::parts::TEST_PARTS.iter().map(|p| p.name).collect();
+        assert_eq!(
+            lane_plan(&parts(&all)),
+            Some(vec!["postgres-build", "fuzz"])
+        );
+        assert_eq!(
+            lane_plan(&parts(&["core", "postgres"])),
+            Some(vec!["postgres-build"])
+        );
+        assert_eq!(lane_plan(&parts(&["c", "fuzz"])), Some(vec!["fuzz"]));
+        // Nothing to run beside, or a part with timing checks first.
+        assert_eq!(lane_plan(&parts(&["fuzz"])), None);
+        assert_eq!(lane_plan(&parts(&["postgres"])), None);
+        assert_eq!(lane_plan(&parts(&["fuzz", "core"])), None);
+        assert_eq!(lane_plan(&parts(&["stores", "core", "fuzz"])), None);
+        assert_eq!(lane_plan(&parts(&["core", "lease"])), None);
     }
 }
