@@ -7,10 +7,11 @@
 //! generators on a third cluster of its own, which the tests restart and
 //! kill (`snowmint-pg-sqltest lease`, bindings-postgres/sqltest/src/lease.rs;
 //! last there, leased generators on MySQL/MariaDB, Redis, etcd, ZooKeeper);
-//! then a failover (a primary and a streaming replica the SQL tests start,
-//! `snowmint-pg-sqltest failover`, bindings-postgres/sqltest/src/lease/failover.rs);
-//! then wall-clock steps on a fourth, running under libfaketime
-//! (`snowmint-pg-sqltest clock`, bindings-postgres/sqltest/src/clock.rs).
+//! beside them, a failover (a primary and a streaming replica the SQL tests
+//! start, `snowmint-pg-sqltest failover`,
+//! bindings-postgres/sqltest/src/lease/failover.rs), then wall-clock steps on
+//! a fourth, running under libfaketime (`snowmint-pg-sqltest clock`,
+//! bindings-postgres/sqltest/src/clock.rs).
 //!
 //! `cargo xtask install-pg [--pg-config PATH]` (scripts/install-pg) is the
 //! install step alone, for users.
@@ -442,7 +443,6 @@ fn tests(
     p.say(&format!(
         "SQL tests on 127.0.0.1:{port} (and 127.0.0.1:{bare_port}, not preloaded)"
     ));
-    let conninfo = |port: u16| format!("host=127.0.0.1 port={port} user=postgres dbname=postgres");
     // A group of its own, stopped with the runner; the clusters are stopped
     // by their drops below on every way out.
     let result = run_sqltest(
@@ -468,8 +468,49 @@ fn tests(
         }
         Err(_) => return Err("the thread starting the stores panicked".into()),
     };
-    // Leases: a cluster of their own (restarted and killed by the tests),
-    // with fsync on (the lease store refuses a server without it), and
+    // The lease tests, and beside them the failover and then the clock-step
+    // tests, each on clusters of their own: all three mostly wait (the part
+    // used 15 s of CPU in 90), and one after another they took 58, 13 and
+    // 10 s. The side's output goes to a log printed after the lease tests'.
+    let faketime =
+        apt(p, &["libfaketime"]).and_then(|()| crate::stores::clockshift::faketime_lib());
+    let faketime = match faketime {
+        Ok(lib) => lib,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&clusters);
+            return Err(e);
+        }
+    };
+    let side_log = clusters.join("failover-and-clock.log");
+    let (result, side) = std::thread::scope(|s| {
+        let side = s.spawn(|| failover_and_clock(p, bin, &clusters, sqltest, &faketime, &side_log));
+        let result = lease_tests(p, bin, &clusters, sqltest, cli, &stores);
+        let side = side
+            .join()
+            .unwrap_or_else(|_| Err("the failover and clock-step thread panicked".into()));
+        (result, side)
+    });
+    print!("{}", std::fs::read_to_string(&side_log).unwrap_or_default());
+    drop(stores);
+    let _ = std::fs::remove_dir_all(&clusters);
+    result.and(side)
+}
+
+fn conninfo(port: u16) -> String {
+    format!("host=127.0.0.1 port={port} user=postgres dbname=postgres")
+}
+
+/// The leased generators on a cluster of their own (restarted and killed by
+/// the tests), then on the stores across machines.
+fn lease_tests(
+    p: &Part,
+    bin: &Path,
+    clusters: &Path,
+    sqltest: &Path,
+    cli: &Path,
+    stores: &Stores,
+) -> Result<(), String> {
+    // With fsync on (the lease store refuses a server without it), and
     // background worker slots for the launcher and a lease worker in each
     // of the 8 databases one test fills (besides PostgreSQL's own).
     let dir = clusters.join("cluster-lease");
@@ -507,24 +548,35 @@ fn tests(
         "lease tests",
     );
     drop(lease);
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&clusters);
-        return result;
-    }
+    result
+}
 
-    drop(stores);
-    // A failover: a primary and a streaming replica the tests start under
-    // their folder (synchronous, then asynchronous), the primary shut down
-    // immediately, the replica promoted.
+/// A failover (a primary and a streaming replica the tests start under
+/// their folder, synchronous then asynchronous, the primary shut down
+/// immediately, the replica promoted); then a wall-clock step (a cluster
+/// under libfaketime, fsync on for its leased generator, its offset in a
+/// file the tests rewrite). Their output into `log`.
+fn failover_and_clock(
+    p: &Part,
+    bin: &Path,
+    clusters: &Path,
+    sqltest: &Path,
+    faketime: &Path,
+    log: &Path,
+) -> Result<(), String> {
+    let out = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| format!("{}: {e}", log.display()))?;
     let dir = clusters.join("cluster-failover");
     mkdir(&dir)?;
     p.say(&format!(
-        "failover tests in {} (a primary and a streaming replica, the replica promoted)",
+        "beside them, failover tests in {} (a primary and a streaming replica, the replica promoted; output after the lease tests')",
         dir.display()
     ));
     // SAFETY: geteuid cannot fail.
     let as_postgres = unsafe { libc::geteuid() } == 0;
-    let result = run_sqltest(
+    run_sqltest(
         Command::new(sqltest)
             .env("SNOWMINT_PG_BIN", bin)
             .env(
@@ -532,30 +584,18 @@ fn tests(
                 if as_postgres { "1" } else { "0" },
             )
             .arg("failover")
-            .arg(&dir),
+            .arg(&dir)
+            .stdout(
+                out.try_clone()
+                    .map_err(|e| format!("{}: {e}", log.display()))?,
+            )
+            .stderr(
+                err.try_clone()
+                    .map_err(|e| format!("{}: {e}", log.display()))?,
+            ),
         "failover tests",
-    );
-    if result.is_err() {
-        let _ = std::fs::remove_dir_all(&clusters);
-        return result;
-    }
+    )?;
 
-    // A wall-clock step: a cluster under libfaketime (fsync on, for its
-    // leased generator), its offset in a file the tests rewrite.
-    let result = clock_steps(p, bin, &clusters, sqltest, &conninfo);
-    let _ = std::fs::remove_dir_all(&clusters);
-    result
-}
-
-fn clock_steps(
-    p: &Part,
-    bin: &Path,
-    clusters: &Path,
-    sqltest: &Path,
-    conninfo: &dyn Fn(u16) -> String,
-) -> Result<(), String> {
-    apt(p, &["libfaketime"])?;
-    let lib = crate::stores::clockshift::faketime_lib()?;
     // Readable by the postgres user (the clusters' folder is).
     let offset = clusters.join("clock-offset");
     std::fs::write(&offset, "+0\n").map_err(|e| format!("{}: {e}", offset.display()))?;
@@ -565,16 +605,19 @@ fn clock_steps(
             .map_err(|e| format!("{}: {e}", offset.display()))?;
     }
     let dir = clusters.join("cluster-clock");
-    let (clock, port) = Cluster::start_with(p, bin, &dir, true, "", &faketime_env(&lib, &offset))?;
+    let (clock, port) =
+        Cluster::start_with(p, bin, &dir, true, "", &faketime_env(faketime, &offset))?;
     p.say(&format!(
-        "clock-step tests on 127.0.0.1:{port} (libfaketime, offset in {})",
+        "beside them, clock-step tests on 127.0.0.1:{port} (libfaketime, offset in {})",
         offset.display()
     ));
     let result = run_sqltest(
         Command::new(sqltest)
             .arg("clock")
             .arg(conninfo(port))
-            .arg(&offset),
+            .arg(&offset)
+            .stdout(out)
+            .stderr(err),
         "clock-step tests",
     );
     drop(clock);
