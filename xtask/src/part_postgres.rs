@@ -571,7 +571,7 @@ fn failover_and_clock(
     let dir = clusters.join("cluster-failover");
     mkdir(&dir)?;
     p.say(&format!(
-        "beside them, failover tests in {} (a primary and a streaming replica, the replica promoted; output after the lease tests')",
+        "failover tests beside the lease tests, in {} (a primary and a streaming replica, the replica promoted; their output after the lease tests')",
         dir.display()
     ));
     // SAFETY: geteuid cannot fail.
@@ -608,7 +608,7 @@ fn failover_and_clock(
     let (clock, port) =
         Cluster::start_with(p, bin, &dir, true, "", &faketime_env(faketime, &offset))?;
     p.say(&format!(
-        "beside them, clock-step tests on 127.0.0.1:{port} (libfaketime, offset in {})",
+        "clock-step tests beside the lease tests, on 127.0.0.1:{port} (libfaketime, offset in {})",
         offset.display()
     ));
     let result = run_sqltest(
