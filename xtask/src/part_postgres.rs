@@ -565,9 +565,10 @@ fn failover_and_clock(
     log: &Path,
 ) -> Result<(), String> {
     let out = std::fs::File::create(log).map_err(|e| format!("{}: {e}", log.display()))?;
-    let err = out
-        .try_clone()
-        .map_err(|e| format!("{}: {e}", log.display()))?;
+    let to_log = || {
+        out.try_clone()
+            .map_err(|e| format!("{}: {e}", log.display()))
+    };
     let dir = clusters.join("cluster-failover");
     mkdir(&dir)?;
     p.say(&format!(
@@ -585,14 +586,8 @@ fn failover_and_clock(
             )
             .arg("failover")
             .arg(&dir)
-            .stdout(
-                out.try_clone()
-                    .map_err(|e| format!("{}: {e}", log.display()))?,
-            )
-            .stderr(
-                err.try_clone()
-                    .map_err(|e| format!("{}: {e}", log.display()))?,
-            ),
+            .stdout(to_log()?)
+            .stderr(to_log()?),
         "failover tests",
     )?;
 
@@ -616,8 +611,8 @@ fn failover_and_clock(
             .arg("clock")
             .arg(conninfo(port))
             .arg(&offset)
-            .stdout(out)
-            .stderr(err),
+            .stdout(to_log()?)
+            .stderr(to_log()?),
         "clock-step tests",
     );
     drop(clock);
