@@ -43,6 +43,7 @@ mod parts;
 mod prefetch;
 mod proc;
 mod run;
+mod sources;
 mod step;
 mod stores;
 mod times;
@@ -66,6 +67,23 @@ fn main() -> ExitCode {
     let Some((command, rest)) = args.split_first() else {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
+    };
+    // Every command but these builds in the shared build folders: first the
+    // checkout and the folders' record of sources agree (xtask/src/sources.rs).
+    // (`stores up` builds nothing and runs until stopped.)
+    let _hold = if matches!(
+        command.as_str(),
+        "times" | "stores" | "-h" | "--help" | "help"
+    ) {
+        None
+    } else {
+        match sources::hold_for_run(&root) {
+            Ok(hold) => hold,
+            Err(e) => {
+                eprintln!("xtask: the shared build folders' record of sources: {e}");
+                return ExitCode::from(1);
+            }
+        }
     };
     let code = match command.as_str() {
         "test" => run::test(&root, rest),

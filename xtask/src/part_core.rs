@@ -1,8 +1,9 @@
 //! The `core` part: the core, the vectors and the CLI. One version
 //! everywhere, formatting, lints, the no_std and wasm builds, every Rust test
 //! (vectors, properties, threads, fork, serde, doctests), the examples, the
-//! packaged crate's contents, `cargo install --path cli`, and loom. The
-//! packaged crate's own tests: the release check's crate part.
+//! packaged crate's contents, `cargo install --path cli`, loom, and the
+//! runner's own tests. The packaged crate's own tests: the release check's
+//! crate part.
 
 pub(crate) mod consistency;
 
@@ -119,6 +120,11 @@ pub fn run(p: &Part) -> Result<(), String> {
         "{}: {size} bytes",
         crate_file.file_name().unwrap_or_default().to_string_lossy()
     );
+
+    p.say("the runner's own tests (cargo test -p xtask), built as `cargo xtask` built the runner");
+    // The dev profile in the checkout's target/, where `cargo xtask` put the
+    // runner and its dependencies: only the test executable is compiled.
+    p.check(cargo(&["test", "--quiet", "-p", "xtask"]).env_remove("CARGO_BUILD_BUILD_DIR"))?;
 
     p.say("vectors are fresh, CLI tests, the docs and README checks (tools/vectors/tests/docs.rs)");
     p.check(&mut cargo(&[

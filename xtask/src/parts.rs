@@ -21,7 +21,7 @@ pub const TEST_PARTS: [TestPart; 13] = [
     TestPart { name: "lint", what: "ESLint over the JavaScript, ruff over the Python", budget_s: 20 },
     TestPart {
         name: "core",
-        what: "fmt, clippy, docs, no_std and wasm builds, the core's tests, loom, the vectors' freshness, the CLI",
+        what: "fmt, clippy, docs, no_std and wasm builds, the core's tests, loom, the vectors' freshness, the CLI, the runner's tests",
         budget_s: 120,
     },
     TestPart { name: "python", what: "the Python package's suite, stubs, the wheel's contents", budget_s: 60 },

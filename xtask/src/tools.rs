@@ -52,7 +52,12 @@ pub fn tools_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("SNOWMINT_TOOLS").filter(|v| !v.is_empty()) {
         return PathBuf::from(dir);
     }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
+    cache_dir().join("snowmint/tools")
+}
+
+/// `$XDG_CACHE_HOME`, else `~/.cache`.
+pub fn cache_dir() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -60,8 +65,7 @@ pub fn tools_dir() -> PathBuf {
                 .map(PathBuf::from)
                 .unwrap_or_default()
                 .join(".cache")
-        });
-    cache.join("snowmint/tools")
+        })
 }
 
 pub fn executable(path: &Path) -> bool {
