@@ -429,8 +429,8 @@ print("licences in", sys.argv[1].rsplit("/", 1)[-1], "and", sys.argv[2].rsplit("
     )
 }
 
-/// `pip install` of the sdist into a fresh venv: it holds everything a
-/// build needs. maturin builds it with the `ci` profile unoptimised
+/// `pip install` of the sdist's files into a fresh venv: it holds everything
+/// a build needs. maturin builds it with the `ci` profile unoptimised
 /// (MATURIN_PEP517_ARGS, `CARGO_PROFILE_CI_OPT_LEVEL=0`: what it checks, that
 /// the sdist builds and imports, does not depend on optimisation) in a build
 /// folder of its own beside the shared one (`<shared>-sdist`, kept between
@@ -462,6 +462,21 @@ fn sdist_install(p: &Part, venv: &Path, sdist: &Path, run_dir: &Path) -> Result<
         return Err(format!("the sdist's manifests: {manifests:?}"));
     }
     println!("{}", manifests.join("\n"));
+    // Unpacked here with tar's --touch, and pip given the folder: maturin
+    // writes every file of an sdist with one fixed time (2006), which pip's
+    // own unpacking keeps, so cargo took the kept build folder's units of
+    // the workspace's crates as fresh whatever the sdist held.
+    let unpacked = run_dir.join("sdist");
+    remove_dir(&unpacked)?;
+    mkdir(&unpacked)?;
+    p.check(
+        Command::new("tar")
+            .args(["-xzmf"])
+            .arg(sdist)
+            .arg("-C")
+            .arg(&unpacked),
+    )?;
+    let top = manifests[0].split_once('/').map_or("", |(top, _)| top);
     remove_dir(venv)?;
     p.check(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
     p.check(
@@ -473,7 +488,7 @@ fn sdist_install(p: &Part, venv: &Path, sdist: &Path, run_dir: &Path) -> Result<
                 "--quiet",
                 "--disable-pip-version-check",
             ])
-            .arg(sdist)
+            .arg(unpacked.join(top))
             .env("MATURIN_PEP517_ARGS", "--profile ci")
             .env("CARGO_PROFILE_CI_OPT_LEVEL", "0")
             .env("CARGO_TARGET_DIR", p.root.join("target/sdist"))
