@@ -117,10 +117,10 @@ fn hold(root: &Path, base: &Path) -> Result<Hold, String> {
         lock(&tenancy, libc::LOCK_SH, "")?;
     } else {
         let waiting = format!(
-            "the runs of another checkout ({}), whose sources differ from this one's, to end: \
-             they share the build folders (SNOWMINT_BUILD_DIR=DIR gives this checkout its own)",
+            "the runs of other sources to end (the last from {}): they share the build folders \
+             (SNOWMINT_BUILD_DIR=DIR gives this checkout folders of its own)",
             if record.checkout.is_empty() {
-                "?"
+                "another checkout"
             } else {
                 &record.checkout
             }
@@ -412,6 +412,37 @@ mod tests {
         let held = hold(&e, &base).unwrap();
         assert_eq!(built_prints(&e, &shared), "2");
         drop(held);
+        let _ = fs::remove_dir_all(&top);
+    }
+
+    /// Checkouts of the same sources hold the record together; one of other
+    /// sources waits until they have ended.
+    #[test]
+    fn runs_of_other_sources_take_turns() {
+        let top = std::env::temp_dir().join(format!("snowmint-turns-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&top);
+        let (a, b, c) = (top.join("a"), top.join("b"), top.join("c"));
+        checkout(&a, 1, Duration::ZERO);
+        checkout(&b, 2, Duration::ZERO);
+        checkout(&c, 2, Duration::ZERO);
+        let base = top.join("build");
+        let first = hold(&b, &base).unwrap();
+        let same = hold(&c, &base).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let waiter = {
+            let (a, base) = (a.clone(), base.clone());
+            std::thread::spawn(move || {
+                let held = hold(&a, &base).unwrap();
+                tx.send(()).unwrap();
+                drop(held);
+            })
+        };
+        assert!(rx.recv_timeout(Duration::from_millis(500)).is_err());
+        drop(first);
+        assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+        drop(same);
+        rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        waiter.join().unwrap();
         let _ = fs::remove_dir_all(&top);
     }
 }
