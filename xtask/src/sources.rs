@@ -64,7 +64,7 @@ pub struct Hold {
     root: PathBuf,
     base: PathBuf,
     at_start: BTreeMap<String, Hash>,
-    _tenancy: File,
+    tenancy: Option<File>,
 }
 
 /// The record's folder and name: `<build folder>.sources` beside the
@@ -147,7 +147,7 @@ fn hold(root: &Path, base: &Path) -> Result<Hold, String> {
         root: root.to_path_buf(),
         base: base.to_path_buf(),
         at_start: ours,
-        _tenancy: tenancy,
+        tenancy: Some(tenancy),
     })
 }
 
@@ -170,8 +170,14 @@ impl Drop for Hold {
         let Ok(gate) = open_lock(&with_suffix(&self.base, ".sources.lock")) else {
             return;
         };
-        if lock(&gate, libc::LOCK_EX, "").is_err() {
-            return;
+        // A run that holds the gate may be waiting for this one's tenancy to
+        // end: then the tenancy goes first.
+        // SAFETY: the descriptor is `gate`'s, open for the whole call.
+        if unsafe { libc::flock(gate.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            self.tenancy = None;
+            if lock(&gate, libc::LOCK_EX, "").is_err() {
+                return;
+            }
         }
         let name = with_suffix(&self.base, ".sources");
         let mut record = read_record(&name);
@@ -409,6 +415,32 @@ mod tests {
         // b's content again, not built: the record's `since` moves on.
         drop(hold(&b, &base).unwrap());
         // e has b's content, older than a's build: raised to `since`.
+        let held = hold(&e, &base).unwrap();
+        assert_eq!(built_prints(&e, &shared), "2");
+        drop(held);
+        let _ = fs::remove_dir_all(&top);
+    }
+
+    /// A file edited while its run builds: that run's build of it may hold
+    /// either content, so a checkout of the content the run began with
+    /// builds it again.
+    #[test]
+    fn a_file_changed_during_a_run_is_built_again() {
+        let top = std::env::temp_dir().join(format!("snowmint-edited-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&top);
+        let (b, e) = (top.join("b"), top.join("e"));
+        checkout(&b, 2, Duration::ZERO);
+        checkout(&e, 2, 3 * Duration::from_secs(86_400));
+        let (shared, base) = (top.join("build"), top.join("build"));
+        let held = hold(&b, &base).unwrap();
+        assert_eq!(built_prints(&b, &shared), "2");
+        fs::write(
+            b.join("src/main.rs"),
+            "fn main() {\n    println!(\"3\");\n}\n",
+        )
+        .unwrap();
+        assert_eq!(built_prints(&b, &shared), "3");
+        drop(held);
         let held = hold(&e, &base).unwrap();
         assert_eq!(built_prints(&e, &shared), "2");
         drop(held);
