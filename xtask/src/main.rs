@@ -70,7 +70,8 @@ fn main() -> ExitCode {
     };
     // Every command but these builds in the shared build folders: first the
     // checkout and the folders' record of sources agree (xtask/src/sources.rs).
-    // (`stores up` builds nothing and runs until stopped.)
+    // (`stores up` runs until stopped, and builds only the CLI, through the
+    // checkout's own wrapper: its units are the checkout's alone.)
     let _hold = if matches!(
         command.as_str(),
         "times" | "stores" | "-h" | "--help" | "help"
