@@ -53,9 +53,10 @@ pub const TEST_PARTS: [TestPart; 13] = [
 pub const BUILDS_ONLY: [&str; 8] = ["lint", "core", "python", "node", "c", "wasm", "js", "fuzz"];
 
 /// The second lane: what runs beside the [`BUILDS_ONLY`] parts, one after
-/// another under `nice -n 19`, as `run-part NAME`: each builds in a cargo
-/// workspace and build folder of its own, so it never waits for the
-/// workspace's build lock. For a part of the test command (here the fuzz
+/// another under `nice -n 19`, as `run-part NAME`; once those parts are
+/// done, the runner runs the items the lane has not started, beside it.
+/// Each builds in a cargo workspace and build folder of its own, so it
+/// never waits for the workspace's build lock. For a part of the test command (here the fuzz
 /// part) the lane is where it runs; `postgres-build` is the build half of
 /// the postgres part (its tools, its SQL tests' build, the extension's
 /// `cargo pgrx install`), which the part then finds done.

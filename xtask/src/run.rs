@@ -2,12 +2,13 @@
 //! prefetch beside the first), the release check's parts, the harness and
 //! throwaway stores.
 
+use std::collections::VecDeque;
 use std::fs::{self, File};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::parts::{self, TestPart, BUILDS_ONLY, LANE, RELEASE_PARTS, STORES, TEST_PARTS};
@@ -216,84 +217,124 @@ fn wait_beside(
     }
 }
 
-/// What the lane's thread returns: each item run and how it ended, or the
+/// What a lane's runner returns: each item it ran and how it ended, or the
 /// signal that stopped it.
 type LaneDone = Result<Vec<(String, Finished)>, i32>;
 
 /// The second lane: a thread that runs its items one after another, each
 /// `nice -n 19 xtask run-part ITEM` in a group of its own with its output in
-/// target/xtask/lane-ITEM.log; it stops at the first failure. Dropped
-/// before it is waited for (a part failed, the runner was stopped), it
-/// stops the running item's group and joins the thread.
+/// target/xtask/lane-ITEM.log. The items wait in a queue: when the runner
+/// reaches the lane (its parts that only compile are done), it runs those
+/// the thread has not started, beside the thread's (on a new machine the
+/// lane took minutes longer than those parts, one item after another). The
+/// first failure stops both. Dropped before it is waited for (a part
+/// failed, the runner was stopped), it stops the running item's group and
+/// joins the thread.
 struct Lane {
     thread: Option<std::thread::JoinHandle<LaneDone>>,
-    cancel: Arc<AtomicBool>,
+    queue: LaneQueue,
     work: PathBuf,
+}
+
+/// The lane's items not yet started, the root and the log folder, and the
+/// flag that stops whoever runs them.
+#[derive(Clone)]
+struct LaneQueue {
+    items: Arc<Mutex<VecDeque<String>>>,
+    cancel: Arc<AtomicBool>,
+    root: PathBuf,
+    dir: PathBuf,
+}
+
+impl LaneQueue {
+    /// Runs items from the queue until it is empty, an item fails (which
+    /// stops the other runner too) or the flag is set.
+    fn run(&self) -> LaneDone {
+        let mut done = Vec::new();
+        loop {
+            if self.cancel.load(Ordering::SeqCst) {
+                return Ok(done);
+            }
+            let Some(item) = self.items.lock().ok().and_then(|mut q| q.pop_front()) else {
+                return Ok(done);
+            };
+            let log = self.dir.join(format!("lane-{item}.log"));
+            let finished = match lane_item(&self.root, &item, &log) {
+                Ok(mut g) => loop {
+                    if let Some(f) = g.poll() {
+                        break f;
+                    }
+                    if let Some(sig) = crate::proc::stopped_by() {
+                        return Err(sig); // the drop stops the group
+                    }
+                    if self.cancel.load(Ordering::SeqCst) {
+                        return Ok(done);
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                },
+                Err(e) => {
+                    let _ = fs::write(&log, format!("xtask: cannot start {item}: {e}\n"));
+                    Finished {
+                        status: ExitStatus::from_raw(1 << 8),
+                        wall: Duration::ZERO,
+                        cpu: Duration::ZERO,
+                    }
+                }
+            };
+            let failed = !finished.success();
+            done.push((item, finished));
+            if failed {
+                self.cancel.store(true, Ordering::SeqCst);
+                return Ok(done);
+            }
+        }
+    }
 }
 
 impl Lane {
     fn start(root: &Path, work: &Path, items: &[&str]) -> Lane {
-        let items: Vec<String> = items.iter().map(|s| s.to_string()).collect();
         println!(
             "\n######## the second lane (background, nice 19): {} ########",
             items.join(", then ")
         );
-        let (root, dir) = (root.to_path_buf(), work.to_path_buf());
-        let cancel = Arc::new(AtomicBool::new(false));
-        let cancelled = Arc::clone(&cancel);
-        let thread = std::thread::spawn(move || {
-            let mut done = Vec::new();
-            for item in items {
-                let log = dir.join(format!("lane-{item}.log"));
-                let finished = match lane_item(&root, &item, &log) {
-                    Ok(mut g) => loop {
-                        if let Some(f) = g.poll() {
-                            break f;
-                        }
-                        if let Some(sig) = crate::proc::stopped_by() {
-                            return Err(sig); // the drop stops the group
-                        }
-                        if cancelled.load(Ordering::SeqCst) {
-                            return Ok(done);
-                        }
-                        std::thread::sleep(Duration::from_millis(50));
-                    },
-                    Err(e) => {
-                        let _ = fs::write(&log, format!("xtask: cannot start {item}: {e}\n"));
-                        Finished {
-                            status: ExitStatus::from_raw(1 << 8),
-                            wall: Duration::ZERO,
-                            cpu: Duration::ZERO,
-                        }
-                    }
-                };
-                let failed = !finished.success();
-                done.push((item, finished));
-                if failed {
-                    break;
-                }
-            }
-            Ok(done)
-        });
+        let queue = LaneQueue {
+            items: Arc::new(Mutex::new(items.iter().map(|s| s.to_string()).collect())),
+            cancel: Arc::new(AtomicBool::new(false)),
+            root: root.to_path_buf(),
+            dir: work.to_path_buf(),
+        };
+        let theirs = queue.clone();
+        let thread = std::thread::spawn(move || theirs.run());
         Lane {
             thread: Some(thread),
-            cancel,
+            queue,
             work: work.to_path_buf(),
         }
     }
 
-    /// Waits for the lane, prints each item's log and line; the test parts
-    /// among them go into `took`. False if an item failed.
+    /// Runs the items the lane has not started, waits for the lane, prints
+    /// each item's log and line (in the lane's order); the test parts among
+    /// them go into `took`. False if an item failed.
     fn wait(mut self, took: &mut Vec<PartTime>, cpu_total: &mut Duration) -> Result<bool, i32> {
         println!("\n######## waiting for the second lane (background) ########");
         let Some(thread) = self.thread.take() else {
             return Ok(false);
         };
-        let Ok(done) = thread.join() else {
+        let mine = self.queue.run();
+        let Ok(theirs) = thread.join() else {
             println!("######## the second lane panicked ########");
             return Ok(false);
         };
-        let done = done?;
+        let (mine, theirs) = (mine?, theirs?);
+        let taken: Vec<&str> = mine.iter().map(|(item, _)| item.as_str()).collect();
+        if !taken.is_empty() {
+            println!(
+                "(taken from the lane once the parts that only compile were done: {})",
+                taken.join(", ")
+            );
+        }
+        let mut done: Vec<(String, Finished)> = theirs.into_iter().chain(mine).collect();
+        done.sort_by_key(|(item, _)| LANE.iter().position(|(_, i)| i == item));
         let mut ok = true;
         for (item, f) in &done {
             println!("\n######## {item} (second lane) ########");
@@ -333,7 +374,7 @@ impl Lane {
 
 impl Drop for Lane {
     fn drop(&mut self) {
-        self.cancel.store(true, Ordering::SeqCst);
+        self.queue.cancel.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
