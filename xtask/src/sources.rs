@@ -344,9 +344,26 @@ fn write_record(path: &Path, record: &Record) -> Result<(), String> {
 mod tests {
     use super::hold;
     use std::fs;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
     use std::process::Command;
     use std::time::{Duration, SystemTime};
+
+    const DAY: Duration = Duration::from_secs(86_400);
+
+    /// An empty folder of this test's own under the temporary folder.
+    fn scratch(name: &str) -> PathBuf {
+        let top = std::env::temp_dir().join(format!("snowmint-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&top);
+        top
+    }
+
+    /// The crate's source, which prints `value`.
+    fn write_main(dir: &Path, value: u32) -> PathBuf {
+        let main = dir.join("src/main.rs");
+        let text = format!("fn main() {{\n    println!(\"{value}\");\n}}\n");
+        fs::write(&main, text).unwrap();
+        main
+    }
 
     /// A crate that prints `value`, in a git checkout of its own, its
     /// source's modification time `age` ago.
@@ -358,12 +375,7 @@ mod tests {
         )
         .unwrap();
         fs::write(dir.join(".gitignore"), "/target\n").unwrap();
-        let main = dir.join("src/main.rs");
-        fs::write(
-            &main,
-            format!("fn main() {{\n    println!(\"{value}\");\n}}\n"),
-        )
-        .unwrap();
+        let main = write_main(dir, value);
         super::touch(&main, SystemTime::now() - age).unwrap();
         let init = Command::new("git")
             .args(["init", "-q"])
@@ -391,33 +403,33 @@ mod tests {
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
+    /// A run in the checkout `dir`: the hold, the build, what it prints.
+    fn run(dir: &Path, build: &Path) -> String {
+        let held = hold(dir, build).unwrap();
+        let printed = built_prints(dir, build);
+        drop(held);
+        printed
+    }
+
     /// Three checkouts share a build folder: `a` holds one content, `b` and
     /// `e` another; `a` and `e` are older than every build. Without the
     /// record, cargo gives `a` b's build and `e` a's.
     #[test]
     fn a_checkout_never_runs_another_checkouts_build() {
-        let top = std::env::temp_dir().join(format!("snowmint-sources-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&top);
-        let day = Duration::from_secs(86_400);
+        let top = scratch("sources");
         let (a, b, e) = (top.join("a"), top.join("b"), top.join("e"));
-        checkout(&a, 1, 2 * day);
+        checkout(&a, 1, 2 * DAY);
         checkout(&b, 2, Duration::ZERO);
-        checkout(&e, 2, 3 * day);
-        let (shared, base) = (top.join("build"), top.join("build"));
+        checkout(&e, 2, 3 * DAY);
+        let build = top.join("build");
 
-        let held = hold(&b, &base).unwrap();
-        assert_eq!(built_prints(&b, &shared), "2");
-        drop(held);
+        assert_eq!(run(&b, &build), "2");
         // Another content: a's file is touched, so its build is new.
-        let held = hold(&a, &base).unwrap();
-        assert_eq!(built_prints(&a, &shared), "1");
-        drop(held);
+        assert_eq!(run(&a, &build), "1");
         // b's content again, not built: the record's `since` moves on.
-        drop(hold(&b, &base).unwrap());
+        drop(hold(&b, &build).unwrap());
         // e has b's content, older than a's build: raised to `since`.
-        let held = hold(&e, &base).unwrap();
-        assert_eq!(built_prints(&e, &shared), "2");
-        drop(held);
+        assert_eq!(run(&e, &build), "2");
         let _ = fs::remove_dir_all(&top);
     }
 
@@ -426,24 +438,17 @@ mod tests {
     /// builds it again.
     #[test]
     fn a_file_changed_during_a_run_is_built_again() {
-        let top = std::env::temp_dir().join(format!("snowmint-edited-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&top);
+        let top = scratch("edited");
         let (b, e) = (top.join("b"), top.join("e"));
         checkout(&b, 2, Duration::ZERO);
-        checkout(&e, 2, 3 * Duration::from_secs(86_400));
-        let (shared, base) = (top.join("build"), top.join("build"));
-        let held = hold(&b, &base).unwrap();
-        assert_eq!(built_prints(&b, &shared), "2");
-        fs::write(
-            b.join("src/main.rs"),
-            "fn main() {\n    println!(\"3\");\n}\n",
-        )
-        .unwrap();
-        assert_eq!(built_prints(&b, &shared), "3");
+        checkout(&e, 2, 3 * DAY);
+        let build = top.join("build");
+        let held = hold(&b, &build).unwrap();
+        assert_eq!(built_prints(&b, &build), "2");
+        write_main(&b, 3);
+        assert_eq!(built_prints(&b, &build), "3");
         drop(held);
-        let held = hold(&e, &base).unwrap();
-        assert_eq!(built_prints(&e, &shared), "2");
-        drop(held);
+        assert_eq!(run(&e, &build), "2");
         let _ = fs::remove_dir_all(&top);
     }
 
@@ -451,8 +456,7 @@ mod tests {
     /// sources waits until they have ended.
     #[test]
     fn runs_of_other_sources_take_turns() {
-        let top = std::env::temp_dir().join(format!("snowmint-turns-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&top);
+        let top = scratch("turns");
         let (a, b, c) = (top.join("a"), top.join("b"), top.join("c"));
         checkout(&a, 1, Duration::ZERO);
         checkout(&b, 2, Duration::ZERO);
