@@ -51,15 +51,7 @@ const PG_MAJOR: &str = "15";
 fn build_dir() -> PathBuf {
     match std::env::var("SNOWMINT_BUILD_DIR").as_deref() {
         Ok(dir) if !dir.is_empty() && dir != "target" => PathBuf::from(format!("{dir}-postgres")),
-        _ => {
-            let home = std::env::var_os("HOME")
-                .map(PathBuf::from)
-                .unwrap_or_default();
-            std::env::var_os("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| home.join(".cache"))
-                .join("snowmint/postgres")
-        }
+        _ => crate::tools::cache_dir().join("snowmint/postgres"),
     }
 }
 

@@ -462,20 +462,11 @@ fn sdist_install(p: &Part, venv: &Path, sdist: &Path, run_dir: &Path) -> Result<
         return Err(format!("the sdist's manifests: {manifests:?}"));
     }
     println!("{}", manifests.join("\n"));
-    // Unpacked here with tar's --touch, and pip given the folder: maturin
+    // Unpacked here with new times, and pip given the folder: maturin
     // writes every file of an sdist with one fixed time (2006), which pip's
-    // own unpacking keeps, so cargo took the kept build folder's units of
-    // the workspace's crates as fresh whatever the sdist held.
+    // own unpacking keeps.
     let unpacked = run_dir.join("sdist");
-    remove_dir(&unpacked)?;
-    mkdir(&unpacked)?;
-    p.check(
-        Command::new("tar")
-            .args(["-xzmf"])
-            .arg(sdist)
-            .arg("-C")
-            .arg(&unpacked),
-    )?;
+    crate::step::unpack_touched(p, sdist, &unpacked)?;
     let top = manifests[0].split_once('/').map_or("", |(top, _)| top);
     remove_dir(venv)?;
     p.check(Command::new("python3").args(["-m", "venv"]).arg(venv))?;

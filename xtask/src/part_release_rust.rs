@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 
-use crate::step::{remove_dir, Part};
+use crate::step::Part;
 use crate::tools::{cargo_tool, rust_target, Source};
 
 pub fn deny(p: &Part) -> Result<(), String> {
@@ -176,23 +176,14 @@ pub fn packaged_crate(p: &Part) -> Result<(), String> {
     p.say("crate: cargo package -p snowmint");
     let (crate_file, version) = crate::part_core::package_core_crate(p)?;
     // Unpacked outside the workspace (cargo would take it for a member),
-    // its files' times set to now (`tar -m`): the build folder is shared
-    // between runs and checkouts, and the .crate's files all carry one fixed
-    // old time, so unpacked as they are, cargo took a test binary of an
-    // earlier run for fresh, which still named that run's removed folder as
-    // CARGO_MANIFEST_DIR (the suspend test reads its C shim from there: CI
-    // failed so), and a changed crate would not have rebuilt its tests.
+    // with new times (`unpack_touched`): unpacked as they were, cargo took a
+    // test binary of an earlier run for fresh, which still named that run's
+    // removed folder as CARGO_MANIFEST_DIR (the suspend test reads its C
+    // shim from there: CI failed so), and a changed crate would not have
+    // rebuilt its tests.
     let unpacked = std::env::temp_dir().join(format!("snowmint-crate-{}", std::process::id()));
-    remove_dir(&unpacked)?;
-    crate::step::mkdir(&unpacked)?;
     let result = (|| {
-        p.check(
-            Command::new("tar")
-                .arg("-xzmf")
-                .arg(&crate_file)
-                .arg("-C")
-                .arg(&unpacked),
-        )?;
+        crate::step::unpack_touched(p, &crate_file, &unpacked)?;
         p.say("crate: its own tests (features mask, serde) from the .crate alone");
         p.check(
             Command::new("cargo")

@@ -31,10 +31,12 @@
 use std::collections::BTreeMap;
 use std::fs::{self, File, FileTimes, OpenOptions};
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::step::with_suffix;
+use crate::tools::{flock, lock_file};
 
 /// Set in the environment of what a holding run starts, so that nested
 /// runner processes (its parts) do not take the record again.
@@ -50,7 +52,7 @@ const UNKNOWN: Hash = (0, u64::MAX);
 
 /// The sources the shared build folders build from: each file (its path in
 /// the checkout) with its content's hash and when the record took it.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default)]
 struct Record {
     files: BTreeMap<String, (Hash, SystemTime)>,
     /// The checkout that last changed the record (for the waiting message).
@@ -103,9 +105,9 @@ fn hold(root: &Path, base: &Path) -> Result<Hold, String> {
     if let Some(dir) = base.parent() {
         fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let gate = open_lock(&with_suffix(base, ".sources.lock"))?;
+    let gate = lock_file(&with_suffix(base, ".sources.lock"))?;
     lock(&gate, libc::LOCK_EX, "another run's check of its sources")?;
-    let tenancy = open_lock(&with_suffix(base, ".sources.tenants"))?;
+    let tenancy = lock_file(&with_suffix(base, ".sources.tenants"))?;
     let ours = scan(root)?;
     let mut record = read_record(&with_suffix(base, ".sources"));
     let differs: Vec<&String> = ours
@@ -136,10 +138,10 @@ fn hold(root: &Path, base: &Path) -> Result<Hold, String> {
     }
     // Older than the record's `since` (now, for the contents it just took):
     // raised to it.
-    for (path, (_, since)) in &record.files {
-        let file = root.join(path);
-        if ours.contains_key(path) && modified(&file).is_some_and(|m| m < *since) {
-            touch(&file, *since)?;
+    for path in ours.keys() {
+        let (file, since) = (root.join(path), record.files[path].1);
+        if modified(&file).is_some_and(|m| m < since) {
+            touch(&file, since)?;
         }
     }
     drop(gate);
@@ -167,13 +169,12 @@ impl Drop for Hold {
         if changed.is_empty() {
             return;
         }
-        let Ok(gate) = open_lock(&with_suffix(&self.base, ".sources.lock")) else {
+        let Ok(gate) = lock_file(&with_suffix(&self.base, ".sources.lock")) else {
             return;
         };
         // A run that holds the gate may be waiting for this one's tenancy to
         // end: then the tenancy goes first.
-        // SAFETY: the descriptor is `gate`'s, open for the whole call.
-        if unsafe { libc::flock(gate.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        if !flock(&gate, libc::LOCK_EX | libc::LOCK_NB).unwrap_or(false) {
             self.tenancy = None;
             if lock(&gate, libc::LOCK_EX, "").is_err() {
                 return;
@@ -192,43 +193,16 @@ impl Drop for Hold {
     }
 }
 
-fn with_suffix(base: &Path, suffix: &str) -> PathBuf {
-    let mut name = base.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
-}
-
-fn open_lock(path: &Path) -> Result<File, String> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| format!("lock {}: {e}", path.display()))
-}
-
-/// `flock(file, op)`; when it would wait, `waiting` (if any) is printed
+/// `flock(file, op)`; when it has to wait, `waiting` (if any) is printed
 /// first.
 fn lock(file: &File, op: libc::c_int, waiting: &str) -> Result<(), String> {
-    let mut first = true;
-    loop {
-        let nb = if first { libc::LOCK_NB } else { 0 };
-        // SAFETY: the descriptor is `file`'s, open for the whole call;
-        // flock touches no memory of ours.
-        if unsafe { libc::flock(file.as_raw_fd(), op | nb) } == 0 {
-            return Ok(());
+    if !flock(file, op | libc::LOCK_NB)? {
+        if !waiting.is_empty() {
+            eprintln!("xtask: waiting for {waiting}");
         }
-        let err = std::io::Error::last_os_error();
-        match err.kind() {
-            std::io::ErrorKind::WouldBlock if first => {
-                if !waiting.is_empty() {
-                    eprintln!("xtask: waiting for {waiting}");
-                }
-                first = false;
-            }
-            std::io::ErrorKind::Interrupted => {}
-            _ => return Err(format!("flock: {err}")),
-        }
+        flock(file, op)?;
     }
+    Ok(())
 }
 
 /// Every file of the checkout that git does not ignore, with its content's

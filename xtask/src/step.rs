@@ -27,14 +27,14 @@ impl Part {
         let home = std::env::var_os("HOME")
             .map(PathBuf::from)
             .unwrap_or_default();
-        let cache = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| home.join(".cache"));
         if std::env::var_os("CARGO_BUILD_BUILD_DIR").is_none_or(|v| v.is_empty()) {
             match std::env::var("SNOWMINT_BUILD_DIR").as_deref() {
                 Ok("target") => {}
                 Ok(dir) if !dir.is_empty() => std::env::set_var("CARGO_BUILD_BUILD_DIR", dir),
-                _ => std::env::set_var("CARGO_BUILD_BUILD_DIR", cache.join("snowmint/build")),
+                _ => std::env::set_var(
+                    "CARGO_BUILD_BUILD_DIR",
+                    crate::tools::cache_dir().join("snowmint/build"),
+                ),
             }
             if std::env::var_os("SNOWMINT_BUILD_DIR_CHECKED").is_none() {
                 if let Some(dir) = std::env::var_os("CARGO_BUILD_BUILD_DIR") {
@@ -243,22 +243,41 @@ pub const BESIDE_SHARED: [&str; 2] = ["-fuzz", "-sdist"];
 
 /// The build folder beside the shared one with `suffix` (one of
 /// [`BESIDE_SHARED`]), if the shared one (`CARGO_BUILD_BUILD_DIR`) is set.
-pub fn beside_shared_build_dir(suffix: &str) -> Option<std::ffi::OsString> {
+pub fn beside_shared_build_dir(suffix: &str) -> Option<PathBuf> {
     debug_assert!(BESIDE_SHARED.contains(&suffix));
-    let mut dir = std::env::var_os("CARGO_BUILD_BUILD_DIR").filter(|d| !d.is_empty())?;
-    dir.push(suffix);
-    Some(dir)
+    let dir = std::env::var_os("CARGO_BUILD_BUILD_DIR").filter(|d| !d.is_empty())?;
+    Some(with_suffix(Path::new(&dir), suffix))
+}
+
+/// `path` with `suffix` added to its last component (`build` + `-fuzz`).
+pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Unpacks the gzipped tar `archive` into `into` (emptied first) with its
+/// files' times set to now (`tar -m`): a .crate's and an sdist's files all
+/// carry one fixed old time, so unpacked as they are, cargo takes the
+/// shared build folder's units of an earlier run for fresh, whatever the
+/// archive holds.
+pub fn unpack_touched(p: &Part, archive: &Path, into: &Path) -> Result<(), String> {
+    remove_dir(into)?;
+    mkdir(into)?;
+    p.check(
+        Command::new("tar")
+            .arg("-xzmf")
+            .arg(archive)
+            .arg("-C")
+            .arg(into),
+    )
 }
 
 /// Units of checkouts since removed stay behind in the shared build
 /// directory: past 30 GiB it is emptied, and so is each beside it
 /// ([`BESIDE_SHARED`]); the next build fills them (as bench/lib.sh does).
 fn empty_if_over_limit(dir: &Path) {
-    let beside = BESIDE_SHARED.iter().map(|suffix| {
-        let mut d = dir.as_os_str().to_owned();
-        d.push(suffix);
-        PathBuf::from(d)
-    });
+    let beside = BESIDE_SHARED.iter().map(|suffix| with_suffix(dir, suffix));
     for d in std::iter::once(dir.to_path_buf()).chain(beside) {
         if !d.is_dir() {
             continue;

@@ -25,23 +25,38 @@ impl FileLock {
     /// Waits for the lock on `path`, created when missing (for a folder:
     /// the folder itself, opened for reading).
     pub fn acquire(path: &Path) -> Result<FileLock, String> {
-        let file = if path.is_dir() {
-            File::open(path)
-        } else {
-            OpenOptions::new().create(true).append(true).open(path)
+        let file = lock_file(path)?;
+        flock(&file, libc::LOCK_EX).map_err(|e| format!("lock {}: {e}", path.display()))?;
+        Ok(FileLock { _file: file })
+    }
+}
+
+/// A lock file opened (created when missing), or a folder opened for
+/// reading, for [`flock`].
+pub fn lock_file(path: &Path) -> Result<File, String> {
+    if path.is_dir() {
+        File::open(path)
+    } else {
+        OpenOptions::new().create(true).append(true).open(path)
+    }
+    .map_err(|e| format!("lock {}: {e}", path.display()))
+}
+
+/// `flock(2)` on `file` (`op`: `LOCK_EX` or `LOCK_SH`, with `LOCK_NB` not to
+/// wait), retried when a signal interrupts it: false when it would have had
+/// to wait.
+pub fn flock(file: &File, op: libc::c_int) -> Result<bool, String> {
+    loop {
+        // SAFETY: the descriptor is the open file's, valid for the whole
+        // call; flock touches no memory of ours.
+        if unsafe { libc::flock(file.as_raw_fd(), op) } == 0 {
+            return Ok(true);
         }
-        .map_err(|e| format!("lock {}: {e}", path.display()))?;
-        loop {
-            // SAFETY: the descriptor is the open file's, valid until `file`
-            // is dropped (after this call); flock touches no memory of ours.
-            let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-            if r == 0 {
-                return Ok(FileLock { _file: file });
-            }
-            let err = std::io::Error::last_os_error();
-            if err.kind() != std::io::ErrorKind::Interrupted {
-                return Err(format!("lock {}: {err}", path.display()));
-            }
+        let err = std::io::Error::last_os_error();
+        match err.kind() {
+            std::io::ErrorKind::Interrupted => {}
+            std::io::ErrorKind::WouldBlock if op & libc::LOCK_NB != 0 => return Ok(false),
+            _ => return Err(format!("flock: {err}")),
         }
     }
 }
